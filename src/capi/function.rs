@@ -1,0 +1,158 @@
+//! `TVMFFIFunction*` and `TVMFFIAnyViewToOwnedAny`.
+
+use super::{arg_bytes, arg_handle, arg_out, arg_ref, ffi_call, null_arg};
+use crate::abi::*;
+use crate::core::any::take_rvalue_ref;
+use crate::core::{AnyView, Error, Function, ObjectRef, registry};
+use core::ffi::{c_int, c_void};
+
+/// Creates a Function from a C callback. Calls run `safe_call(self, args,
+/// num_args, result)`; `deleter(self)` runs exactly once when the function
+/// dies. If both `self` and `deleter` are NULL, `safe_call` receives the
+/// function object itself as its first argument (as in the reference).
+/// Ownership: `*out` receives a new reference.
+/// Errors: ValueError if `safe_call` or `out` is NULL.
+///
+/// # Safety
+/// `safe_call` follows `TVMFFISafeCallType`; `out` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn TVMFFIFunctionCreate(
+    self_: *mut c_void,
+    safe_call: Option<TVMFFISafeCallType>,
+    deleter: Option<unsafe extern "C" fn(self_: *mut c_void)>,
+    out: *mut TVMFFIObjectHandle,
+) -> c_int {
+    ffi_call(|| {
+        // SAFETY: per the contract.
+        let out = unsafe { arg_out(out, "out") }?;
+        let safe_call = safe_call.ok_or_else(|| null_arg("safe_call"))?;
+        *out = Function::from_extern_c(self_, safe_call, deleter).into_object().into_raw().as_ptr().cast();
+        Ok(())
+    })
+}
+
+/// Calls a function: a direct call of its `safe_call`. Arguments are
+/// borrowed views; the caller sets `result->type_index = kTVMFFINone` and
+/// owns the value left in `*result` on success.
+/// Errors: ValueError if `func` is NULL; otherwise whatever the callee raises.
+///
+/// # Safety
+/// `func` is NULL or a live Function; `args` holds `num_args` valid values;
+/// `result` is writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn TVMFFIFunctionCall(
+    func: TVMFFIObjectHandle,
+    args: *mut TVMFFIAny,
+    num_args: i32,
+    result: *mut TVMFFIAny,
+) -> c_int {
+    if func.is_null() {
+        return ffi_call(|| Err(null_arg("func")));
+    }
+    // SAFETY: a live Function has its cell right after the header.
+    let cell = unsafe { &*func.cast::<u8>().add(size_of::<TVMFFIObject>()).cast::<TVMFFIFunctionCell>() };
+    match cell.safe_call {
+        // SAFETY: forwarding the caller's arguments per the packed convention.
+        Some(safe_call) => unsafe { safe_call(func, args, num_args, result) },
+        None => ffi_call(|| Err(Error::runtime("the function has no safe_call"))),
+    }
+}
+
+/// Looks up a global function. Ownership: `*out` receives a new reference,
+/// or NULL (with return 0) when no function has that name.
+/// Errors: ValueError if `name` or `out` is NULL.
+///
+/// # Safety
+/// `name` is NULL or a valid byte array; `out` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn TVMFFIFunctionGetGlobal(name: *const TVMFFIByteArray, out: *mut TVMFFIObjectHandle) -> c_int {
+    ffi_call(|| {
+        // SAFETY: per the contract.
+        let (name, out) = unsafe { (arg_bytes(name, "name")?, arg_out(out, "out")?) };
+        *out = registry::get_global(name)
+            .map_or(core::ptr::null_mut(), |f| f.into_object().into_raw().as_ptr().cast());
+        Ok(())
+    })
+}
+
+/// Checks that a borrowed handle is a Function and takes a reference to it.
+fn function_ref(handle: TVMFFIObjectHandle, name: &str) -> crate::core::Result<Function> {
+    // SAFETY: the caller guarantees the handle is NULL (rejected) or live.
+    let obj = unsafe { ObjectRef::from_borrowed(arg_handle(handle, name)?) };
+    let type_index = obj.type_index();
+    Function::from_object(obj).ok_or_else(|| {
+        Error::type_error(format!("`{name}` must be an ffi.Function, got type index {type_index}"))
+    })
+}
+
+/// Registers `f` as the global function `name`. Ownership: borrowed; the
+/// registry keeps its own reference.
+/// Errors: RuntimeError "Global Function `name` is already registered" when
+/// the name exists and `allow_override` is 0; ValueError/TypeError for NULL
+/// or non-function arguments.
+///
+/// # Safety
+/// `name` is NULL or a valid byte array; `f` is NULL or a live object.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn TVMFFIFunctionSetGlobal(
+    name: *const TVMFFIByteArray,
+    f: TVMFFIObjectHandle,
+    allow_override: c_int,
+) -> c_int {
+    ffi_call(|| {
+        // SAFETY: per the contract.
+        let name = unsafe { arg_bytes(name, "name") }?;
+        registry::set_global(name, function_ref(f, "f")?, b"", allow_override != 0)
+    })
+}
+
+/// Registers a global function from a method record: its name, its metadata
+/// (served by `ffi.GetGlobalFuncMetadata`) and its `method` (a Function).
+/// Strings are copied; the function is kept alive by the registry.
+/// Errors: as `TVMFFIFunctionSetGlobal`; TypeError if `method` is not a Function.
+///
+/// # Safety
+/// `method_info` is NULL or a valid record.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn TVMFFIFunctionSetGlobalFromMethodInfo(
+    method_info: *const TVMFFIMethodInfo,
+    allow_override: c_int,
+) -> c_int {
+    ffi_call(|| {
+        // SAFETY: per the contract.
+        let info = unsafe { arg_ref(method_info, "method_info") }?;
+        // SAFETY: the record's arrays are valid per the contract.
+        let (name, metadata) = unsafe { (arg_bytes(&info.name, "method_info->name")?, arg_bytes(&info.metadata, "method_info->metadata")?) };
+        // SAFETY: the record's method is a valid value.
+        let view = unsafe { AnyView::from_raw(&info.method) };
+        let func = view.to_object().and_then(Function::from_object).ok_or_else(|| {
+            Error::type_error("`method_info->method` must be an ffi.Function")
+        })?;
+        registry::set_global(name, func, metadata, allow_override != 0)
+    })
+}
+
+/// Converts a borrowed value into an owned one: objects gain a reference,
+/// raw C strings become Strings, byte-array pointers Bytes, an r-value
+/// reference is moved from (NULL is left in its slot); plain values are
+/// copied. Ownership: the caller owns `*out`.
+/// Errors: ValueError for NULL arguments or an already moved r-value reference.
+///
+/// # Safety
+/// `any_view` is NULL or a valid value; `out` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn TVMFFIAnyViewToOwnedAny(any_view: *const TVMFFIAny, out: *mut TVMFFIAny) -> c_int {
+    ffi_call(|| {
+        // SAFETY: per the contract.
+        let (view, out) = unsafe { (arg_ref(any_view, "any_view")?, arg_out(out, "out")?) };
+        let owned = if view.type_index == kTVMFFIObjectRValueRef {
+            // SAFETY: an r-value reference points to an owning object slot.
+            unsafe { take_rvalue_ref(view) }?
+        } else {
+            // SAFETY: the value is valid per the contract.
+            unsafe { AnyView::from_raw(view) }.to_owned_any()?
+        };
+        *out = owned.into_raw();
+        Ok(())
+    })
+}

@@ -1,0 +1,86 @@
+//! The C boundary: every `extern "C"` entry point of the library, one file
+//! per C name family. Each entry point checks its arguments with the helpers
+//! below, calls the core and converts the result; [`ffi_call`] turns errors
+//! and panics into a raised error and a nonzero return.
+#![allow(non_snake_case, reason = "C API names")]
+
+mod env;
+mod error;
+mod function;
+mod init_once;
+mod object;
+mod string;
+mod type_table;
+
+pub use env::*;
+pub use error::*;
+pub use function::*;
+pub use init_once::*;
+pub use object::*;
+pub use string::*;
+pub use type_table::*;
+
+use crate::abi::{TVMFFIByteArray, TVMFFIObject};
+use crate::core::{Error, Result};
+use core::ffi::{CStr, c_char, c_int};
+use core::ptr::NonNull;
+
+/// Runs an entry point body: 0 on success, -1 (or -2) with the error raised.
+#[inline]
+fn ffi_call(f: impl FnOnce() -> Result<()>) -> c_int {
+    crate::core::function::catch_to_code(f)
+}
+
+/// The error for a NULL argument `name`.
+fn null_arg(name: &str) -> Error {
+    Error::value(format!("`{name}` is NULL"))
+}
+
+/// A required pointer argument as a reference.
+///
+/// # Safety
+/// `p` is NULL or valid for reads as `T` for `'a`.
+unsafe fn arg_ref<'a, T>(p: *const T, name: &str) -> Result<&'a T> {
+    // SAFETY: per the contract.
+    unsafe { p.as_ref() }.ok_or_else(|| null_arg(name))
+}
+
+/// A required out-pointer argument.
+///
+/// # Safety
+/// `p` is NULL or valid for writes as `T` for `'a`.
+unsafe fn arg_out<'a, T>(p: *mut T, name: &str) -> Result<&'a mut T> {
+    // SAFETY: per the contract; only written, never read before writing.
+    unsafe { p.as_mut() }.ok_or_else(|| null_arg(name))
+}
+
+/// A required object handle.
+fn arg_handle(p: *mut core::ffi::c_void, name: &str) -> Result<NonNull<TVMFFIObject>> {
+    NonNull::new(p.cast()).ok_or_else(|| null_arg(name))
+}
+
+/// The bytes of a required `const TVMFFIByteArray*` argument.
+///
+/// # Safety
+/// `p` is NULL or points to a byte array whose `data` holds `size` bytes.
+unsafe fn arg_bytes<'a>(p: *const TVMFFIByteArray, name: &str) -> Result<&'a [u8]> {
+    // SAFETY: per the contract.
+    let arr = unsafe { arg_ref(p, name) }?;
+    if arr.data.is_null() && arr.size != 0 {
+        return Err(Error::value(format!("`{name}` has NULL data but size {}", arr.size)));
+    }
+    // SAFETY: per the contract; (NULL, 0) is the empty slice.
+    Ok(unsafe { crate::core::string::byte_slice(*arr) })
+}
+
+/// The bytes of a required NUL-terminated C string argument.
+///
+/// # Safety
+/// `p` is NULL or a NUL-terminated string valid for `'a`.
+unsafe fn arg_cstr<'a>(p: *const c_char, name: &str) -> Result<&'a [u8]> {
+    if p.is_null() {
+        return Err(null_arg(name));
+    }
+    // SAFETY: non-null and NUL-terminated per the contract.
+    Ok(unsafe { CStr::from_ptr(p) }.to_bytes())
+}

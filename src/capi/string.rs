@@ -1,0 +1,45 @@
+//! `TVMFFIStringFromByteArray`, `TVMFFIBytesFromByteArray`.
+
+use super::{arg_bytes, arg_out, ffi_call};
+use crate::abi::*;
+use crate::core::string::{TextKind, make_text};
+use core::ffi::c_int;
+
+/// Shared body of the two constructors.
+///
+/// # Safety
+/// As for the entry points.
+unsafe fn text_from_byte_array(input: *const TVMFFIByteArray, out: *mut TVMFFIAny, kind: TextKind) -> c_int {
+    ffi_call(|| {
+        // SAFETY: per the entry points' contracts.
+        let (bytes, out) = unsafe { (arg_bytes(input, "input")?, arg_out(out, "out")?) };
+        *out = make_text(bytes, kind).into_raw();
+        Ok(())
+    })
+}
+
+/// Makes a String from bytes (copied; NULs and non-UTF-8 kept): a
+/// `kTVMFFISmallStr` for up to 7 bytes, else a `kTVMFFIStr` object.
+/// Ownership: `*out` receives an owned value.
+/// Errors: ValueError if `input` or `out` is NULL.
+///
+/// # Safety
+/// `input` is NULL or a valid byte array; `out` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn TVMFFIStringFromByteArray(input: *const TVMFFIByteArray, out: *mut TVMFFIAny) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { text_from_byte_array(input, out, TextKind::Str) }
+}
+
+/// Makes a Bytes value from bytes (copied): a `kTVMFFISmallBytes` for up to
+/// 7 bytes, else a `kTVMFFIBytes` object.
+/// Ownership: `*out` receives an owned value.
+/// Errors: ValueError if `input` or `out` is NULL.
+///
+/// # Safety
+/// `input` is NULL or a valid byte array; `out` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn TVMFFIBytesFromByteArray(input: *const TVMFFIByteArray, out: *mut TVMFFIAny) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { text_from_byte_array(input, out, TextKind::Bytes) }
+}

@@ -1,0 +1,252 @@
+//! [`Any`], an owned `TVMFFIAny`, and [`AnyView`], a borrowed one.
+
+use super::object::{ObjectRef, dec_ref, inc_ref};
+use super::string;
+use super::{Error, Result};
+use crate::abi::*;
+use core::ffi::c_void;
+use core::ptr::NonNull;
+
+/// Whether `type_index` denotes a reference counted object.
+#[inline]
+pub fn is_object_index(type_index: i32) -> bool {
+    type_index >= kTVMFFIStaticObjectBegin
+}
+
+/// An owned value: holds one strong reference when it carries an object.
+#[repr(transparent)]
+pub struct Any(TVMFFIAny);
+
+// SAFETY: the value is either plain data or a reference counted object,
+// which is `Send`/`Sync` like `ObjectRef`.
+unsafe impl Send for Any {}
+// SAFETY: see `Send`.
+unsafe impl Sync for Any {}
+
+impl Any {
+    /// The None value.
+    pub const NONE: Any = Any(TVMFFIAny::NONE);
+
+    /// Takes over a raw value, including its object reference if any.
+    ///
+    /// # Safety
+    /// `raw` is an owned value: if it holds an object, the caller transfers
+    /// one strong reference; it is not a borrowed-only kind (raw string,
+    /// byte-array pointer, r-value reference).
+    #[inline]
+    pub unsafe fn from_raw(raw: TVMFFIAny) -> Self {
+        Any(raw)
+    }
+
+    /// Gives up ownership of the raw value.
+    #[inline]
+    pub fn into_raw(self) -> TVMFFIAny {
+        core::mem::ManuallyDrop::new(self).0
+    }
+
+    /// A borrowed view of the value.
+    #[inline]
+    pub fn view(&self) -> AnyView<'_> {
+        AnyView(&self.0)
+    }
+
+    /// The type index of the value.
+    #[inline]
+    pub fn type_index(&self) -> i32 {
+        self.0.type_index
+    }
+
+    /// A POD value of `type_index` with the given 64 bits.
+    #[inline]
+    fn pod(type_index: i32, value: TVMFFIAnyValue) -> Self {
+        Any(TVMFFIAny { type_index, small_str_len: 0, value })
+    }
+
+    /// An opaque pointer value (`kTVMFFIOpaquePtr`, or None when NULL).
+    pub fn opaque_ptr(ptr: *mut c_void) -> Self {
+        if ptr.is_null() {
+            Any::NONE
+        } else {
+            Any::pod(kTVMFFIOpaquePtr, TVMFFIAnyValue { v_ptr: ptr })
+        }
+    }
+}
+
+impl Drop for Any {
+    #[inline]
+    fn drop(&mut self) {
+        if is_object_index(self.0.type_index) {
+            // SAFETY: an owned object value holds one strong reference.
+            if let Some(obj) = NonNull::new(unsafe { self.0.value.v_obj }) {
+                // SAFETY: we give up that reference exactly once.
+                unsafe { dec_ref(obj) };
+            }
+        }
+    }
+}
+
+impl Clone for Any {
+    fn clone(&self) -> Self {
+        if is_object_index(self.0.type_index) {
+            // SAFETY: an owned object value keeps its object alive.
+            if let Some(obj) = NonNull::new(unsafe { self.0.value.v_obj }) {
+                // SAFETY: as above.
+                unsafe { inc_ref(obj) };
+            }
+        }
+        Any(self.0)
+    }
+}
+
+impl core::fmt::Debug for Any {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl From<i64> for Any {
+    fn from(v: i64) -> Self {
+        Any::pod(kTVMFFIInt, TVMFFIAnyValue { v_int64: v })
+    }
+}
+
+impl From<bool> for Any {
+    fn from(v: bool) -> Self {
+        Any::pod(kTVMFFIBool, TVMFFIAnyValue { v_int64: v as i64 })
+    }
+}
+
+impl From<f64> for Any {
+    fn from(v: f64) -> Self {
+        Any::pod(kTVMFFIFloat, TVMFFIAnyValue { v_float64: v })
+    }
+}
+
+impl From<ObjectRef> for Any {
+    fn from(obj: ObjectRef) -> Self {
+        let type_index = obj.type_index();
+        Any::pod(type_index, TVMFFIAnyValue { v_obj: obj.into_raw().as_ptr() })
+    }
+}
+
+/// A borrowed value, valid while the `TVMFFIAny` it points to is.
+#[derive(Clone, Copy)]
+pub struct AnyView<'a>(&'a TVMFFIAny);
+
+impl<'a> AnyView<'a> {
+    /// Views a raw value.
+    ///
+    /// # Safety
+    /// `raw` is a valid value of its kind for `'a`: objects are alive, raw
+    /// strings are NUL-terminated, byte-array pointers point to live arrays.
+    #[inline]
+    pub unsafe fn from_raw(raw: &'a TVMFFIAny) -> Self {
+        AnyView(raw)
+    }
+
+    /// The type index of the value.
+    #[inline]
+    pub fn type_index(&self) -> i32 {
+        self.0.type_index
+    }
+
+    /// The raw value.
+    #[inline]
+    pub fn raw(&self) -> &'a TVMFFIAny {
+        self.0
+    }
+
+    /// The value as an integer (`int` or `bool`).
+    pub fn as_i64(&self) -> Option<i64> {
+        match self.0.type_index {
+            // SAFETY: ints and bools store `v_int64`.
+            kTVMFFIInt | kTVMFFIBool => Some(unsafe { self.0.value.v_int64 }),
+            _ => None,
+        }
+    }
+
+    /// The value as a pointer (`void*`, or None as NULL).
+    pub fn as_opaque_ptr(&self) -> Option<*mut c_void> {
+        match self.0.type_index {
+            kTVMFFINone => Some(core::ptr::null_mut()),
+            // SAFETY: opaque pointers store `v_ptr`.
+            kTVMFFIOpaquePtr => Some(unsafe { self.0.value.v_ptr }),
+            _ => None,
+        }
+    }
+
+    /// The object handle when the value is an object.
+    pub fn as_object_ptr(&self) -> Option<NonNull<TVMFFIObject>> {
+        if is_object_index(self.0.type_index) {
+            // SAFETY: object values store `v_obj`.
+            NonNull::new(unsafe { self.0.value.v_obj })
+        } else {
+            None
+        }
+    }
+
+    /// A new strong reference to the object, if the value is one.
+    pub fn to_object(&self) -> Option<ObjectRef> {
+        // SAFETY: per `from_raw` the object is alive while the view is.
+        self.as_object_ptr().map(|p| unsafe { ObjectRef::from_borrowed(p) })
+    }
+
+    /// The text of a string-like value (`str` kinds, raw C string, byte array).
+    pub fn as_str_bytes(&self) -> Option<&'a [u8]> {
+        string::str_bytes_of(*self, string::TextKind::Str)
+    }
+
+    /// The content of a bytes-like value (`bytes` kinds, byte array pointer).
+    pub fn as_bytes(&self) -> Option<&'a [u8]> {
+        string::str_bytes_of(*self, string::TextKind::Bytes)
+    }
+
+    /// Converts to an owned value: objects gain a reference, raw strings
+    /// become String objects, byte-array pointers Bytes objects; r-value
+    /// references are rejected (use [`take_rvalue_ref`]).
+    pub fn to_owned_any(&self) -> Result<Any> {
+        let raw = *self.0;
+        Ok(match raw.type_index {
+            kTVMFFIRawStr | kTVMFFIByteArrayPtr => {
+                let kind = if raw.type_index == kTVMFFIRawStr {
+                    string::TextKind::Str
+                } else {
+                    string::TextKind::Bytes
+                };
+                let bytes = string::str_bytes_of(*self, kind)
+                    .ok_or_else(|| Error::value("a raw string or byte array pointer is NULL"))?;
+                string::make_text(bytes, kind)
+            }
+            kTVMFFIObjectRValueRef => {
+                return Err(Error::type_error("an r-value reference cannot be borrowed"));
+            }
+            t if is_object_index(t) => match self.to_object() {
+                Some(obj) => Any::from(obj),
+                None => Any::NONE,
+            },
+            // SAFETY: POD kinds carry no ownership; copying them is all.
+            _ => unsafe { Any::from_raw(raw) },
+        })
+    }
+}
+
+/// Takes the object out of an r-value reference (`v_ptr` is the address of a
+/// `TVMFFIObject*`), leaving NULL behind.
+///
+/// # Safety
+/// `raw.v_ptr` is NULL or points to a writable `TVMFFIObject*` slot that
+/// owns one strong reference (or is NULL).
+pub unsafe fn take_rvalue_ref(raw: &TVMFFIAny) -> Result<Any> {
+    // SAFETY: r-value references store `v_ptr`.
+    let slot = unsafe { raw.value.v_ptr }.cast::<*mut TVMFFIObject>();
+    if slot.is_null() {
+        return Err(Error::value("the r-value reference points nowhere (NULL)"));
+    }
+    // SAFETY: per the contract `slot` is a writable object slot.
+    let obj = unsafe { core::ptr::replace(slot, core::ptr::null_mut()) };
+    match NonNull::new(obj) {
+        // SAFETY: the slot owned this reference; we moved it out.
+        Some(obj) => Ok(Any::from(unsafe { ObjectRef::from_raw(obj) })),
+        None => Err(Error::value("the r-value reference was already moved from")),
+    }
+}

@@ -1,0 +1,234 @@
+//! Function objects: `{TVMFFIObject, TVMFFIFunctionCell, ...}`.
+//!
+//! Functions this library makes leave `cpp_call` NULL, so C++ code compiled
+//! with the official headers always goes through `safe_call`.
+
+use super::any::{Any, AnyView};
+use super::error::{Error, ErrorKind, Result, set_raised};
+use super::object::{ObjBox, ObjectRef, new_object};
+use crate::abi::*;
+use core::ffi::{c_int, c_void};
+
+/// A strong reference to a Function object (ours or foreign).
+#[derive(Clone, Debug)]
+pub struct Function(ObjectRef);
+
+/// The arguments of a packed call, borrowed for its duration.
+#[derive(Clone, Copy)]
+pub struct Args<'a>(&'a [TVMFFIAny]);
+
+impl<'a> Args<'a> {
+    /// The number of arguments.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+    /// Whether there are no arguments.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+    /// Checks the argument count for function `name`.
+    pub fn expect_len(&self, name: &str, n: usize) -> Result<()> {
+        if self.0.len() == n {
+            Ok(())
+        } else {
+            Err(Error::type_error(format!(
+                "Mismatched number of arguments when calling: `{name}`. Expected {n} but got {}",
+                self.0.len()
+            )))
+        }
+    }
+    /// The `i`-th argument (the count was checked with `expect_len`).
+    pub fn get(&self, i: usize) -> AnyView<'a> {
+        // SAFETY: the caller of the packed function guarantees every argument
+        // is valid for the call (the `TVMFFISafeCallType` contract).
+        unsafe { AnyView::from_raw(&self.0[i]) }
+    }
+}
+
+/// The error for argument `i` of function `name` not being `expected`.
+pub fn arg_type_error(name: &str, i: usize, expected: &str, got: AnyView<'_>) -> Error {
+    Error::type_error(format!(
+        "Mismatched type on argument #{i} when calling: `{name}`. Expected `{expected}` but got `{}`",
+        super::type_table::type_key_of(got.type_index())
+    ))
+}
+
+/// Runs `f`, turning an error or a panic into a raised error and a nonzero
+/// code: the one place where the core's `Result` meets the C convention.
+#[inline]
+pub fn catch_to_code(f: impl FnOnce() -> Result<()>) -> c_int {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(Ok(())) => 0,
+        Ok(Err(Error::EnvAlreadySet)) => -2,
+        Ok(Err(err)) => {
+            set_raised(err.into_object());
+            -1
+        }
+        Err(payload) => {
+            let text = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic payload".into());
+            set_raised(Error::new(ErrorKind::InternalError, format!("panic: {text}")).into_object());
+            -1
+        }
+    }
+}
+
+/// A function backed by a C `safe_call` with its own `self` and deleter.
+#[repr(C)]
+struct ExternC {
+    cell: TVMFFIFunctionCell,
+    this: *mut c_void,
+    safe_call: TVMFFISafeCallType,
+    deleter: Option<unsafe extern "C" fn(*mut c_void)>,
+}
+
+// SAFETY: the C side promises its function may be called and released from
+// any thread, as for every TVM-FFI function.
+unsafe impl Send for ExternC {}
+// SAFETY: see `Send`.
+unsafe impl Sync for ExternC {}
+
+impl Drop for ExternC {
+    fn drop(&mut self) {
+        if let Some(deleter) = self.deleter {
+            // SAFETY: runs exactly once, when the function object dies.
+            unsafe { deleter(self.this) };
+        }
+    }
+}
+
+unsafe extern "C" fn extern_c_trampoline(
+    handle: *mut c_void,
+    args: *const TVMFFIAny,
+    num_args: i32,
+    result: *mut TVMFFIAny,
+) -> c_int {
+    // SAFETY: this trampoline is only installed in `ExternC` objects, and
+    // the caller holds a reference to the function for the call.
+    let f = unsafe { (*handle.cast::<ObjBox<ExternC>>()).payload() };
+    // SAFETY: forwarding the caller's arguments as they came.
+    unsafe { (f.safe_call)(f.this, args, num_args, result) }
+}
+
+/// The function installed directly in the cell (`self` and deleter NULL):
+/// the callee receives the function object as its handle.
+#[repr(C)]
+struct Direct {
+    cell: TVMFFIFunctionCell,
+}
+
+// SAFETY: only a function pointer.
+unsafe impl Send for Direct {}
+// SAFETY: only a function pointer.
+unsafe impl Sync for Direct {}
+
+/// A function implemented by a Rust closure.
+#[repr(C)]
+struct Closure<F> {
+    cell: TVMFFIFunctionCell,
+    f: F,
+}
+
+// SAFETY: `F: Send + Sync` (required by `from_closure`); the cell holds only
+// a function pointer and a NULL.
+unsafe impl<F: Send> Send for Closure<F> {}
+// SAFETY: see `Send`.
+unsafe impl<F: Sync> Sync for Closure<F> {}
+
+unsafe extern "C" fn closure_trampoline<F>(
+    handle: *mut c_void,
+    args: *const TVMFFIAny,
+    num_args: i32,
+    result: *mut TVMFFIAny,
+) -> c_int
+where
+    F: Fn(Args<'_>) -> Result<Any> + Send + Sync + 'static,
+{
+    catch_to_code(|| {
+        if result.is_null() || (args.is_null() && num_args != 0) || num_args < 0 {
+            return Err(Error::value("packed call with NULL result or invalid arguments"));
+        }
+        // SAFETY: installed only in `Closure<F>` objects, kept alive by the caller.
+        let f = unsafe { &(*handle.cast::<ObjBox<Closure<F>>>()).payload().f };
+        let args = if num_args == 0 {
+            &[][..]
+        } else {
+            // SAFETY: the caller passes `num_args` valid values.
+            unsafe { core::slice::from_raw_parts(args, num_args as usize) }
+        };
+        let out = f(Args(args))?;
+        // SAFETY: checked non-null; the caller provides the result slot and
+        // expects an owned value in it.
+        unsafe { result.write(out.into_raw()) };
+        Ok(())
+    })
+}
+
+impl Function {
+    /// Wraps a C function the way `TVMFFIFunctionCreate` does. `deleter(this)`
+    /// runs exactly once, when the function dies. If both `this` and
+    /// `deleter` are NULL, `safe_call` is installed directly and receives the
+    /// function object as its handle (the reference runtime's behaviour).
+    pub fn from_extern_c(
+        this: *mut c_void,
+        safe_call: TVMFFISafeCallType,
+        deleter: Option<unsafe extern "C" fn(*mut c_void)>,
+    ) -> Function {
+        let cpp_call = core::ptr::null_mut();
+        if this.is_null() && deleter.is_none() {
+            let cell = TVMFFIFunctionCell { safe_call: Some(safe_call), cpp_call };
+            return Function(new_object(kTVMFFIFunction, Direct { cell }));
+        }
+        let cell = TVMFFIFunctionCell { safe_call: Some(extern_c_trampoline), cpp_call };
+        Function(new_object(kTVMFFIFunction, ExternC { cell, this, safe_call, deleter }))
+    }
+
+    /// Wraps a Rust closure. Errors it returns and panics are raised to the
+    /// caller of the packed function.
+    pub fn from_closure<F>(f: F) -> Function
+    where
+        F: Fn(Args<'_>) -> Result<Any> + Send + Sync + 'static,
+    {
+        let cell = TVMFFIFunctionCell {
+            safe_call: Some(closure_trampoline::<F>),
+            cpp_call: core::ptr::null_mut(),
+        };
+        Function(new_object(kTVMFFIFunction, Closure { cell, f }))
+    }
+
+    /// Views an object as a function, if it is one.
+    pub fn from_object(obj: ObjectRef) -> Option<Function> {
+        (obj.type_index() == kTVMFFIFunction).then_some(Function(obj))
+    }
+
+    /// The underlying object.
+    pub fn as_object(&self) -> &ObjectRef {
+        &self.0
+    }
+
+    /// Gives up the function as an object reference.
+    pub fn into_object(self) -> ObjectRef {
+        self.0
+    }
+
+    /// Calls the function with borrowed arguments.
+    pub fn call(&self, args: &[TVMFFIAny]) -> Result<Any> {
+        let handle = self.0.as_ptr();
+        // SAFETY: every Function object has its cell right after the header.
+        let cell = unsafe { &*handle.cast::<u8>().add(size_of::<TVMFFIObject>()).cast::<TVMFFIFunctionCell>() };
+        let Some(safe_call) = cell.safe_call else {
+            return Err(Error::runtime("the function has no safe_call"));
+        };
+        let mut result = TVMFFIAny::NONE;
+        // SAFETY: `args` are valid for the call; `self` keeps the function alive.
+        let code = unsafe { safe_call(handle.cast(), args.as_ptr(), args.len() as i32, &mut result) };
+        if code != 0 {
+            return Err(Error::from_raised(code));
+        }
+        // SAFETY: a successful call leaves an owned value in `result`.
+        Ok(unsafe { Any::from_raw(result) })
+    }
+}

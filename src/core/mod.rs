@@ -1,0 +1,21 @@
+//! The safe runtime behind the C API. Nothing here is `extern "C"` except the
+//! callbacks stored in objects (deleters, `safe_call` trampolines), which
+//! catch every panic themselves.
+
+pub mod allocator;
+pub mod any;
+pub mod backtrace;
+pub mod builtins;
+pub mod env;
+pub mod error;
+pub mod function;
+pub mod init_once;
+pub mod object;
+pub mod registry;
+pub mod string;
+pub mod type_table;
+
+pub use any::{Any, AnyView};
+pub use error::{Error, ErrorKind, Result};
+pub use function::Function;
+pub use object::ObjectRef;

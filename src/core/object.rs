@@ -1,0 +1,203 @@
+//! Reference counted objects: the combined strong/weak counter, deleter
+//! dispatch, and [`ObjectRef`], the owning handle Rust code holds.
+//!
+//! Objects made here follow the official protocol exactly, because C++ code
+//! compiled with the official headers counts references itself and calls the
+//! header's deleter: new objects start at strong 1 / weak 1; the deleter gets
+//! `Strong` (destroy contents), `Weak` (free memory) or `Both`.
+
+use crate::abi::*;
+use core::ffi::{c_int, c_void};
+use core::mem::ManuallyDrop;
+use core::ptr::NonNull;
+use core::sync::atomic::{AtomicU64, Ordering, fence};
+
+const STRONG_ONE: u64 = 1;
+const WEAK_ONE: u64 = 1 << 32;
+const STRONG_MASK: u64 = 0xffff_ffff;
+/// The counter value of a freshly made object: one strong reference.
+pub const INITIAL_REF_COUNT: u64 = STRONG_ONE | WEAK_ONE;
+
+/// Adds one strong reference.
+///
+/// # Safety
+/// `obj` points to a live object (the caller holds a strong reference).
+#[inline]
+pub unsafe fn inc_ref(obj: NonNull<TVMFFIObject>) {
+    // SAFETY: the caller guarantees `obj` is live.
+    unsafe { obj.as_ref() }.combined_ref_count.fetch_add(STRONG_ONE, Ordering::Relaxed);
+}
+
+/// Drops one strong reference, running the deleter as the official protocol
+/// prescribes when counts reach zero.
+///
+/// # Safety
+/// `obj` points to a live object and the caller gives up one strong reference.
+#[inline]
+pub unsafe fn dec_ref(obj: NonNull<TVMFFIObject>) {
+    let raw = obj.as_ptr();
+    // SAFETY: the caller holds a strong reference, so the header is live.
+    let header = unsafe { &*raw };
+    let before = header.combined_ref_count.fetch_sub(STRONG_ONE, Ordering::Release);
+    if before == INITIAL_REF_COUNT {
+        fence(Ordering::Acquire);
+        if let Some(deleter) = header.deleter {
+            // SAFETY: both counts reached zero; nobody else can see the object.
+            unsafe { deleter(raw.cast(), kTVMFFIObjectDeleterFlagBitMaskBoth) };
+        }
+    } else if before & STRONG_MASK == STRONG_ONE {
+        fence(Ordering::Acquire);
+        if let Some(deleter) = header.deleter {
+            // SAFETY: the strong count reached zero; only weak holders remain,
+            // and they never touch the contents.
+            unsafe { deleter(raw.cast(), kTVMFFIObjectDeleterFlagBitMaskStrong) };
+        }
+        if header.combined_ref_count.fetch_sub(WEAK_ONE, Ordering::Release) == WEAK_ONE {
+            fence(Ordering::Acquire);
+            if let Some(deleter) = header.deleter {
+                // SAFETY: the weak count reached zero as well: free the memory.
+                unsafe { deleter(raw.cast(), kTVMFFIObjectDeleterFlagBitMaskWeak) };
+            }
+        }
+    }
+}
+
+/// An owning (strong) reference to any object, ours or foreign.
+#[repr(transparent)]
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub struct ObjectRef(NonNull<TVMFFIObject>);
+
+// SAFETY: objects are reference counted atomically and their contents are
+// immutable or internally synchronised, as in the official runtime.
+unsafe impl Send for ObjectRef {}
+// SAFETY: see `Send`.
+unsafe impl Sync for ObjectRef {}
+
+impl ObjectRef {
+    /// Takes over a strong reference.
+    ///
+    /// # Safety
+    /// `ptr` is a live object and the caller transfers one strong reference.
+    #[inline]
+    pub unsafe fn from_raw(ptr: NonNull<TVMFFIObject>) -> Self {
+        Self(ptr)
+    }
+
+    /// Makes a new strong reference to a borrowed object.
+    ///
+    /// # Safety
+    /// `ptr` is a live object for the duration of the call.
+    #[inline]
+    pub unsafe fn from_borrowed(ptr: NonNull<TVMFFIObject>) -> Self {
+        // SAFETY: the caller guarantees the object is live.
+        unsafe { inc_ref(ptr) };
+        Self(ptr)
+    }
+
+    /// Gives up ownership, returning the raw handle with its strong reference.
+    #[inline]
+    pub fn into_raw(self) -> NonNull<TVMFFIObject> {
+        ManuallyDrop::new(self).0
+    }
+
+    /// The raw handle, still owned by `self`.
+    #[inline]
+    pub fn as_ptr(&self) -> *mut TVMFFIObject {
+        self.0.as_ptr()
+    }
+
+    /// The type index stored in the header.
+    #[inline]
+    pub fn type_index(&self) -> i32 {
+        // SAFETY: `self` keeps the object alive.
+        unsafe { self.0.as_ref() }.type_index
+    }
+
+    /// The current strong count (for tests and diagnostics).
+    pub fn strong_count(&self) -> u32 {
+        // SAFETY: `self` keeps the object alive.
+        let count = unsafe { self.0.as_ref() }.combined_ref_count.load(Ordering::Relaxed);
+        (count & STRONG_MASK) as u32
+    }
+
+    /// Reinterprets the object as an [`ObjBox<T>`] made by [`new_object`].
+    ///
+    /// # Safety
+    /// The object was created by `new_object::<T>` (checked by the caller,
+    /// usually through its type index).
+    #[inline]
+    pub unsafe fn payload<T>(&self) -> &T {
+        // SAFETY: per the contract the allocation is an `ObjBox<T>`, alive
+        // while `self` holds a strong reference.
+        unsafe { &(*self.0.as_ptr().cast::<ObjBox<T>>()).payload }
+    }
+}
+
+impl Clone for ObjectRef {
+    #[inline]
+    fn clone(&self) -> Self {
+        // SAFETY: `self` keeps the object alive.
+        unsafe { inc_ref(self.0) };
+        Self(self.0)
+    }
+}
+
+impl Drop for ObjectRef {
+    #[inline]
+    fn drop(&mut self) {
+        // SAFETY: `self` owns one strong reference.
+        unsafe { dec_ref(self.0) }
+    }
+}
+
+/// A Rust-allocated object: the C header followed by a payload laid out as
+/// the C cell of its type (the payload's first field is the cell).
+#[repr(C)]
+pub struct ObjBox<T> {
+    header: TVMFFIObject,
+    payload: ManuallyDrop<T>,
+}
+
+impl<T> ObjBox<T> {
+    /// The payload after the header.
+    #[inline]
+    pub fn payload(&self) -> &T {
+        &self.payload
+    }
+}
+
+/// Allocates an object of `type_index` holding `payload`, with one strong
+/// reference. Its deleter drops the payload on `Strong` and frees the box on
+/// `Weak`, so it tolerates being released from foreign code.
+pub fn new_object<T: Send + Sync + 'static>(type_index: i32, payload: T) -> ObjectRef {
+    let boxed = Box::new(ObjBox {
+        header: TVMFFIObject {
+            combined_ref_count: AtomicU64::new(INITIAL_REF_COUNT),
+            type_index,
+            __padding: 0,
+            deleter: Some(delete_boxed::<T>),
+        },
+        payload: ManuallyDrop::new(payload),
+    });
+    // SAFETY: a fresh Box is non-null; we hand its single strong reference over.
+    unsafe { ObjectRef::from_raw(NonNull::from(Box::leak(boxed)).cast()) }
+}
+
+/// The deleter of [`new_object`] allocations.
+unsafe extern "C" fn delete_boxed<T>(this: *mut c_void, flags: c_int) {
+    let obj = this.cast::<ObjBox<T>>();
+    // A panic in a payload's Drop must not unwind into C: contain it and leak.
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        if flags & kTVMFFIObjectDeleterFlagBitMaskStrong != 0 {
+            // SAFETY: called once when the strong count reaches zero; the
+            // payload is not used afterwards.
+            unsafe { ManuallyDrop::drop(&mut (*obj).payload) };
+        }
+        if flags & kTVMFFIObjectDeleterFlagBitMaskWeak != 0 {
+            // SAFETY: called once when the weak count reaches zero; the box
+            // came from `Box::leak` in `new_object`; `ManuallyDrop` keeps the
+            // payload from being dropped twice.
+            drop(unsafe { Box::from_raw(obj) });
+        }
+    }));
+}

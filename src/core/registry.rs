@@ -1,0 +1,67 @@
+//! The global function table: name → function plus its doc and metadata.
+//!
+//! Reads take a shared lock and hash the name once; the table is filled with
+//! the built-in globals the first time it is touched.
+
+use super::Function;
+use super::error::{Error, Result};
+use std::collections::HashMap;
+use std::sync::{LazyLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+/// One registered global.
+struct Entry {
+    func: Function,
+    metadata: Box<[u8]>,
+}
+
+type Table = HashMap<Box<[u8]>, Entry>;
+
+static TABLE: LazyLock<RwLock<Table>> = LazyLock::new(|| {
+    let mut table = Table::new();
+    super::builtins::register(&mut |name, func| {
+        table.insert(name.as_bytes().into(), Entry { func, metadata: Box::default() });
+    });
+    RwLock::new(table)
+});
+
+// Every write leaves the map valid, so a poisoned lock is safe to reuse.
+fn read() -> RwLockReadGuard<'static, Table> {
+    TABLE.read().unwrap_or_else(|e| e.into_inner())
+}
+fn write() -> RwLockWriteGuard<'static, Table> {
+    TABLE.write().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Registers `func` as `name`; an existing name is an error unless
+/// `allow_override`.
+pub fn set_global(name: &[u8], func: Function, metadata: &[u8], allow_override: bool) -> Result<()> {
+    let mut table = write();
+    if !allow_override && table.contains_key(name) {
+        return Err(Error::runtime(format!(
+            "Global Function `{}` is already registered",
+            String::from_utf8_lossy(name)
+        )));
+    }
+    table.insert(name.into(), Entry { func, metadata: metadata.into() });
+    Ok(())
+}
+
+/// The function registered as `name`, if any (a new reference).
+pub fn get_global(name: &[u8]) -> Option<Function> {
+    read().get(name).map(|e| e.func.clone())
+}
+
+/// Removes `name`; whether it was there.
+pub fn remove_global(name: &[u8]) -> bool {
+    write().remove(name).is_some()
+}
+
+/// The names of all globals, in no particular order.
+pub fn list_names() -> Vec<Box<[u8]>> {
+    read().keys().cloned().collect()
+}
+
+/// The JSON metadata registered with `name`.
+pub fn metadata(name: &[u8]) -> Option<Box<[u8]>> {
+    read().get(name).map(|e| e.metadata.clone())
+}

@@ -1,0 +1,165 @@
+//! String and Bytes values and the small-string rule.
+//!
+//! Payloads of at most [`SMALL_MAX`] bytes stay in the `TVMFFIAny` itself
+//! (`kTVMFFISmallStr` / `kTVMFFISmallBytes`, unused bytes zero, so hashing and
+//! equality of inline C++ agree); longer ones become objects laid out as
+//! `{TVMFFIObject, TVMFFIByteArray, data[len], NUL}` in one allocation.
+
+use super::any::{Any, AnyView};
+use super::object::{INITIAL_REF_COUNT, ObjectRef};
+use crate::abi::*;
+use core::alloc::Layout;
+use core::ffi::{CStr, c_int, c_void};
+use core::ptr::NonNull;
+use core::sync::atomic::AtomicU64;
+
+/// The longest payload stored inline in a `TVMFFIAny`.
+pub const SMALL_MAX: usize = 7;
+
+/// Which of the two text kinds a value is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TextKind {
+    /// `ffi.String` / `kTVMFFISmallStr`.
+    Str,
+    /// `ffi.Bytes` / `kTVMFFISmallBytes`.
+    Bytes,
+}
+
+impl TextKind {
+    fn small_index(self) -> i32 {
+        match self {
+            TextKind::Str => kTVMFFISmallStr,
+            TextKind::Bytes => kTVMFFISmallBytes,
+        }
+    }
+    fn object_index(self) -> i32 {
+        match self {
+            TextKind::Str => kTVMFFIStr,
+            TextKind::Bytes => kTVMFFIBytes,
+        }
+    }
+}
+
+/// The heap layout of a String/Bytes object, up to its inline data.
+#[repr(C)]
+struct TextObj {
+    header: TVMFFIObject,
+    bytes: TVMFFIByteArray,
+}
+
+const _: () = assert!(core::mem::size_of::<TextObj>() == 40);
+
+fn text_layout(len: usize) -> Option<Layout> {
+    let size = core::mem::size_of::<TextObj>().checked_add(len)?.checked_add(1)?;
+    Layout::from_size_align(size, core::mem::align_of::<TextObj>()).ok()
+}
+
+/// Makes a canonical String or Bytes value: small when it fits, else a heap
+/// object. Embedded NULs and non-UTF-8 bytes are kept as they are.
+pub fn make_text(bytes: &[u8], kind: TextKind) -> Any {
+    if bytes.len() <= SMALL_MAX {
+        let mut v_bytes = [0u8; 8];
+        v_bytes[..bytes.len()].copy_from_slice(bytes);
+        let raw = TVMFFIAny {
+            type_index: kind.small_index(),
+            small_str_len: bytes.len() as u32,
+            value: TVMFFIAnyValue { v_bytes },
+        };
+        // SAFETY: small text is plain data.
+        return unsafe { Any::from_raw(raw) };
+    }
+    Any::from(new_text_object(bytes, kind))
+}
+
+/// Makes a heap String/Bytes object whatever the length.
+pub fn new_text_object(bytes: &[u8], kind: TextKind) -> ObjectRef {
+    let Some(layout) = text_layout(bytes.len()) else {
+        std::alloc::handle_alloc_error(Layout::new::<TextObj>())
+    };
+    // SAFETY: the layout has a nonzero size.
+    let mem = unsafe { std::alloc::alloc(layout) };
+    let Some(obj) = NonNull::new(mem.cast::<TextObj>()) else {
+        std::alloc::handle_alloc_error(layout)
+    };
+    // SAFETY: `mem` is a fresh allocation of `layout`, large enough for the
+    // header, the byte array and `len + 1` data bytes.
+    unsafe {
+        let data = mem.add(core::mem::size_of::<TextObj>());
+        core::ptr::copy_nonoverlapping(bytes.as_ptr(), data, bytes.len());
+        *data.add(bytes.len()) = 0;
+        obj.as_ptr().write(TextObj {
+            header: TVMFFIObject {
+                combined_ref_count: AtomicU64::new(INITIAL_REF_COUNT),
+                type_index: kind.object_index(),
+                __padding: 0,
+                deleter: Some(delete_text),
+            },
+            bytes: TVMFFIByteArray { data: data.cast(), size: bytes.len() },
+        });
+        ObjectRef::from_raw(obj.cast())
+    }
+}
+
+/// Deleter of text objects: nothing to destroy, free on `Weak`.
+unsafe extern "C" fn delete_text(this: *mut c_void, flags: c_int) {
+    if flags & kTVMFFIObjectDeleterFlagBitMaskWeak != 0 {
+        let obj = this.cast::<TextObj>();
+        // SAFETY: the object was made by `new_text_object` with the layout of
+        // its (unchanged) size; the weak count reached zero.
+        unsafe {
+            let layout = text_layout((*obj).bytes.size).unwrap_unchecked();
+            std::alloc::dealloc(this.cast(), layout);
+        }
+    }
+}
+
+/// The bytes of a text value of `kind` (or, for `Str`, a raw C string; for
+/// both, a byte-array pointer). None for other kinds or NULL pointers.
+pub fn str_bytes_of<'a>(view: AnyView<'a>, kind: TextKind) -> Option<&'a [u8]> {
+    let raw: &'a TVMFFIAny = view.raw();
+    match raw.type_index {
+        t if t == kind.small_index() => {
+            // SAFETY: small text stores `v_bytes` with `small_str_len <= 7`
+            // (clamped in case foreign code wrote garbage).
+            let bytes: &'a [u8; 8] = unsafe { &raw.value.v_bytes };
+            Some(&bytes[..(raw.small_str_len as usize).min(8)])
+        }
+        t if t == kind.object_index() => {
+            // SAFETY: String/Bytes objects start with the byte array cell.
+            let obj = unsafe { raw.value.v_obj }.cast::<TextObj>();
+            if obj.is_null() {
+                return None;
+            }
+            // SAFETY: the view keeps the object alive for `'a`.
+            let cell = unsafe { (*obj).bytes };
+            // SAFETY: as above; the cell describes the object's data.
+            Some(unsafe { byte_slice(cell) })
+        }
+        kTVMFFIByteArrayPtr => {
+            // SAFETY: byte-array pointers store `v_ptr`, valid for `'a`.
+            let arr = unsafe { raw.value.v_ptr }.cast::<TVMFFIByteArray>();
+            // SAFETY: checked non-null; the caller keeps it valid.
+            (!arr.is_null()).then(|| unsafe { byte_slice(*arr) })
+        }
+        kTVMFFIRawStr if kind == TextKind::Str => {
+            // SAFETY: raw strings store `v_c_str`.
+            let s = unsafe { raw.value.v_c_str };
+            // SAFETY: checked non-null; the caller guarantees NUL termination.
+            (!s.is_null()).then(|| unsafe { CStr::from_ptr(s) }.to_bytes())
+        }
+        _ => None,
+    }
+}
+
+/// A slice over a `TVMFFIByteArray`; (NULL, n) gives an empty slice.
+///
+/// # Safety
+/// `arr.data` points to `arr.size` readable bytes for `'a`, or is NULL.
+pub unsafe fn byte_slice<'a>(arr: TVMFFIByteArray) -> &'a [u8] {
+    if arr.data.is_null() || arr.size == 0 {
+        &[]
+    } else {
+        // SAFETY: per the contract.
+        unsafe { core::slice::from_raw_parts(arr.data.cast(), arr.size) }
+    }
+}

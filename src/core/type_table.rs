@@ -1,0 +1,461 @@
+//! The type table: type key → index allocation, `TVMFFITypeInfo` records with
+//! ancestors, reflected fields and methods, metadata, and attribute columns.
+//!
+//! Every record, string and value handed out stays at a fixed address for
+//! the life of the process, because C and C++ code caches the pointers.
+
+use super::any::{Any, AnyView};
+use super::error::{Error, Result};
+use crate::abi::*;
+use std::collections::HashMap;
+use std::sync::{LazyLock, Mutex, MutexGuard};
+
+/// One registered type. `info` comes first so a pointer to the entry is a
+/// pointer to its `TVMFFITypeInfo`.
+#[repr(C)]
+struct Entry {
+    info: TVMFFITypeInfo,
+    ancestors: Vec<*const TVMFFITypeInfo>,
+    fields: Vec<TVMFFIFieldInfo>,
+    methods: Vec<TVMFFIMethodInfo>,
+    metadata: Option<Box<TVMFFITypeMetadata>>,
+    /// Slots reserved for the type and its children.
+    num_slots: i32,
+    /// Slots of that range already handed out (the type itself counts).
+    allocated_slots: i32,
+    child_slots_can_overflow: bool,
+}
+
+/// An attribute column: the C view plus the values it points to.
+struct Column {
+    c: TVMFFITypeAttrColumn,
+    data: Vec<Any>,
+}
+
+struct Table {
+    entries: Vec<Option<Box<Entry>>>,
+    by_key: HashMap<Box<[u8]>, i32>,
+    next_dynamic: i32,
+    columns: Vec<Box<Column>>,
+    column_by_name: HashMap<Box<[u8]>, usize>,
+    /// Strings and values copied from registrations, kept forever.
+    strings: Vec<Box<[u8]>>,
+    values: Vec<Any>,
+}
+
+// SAFETY: the raw pointers in the table point into boxes the table owns (or
+// into `'static` data); all access goes through the mutex.
+unsafe impl Send for Table {}
+
+static TABLE: LazyLock<Mutex<Table>> = LazyLock::new(|| Mutex::new(Table::with_builtins()));
+
+// Every mutation leaves the table consistent, so a poisoned lock is reusable.
+fn table() -> MutexGuard<'static, Table> {
+    TABLE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The POD type keys, index = type index.
+const POD_KEYS: [&str; 14] = [
+    "None", "int", "bool", "float", "void*", "DataType", "Device", "DLTensor*", "const char*",
+    "TVMFFIByteArray*", "ObjectRValueRef", "ffi.SmallStr", "ffi.SmallBytes", "ffi.Unchanged",
+];
+
+/// The built-in depth-1 object types, in the reference's registration order.
+const OBJECT_KEYS: [(&str, i32); 14] = [
+    ("ffi.String", kTVMFFIStr),
+    ("ffi.BigInt", kTVMFFIBigInt),
+    ("ffi.Bytes", kTVMFFIBytes),
+    ("ffi.Error", kTVMFFIError),
+    ("ffi.Function", kTVMFFIFunction),
+    ("ffi.Shape", kTVMFFIShape),
+    ("ffi.Tensor", kTVMFFITensor),
+    ("ffi.Array", kTVMFFIArray),
+    ("ffi.List", kTVMFFIList),
+    ("ffi.Map", kTVMFFIMap),
+    ("ffi.Dict", kTVMFFIDict),
+    ("ffi.Module", kTVMFFIModule),
+    ("ffi.OpaquePyObject", kTVMFFIOpaquePyObject),
+    ("ffi.VisitInterrupt", kTVMFFIVisitInterrupt),
+];
+
+/// libstdc++'s `std::hash<std::string_view>` on 64-bit targets
+/// (`_Hash_bytes` with seed 0xc70f6907), which the reference stores as
+/// `type_key_hash`.
+pub fn libstdcxx_hash(bytes: &[u8]) -> u64 {
+    const MUL: u64 = (0xc6a4_a793u64 << 32) + 0x5bd1_e995;
+    let shift_mix = |v: u64| v ^ (v >> 47);
+    let mut hash = 0xc70f_6907u64 ^ (bytes.len() as u64).wrapping_mul(MUL);
+    let mut chunks = bytes.chunks_exact(8);
+    for chunk in &mut chunks {
+        let data = u64::from_le_bytes(chunk.try_into().expect("8-byte chunk"));
+        hash ^= shift_mix(data.wrapping_mul(MUL)).wrapping_mul(MUL);
+        hash = hash.wrapping_mul(MUL);
+    }
+    let rest = chunks.remainder();
+    if !rest.is_empty() {
+        let data = rest.iter().rev().fold(0u64, |acc, &b| (acc << 8) | u64::from(b));
+        hash ^= data;
+        hash = hash.wrapping_mul(MUL);
+    }
+    hash = shift_mix(hash).wrapping_mul(MUL);
+    shift_mix(hash)
+}
+
+impl Table {
+    fn with_builtins() -> Table {
+        let mut t = Table {
+            entries: (0..kTVMFFIDynObjectBegin).map(|_| None).collect(),
+            by_key: HashMap::new(),
+            next_dynamic: kTVMFFIDynObjectBegin,
+            columns: Vec::new(),
+            column_by_name: HashMap::new(),
+            strings: Vec::new(),
+            values: Vec::new(),
+        };
+        let builtin = |t: &mut Table, key: &str, index, depth, can_overflow, parent| {
+            t.get_or_alloc(key.as_bytes(), index, depth, 0, can_overflow, parent)
+                .expect("built-in type registration cannot fail");
+        };
+        builtin(&mut t, "ffi.Object", kTVMFFIObject, 0, true, -1);
+        let meta = TVMFFITypeMetadata {
+            doc: TVMFFIByteArray { data: core::ptr::null(), size: 0 },
+            creator: None,
+            total_size: size_of::<TVMFFIObject>() as i32,
+            structural_eq_hash_kind: kTVMFFISEqHashKindUnsupported,
+        };
+        t.register_metadata(kTVMFFIObject, &meta).expect("first metadata of ffi.Object");
+        for (index, key) in POD_KEYS.iter().enumerate() {
+            builtin(&mut t, key, index as i32, 0, false, -1);
+        }
+        for (key, index) in OBJECT_KEYS {
+            builtin(&mut t, key, index, 1, false, kTVMFFIObject);
+        }
+        t
+    }
+
+    fn entry_mut(&mut self, type_index: i32) -> Result<&mut Entry> {
+        usize::try_from(type_index)
+            .ok()
+            .and_then(|i| self.entries.get_mut(i))
+            .and_then(|e| e.as_deref_mut())
+            .ok_or_else(|| Error::value(format!("Cannot find type info for type_index={type_index}")))
+    }
+
+    fn get_or_alloc(
+        &mut self,
+        key: &[u8],
+        static_index: i32,
+        depth: i32,
+        num_child_slots: i32,
+        mut can_overflow: bool,
+        parent_index: i32,
+    ) -> Result<i32> {
+        if let Some(&index) = self.by_key.get(key) {
+            return Ok(index);
+        }
+        if parent_index == -2 {
+            return Ok(-2);
+        }
+        let key_text = String::from_utf8_lossy(key);
+        if num_child_slots < 0 {
+            return Err(Error::value(format!("type `{key_text}`: negative num_child_slots")));
+        }
+        let parent_ptr: Option<*const Entry> = if parent_index < 0 {
+            None
+        } else {
+            Some(self.entry_mut(parent_index)? as *const Entry)
+        };
+        let (parent_depth, parent_ancestors) = match parent_ptr {
+            // SAFETY: entries are boxed and never freed; no other borrow is live.
+            Some(p) => unsafe { ((*p).info.type_depth, (*p).ancestors.clone()) },
+            None => (-1, Vec::new()),
+        };
+        if depth != parent_depth + 1 {
+            return Err(Error::value(format!(
+                "type `{key_text}`: depth {depth} is not its parent's depth + 1 ({})",
+                parent_depth + 1
+            )));
+        }
+        let index = if static_index >= 0 {
+            match self.entries.get(static_index as usize) {
+                Some(None) => static_index,
+                Some(Some(other)) => {
+                    return Err(Error::value(format!(
+                        "Conflicting static index {static_index} between {} and {key_text}",
+                        // SAFETY: the key is stored in the table's string pool.
+                        String::from_utf8_lossy(unsafe { super::string::byte_slice(other.info.type_key) })
+                    )));
+                }
+                None => {
+                    return Err(Error::value(format!(
+                        "type `{key_text}`: static index {static_index} is not below {kTVMFFIDynObjectBegin}"
+                    )));
+                }
+            }
+        } else {
+            let parent = self.entry_mut(parent_index).map_err(|_| {
+                Error::value(format!("type `{key_text}`: a dynamic type needs a parent"))
+            })?;
+            let slots = num_child_slots
+                .checked_add(1)
+                .ok_or_else(|| Error::value("num_child_slots overflows"))?;
+            if parent.allocated_slots.checked_add(slots).is_some_and(|n| n <= parent.num_slots) {
+                let index = parent.info.type_index + parent.allocated_slots;
+                parent.allocated_slots += slots;
+                index
+            } else if parent.child_slots_can_overflow {
+                let index = self.next_dynamic;
+                self.next_dynamic = index
+                    .checked_add(slots)
+                    .ok_or_else(|| Error::runtime("the type index space is exhausted"))?;
+                self.entries.resize_with(self.next_dynamic as usize, || None);
+                index
+            } else {
+                return Err(Error::runtime(format!(
+                    "Reach maximum number of sub-classes for {}",
+                    // SAFETY: the key is stored in the table's string pool.
+                    String::from_utf8_lossy(unsafe { super::string::byte_slice(parent.info.type_key) })
+                )));
+            }
+        };
+        if let Some(p) = parent_ptr {
+            // SAFETY: as above.
+            if !unsafe { (*p).child_slots_can_overflow } {
+                can_overflow = false;
+            }
+        }
+        let mut ancestors = parent_ancestors;
+        if let Some(p) = parent_ptr {
+            ancestors.push(p.cast::<TVMFFITypeInfo>());
+        }
+        let type_key = self.copy_string(key);
+        let mut entry = Box::new(Entry {
+            info: TVMFFITypeInfo {
+                type_index: index,
+                type_depth: depth,
+                type_key,
+                type_ancestors: core::ptr::null(),
+                type_key_hash: libstdcxx_hash(key),
+                num_fields: 0,
+                num_methods: 0,
+                fields: core::ptr::null(),
+                methods: core::ptr::null(),
+                metadata: core::ptr::null(),
+            },
+            ancestors,
+            fields: Vec::new(),
+            methods: Vec::new(),
+            metadata: None,
+            num_slots: num_child_slots + 1,
+            allocated_slots: 1,
+            child_slots_can_overflow: can_overflow,
+        });
+        entry.info.type_ancestors = entry.ancestors.as_ptr();
+        self.entries[index as usize] = Some(entry);
+        self.by_key.insert(key.into(), index);
+        Ok(index)
+    }
+
+    /// Copies a string into the pool; empty strings become (NULL, 0).
+    fn copy_string(&mut self, s: &[u8]) -> TVMFFIByteArray {
+        if s.is_empty() {
+            return TVMFFIByteArray { data: core::ptr::null(), size: 0 };
+        }
+        let mut v = Vec::with_capacity(s.len() + 1);
+        v.extend_from_slice(s);
+        v.push(0);
+        let stored: Box<[u8]> = v.into();
+        let arr = TVMFFIByteArray { data: stored.as_ptr().cast(), size: s.len() };
+        self.strings.push(stored);
+        arr
+    }
+
+    /// Copies a value into the pool and returns a view of the kept copy.
+    fn keep_value(&mut self, value: AnyView<'_>) -> Result<TVMFFIAny> {
+        let owned = value.to_owned_any()?;
+        let view = *owned.view().raw();
+        self.values.push(owned);
+        Ok(view)
+    }
+
+    fn copy_text(&mut self, arr: &TVMFFIByteArray) -> TVMFFIByteArray {
+        // SAFETY: the C caller passes valid byte arrays in its info structs.
+        let bytes = unsafe { super::string::byte_slice(*arr) }.to_vec();
+        self.copy_string(&bytes)
+    }
+
+    fn register_field(&mut self, type_index: i32, info: &TVMFFIFieldInfo) -> Result<()> {
+        // SAFETY: see `copy_text`.
+        let name = unsafe { super::string::byte_slice(info.name) }.to_vec();
+        let entry = self.entry_mut(type_index)?;
+        // SAFETY: stored names live in the pool.
+        if entry.fields.iter().any(|f| unsafe { super::string::byte_slice(f.name) } == name) {
+            return Err(Error::value(format!(
+                "Duplicate field name \"{}\" in type \"{}\"",
+                String::from_utf8_lossy(&name),
+                // SAFETY: the key lives in the pool.
+                String::from_utf8_lossy(unsafe { super::string::byte_slice(entry.info.type_key) })
+            )));
+        }
+        let mut field = *info;
+        let flags = info.flags as i32;
+        if flags & kTVMFFIFieldFlagBitSetterIsFunctionObj != 0 && !info.setter.is_null() {
+            let setter = TVMFFIAny {
+                type_index: kTVMFFIFunction,
+                small_str_len: 0,
+                value: TVMFFIAnyValue { v_obj: info.setter.cast() },
+            };
+            // SAFETY: the flag says `setter` is a live Function handle.
+            self.keep_value(unsafe { AnyView::from_raw(&setter) })?;
+        }
+        field.name = self.copy_text(&info.name);
+        field.doc = self.copy_text(&info.doc);
+        field.metadata = self.copy_text(&info.metadata);
+        field.default_value_or_factory = if flags & kTVMFFIFieldFlagBitMaskHasDefault != 0 {
+            // SAFETY: the flag says the default is a valid value.
+            self.keep_value(unsafe { AnyView::from_raw(&info.default_value_or_factory) })?
+        } else {
+            TVMFFIAny::NONE
+        };
+        let entry = self.entry_mut(type_index)?;
+        entry.fields.push(field);
+        entry.info.fields = entry.fields.as_ptr();
+        entry.info.num_fields = entry.fields.len() as i32;
+        Ok(())
+    }
+
+    fn register_method(&mut self, type_index: i32, info: &TVMFFIMethodInfo) -> Result<()> {
+        self.entry_mut(type_index)?;
+        let mut method = *info;
+        method.name = self.copy_text(&info.name);
+        method.doc = self.copy_text(&info.doc);
+        method.metadata = self.copy_text(&info.metadata);
+        // SAFETY: the caller passes a valid method value.
+        method.method = self.keep_value(unsafe { AnyView::from_raw(&info.method) })?;
+        let entry = self.entry_mut(type_index)?;
+        entry.methods.push(method);
+        entry.info.methods = entry.methods.as_ptr();
+        entry.info.num_methods = entry.methods.len() as i32;
+        Ok(())
+    }
+
+    fn register_metadata(&mut self, type_index: i32, meta: &TVMFFITypeMetadata) -> Result<()> {
+        if self.entry_mut(type_index)?.metadata.is_some() {
+            let entry = self.entry_mut(type_index)?;
+            return Err(Error::runtime(format!(
+                "Overriding {}: metadata may be registered once per type",
+                // SAFETY: the key lives in the pool.
+                String::from_utf8_lossy(unsafe { super::string::byte_slice(entry.info.type_key) })
+            )));
+        }
+        let mut copy = *meta;
+        copy.doc = self.copy_text(&meta.doc);
+        let entry = self.entry_mut(type_index)?;
+        let boxed = entry.metadata.insert(Box::new(copy));
+        entry.info.metadata = &**boxed;
+        Ok(())
+    }
+
+    fn register_attr(&mut self, type_index: i32, name: &[u8], value: AnyView<'_>) -> Result<()> {
+        let column_index = match self.column_by_name.get(name) {
+            Some(&i) => i,
+            None => {
+                self.columns.push(Box::new(Column {
+                    c: TVMFFITypeAttrColumn { data: core::ptr::null(), size: 0, begin_index: 0 },
+                    data: Vec::new(),
+                }));
+                self.column_by_name.insert(name.into(), self.columns.len() - 1);
+                self.columns.len() - 1
+            }
+        };
+        if type_index == kTVMFFINone {
+            return Ok(());
+        }
+        let slot_index = usize::try_from(type_index)
+            .ok()
+            .filter(|&i| i < self.entries.len())
+            .ok_or_else(|| Error::value(format!("TypeAttr: invalid type index {type_index}")))?;
+        let value = value.to_owned_any()?;
+        let column = &mut self.columns[column_index];
+        if slot_index >= column.data.len() {
+            column.data.resize_with(slot_index + 1, || Any::NONE);
+        }
+        if column.data[slot_index].type_index() != kTVMFFINone {
+            return Err(Error::runtime(format!(
+                "TypeAttr `{}` is already registered for type index {type_index}",
+                String::from_utf8_lossy(name)
+            )));
+        }
+        column.data[slot_index] = value;
+        // `Any` is a transparent `TVMFFIAny`, so the vector is the C array.
+        column.c.data = column.data.as_ptr().cast();
+        column.c.size = column.data.len() as i32;
+        Ok(())
+    }
+}
+
+/// `TVMFFITypeGetOrAllocIndex`.
+pub fn get_or_alloc_index(
+    key: &[u8],
+    static_index: i32,
+    depth: i32,
+    num_child_slots: i32,
+    can_overflow: bool,
+    parent_index: i32,
+) -> Result<i32> {
+    table().get_or_alloc(key, static_index, depth, num_child_slots, can_overflow, parent_index)
+}
+
+/// `TVMFFITypeKeyToIndex`.
+pub fn key_to_index(key: &[u8]) -> Result<i32> {
+    table()
+        .by_key
+        .get(key)
+        .copied()
+        .ok_or_else(|| Error::value(format!("Cannot find type `{}`", String::from_utf8_lossy(key))))
+}
+
+/// `TVMFFIGetTypeInfo`: a pointer valid for the life of the process.
+pub fn type_info(type_index: i32) -> Result<*const TVMFFITypeInfo> {
+    Ok(&table().entry_mut(type_index)?.info)
+}
+
+/// The type key of `type_index`, for messages (`<unknown:N>` if none).
+pub fn type_key_of(type_index: i32) -> String {
+    let mut t = table();
+    match t.entry_mut(type_index) {
+        // SAFETY: keys live in the pool.
+        Ok(e) => String::from_utf8_lossy(unsafe { super::string::byte_slice(e.info.type_key) })
+            .into_owned(),
+        Err(_) => format!("<unknown:{type_index}>"),
+    }
+}
+
+/// `TVMFFITypeRegisterField`.
+pub fn register_field(type_index: i32, info: &TVMFFIFieldInfo) -> Result<()> {
+    table().register_field(type_index, info)
+}
+
+/// `TVMFFITypeRegisterMethod`.
+pub fn register_method(type_index: i32, info: &TVMFFIMethodInfo) -> Result<()> {
+    table().register_method(type_index, info)
+}
+
+/// `TVMFFITypeRegisterMetadata`.
+pub fn register_metadata(type_index: i32, meta: &TVMFFITypeMetadata) -> Result<()> {
+    table().register_metadata(type_index, meta)
+}
+
+/// `TVMFFITypeRegisterAttr`.
+pub fn register_attr(type_index: i32, name: &[u8], value: AnyView<'_>) -> Result<()> {
+    table().register_attr(type_index, name, value)
+}
+
+/// `TVMFFIGetTypeAttrColumn`: NULL when no such column exists.
+pub fn attr_column(name: &[u8]) -> *const TVMFFITypeAttrColumn {
+    let t = table();
+    match t.column_by_name.get(name) {
+        Some(&i) => &t.columns[i].c,
+        None => core::ptr::null(),
+    }
+}

@@ -1,0 +1,24 @@
+//! tvm-ffi-rs: a Rust implementation of the TVM-FFI stable C ABI.
+//!
+//! The crate builds `libtvm_ffi.so` / `libtvm_ffi.a`, drop-in compatible with
+//! the official `apache-tvm-ffi` library. It is split into three trees:
+//!
+//! * [`abi`]: `#[repr(C)]` mirrors of every C type and `kTVMFFI*` constant
+//!   (data only; the header in `include/` is generated from it).
+//! * [`core`]: the safe runtime: objects, `Any`, strings, errors, functions,
+//!   the type table and the global registry.
+//! * `capi`: the `extern "C"` entry points, a thin layer that checks
+//!   arguments, calls `core` and converts results. No panic crosses it.
+//!
+//! Thread safety: every entry point may be called from any thread. A `const
+//! T*` parameter is only read during the call; a non-const one may be written.
+
+#![warn(clippy::undocumented_unsafe_blocks)]
+#![allow(non_upper_case_globals, reason = "kTVMFFI* constants keep their C names, also in patterns")]
+
+pub mod abi;
+/// cbindgen:ignore
+pub mod core;
+mod capi;
+
+pub use capi::*;
