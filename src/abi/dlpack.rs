@@ -155,7 +155,7 @@ pub struct DLManagedTensor {
     /// Context of the producing framework.
     pub manager_ctx: *mut c_void,
     /// Releases the tensor; called once by the consumer.
-    pub deleter: Option<unsafe extern "C" fn(this: *mut DLManagedTensor)>,
+    pub deleter: Option<unsafe extern "C" fn(self_: *mut DLManagedTensor)>,
 }
 
 /// A DLPack 1.x versioned managed tensor.
@@ -167,7 +167,7 @@ pub struct DLManagedTensorVersioned {
     /// Context of the producing framework.
     pub manager_ctx: *mut c_void,
     /// Releases the tensor; called once by the consumer.
-    pub deleter: Option<unsafe extern "C" fn(this: *mut DLManagedTensorVersioned)>,
+    pub deleter: Option<unsafe extern "C" fn(self_: *mut DLManagedTensorVersioned)>,
     /// `DLPACK_FLAG_BITMASK_*` flags.
     pub flags: u64,
     /// The tensor being managed.

@@ -6,6 +6,7 @@
 #![allow(non_camel_case_types, non_upper_case_globals, reason = "matching C names")]
 
 mod any;
+/// cbindgen:ignore
 mod dlpack;
 mod layout;
 mod object;

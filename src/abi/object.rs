@@ -19,7 +19,7 @@ pub const kTVMFFIObjectDeleterFlagBitMaskBoth: TVMFFIObjectDeleterFlagBitMask =
 
 /// Deleter of an object: called with the object and a
 /// `TVMFFIObjectDeleterFlagBitMask`.
-pub type TVMFFIObjectDeleter = unsafe extern "C" fn(this: *mut c_void, flags: c_int);
+pub type TVMFFIObjectDeleter = unsafe extern "C" fn(self_: *mut c_void, flags: c_int);
 
 /// The header of every reference counted object. In C the deleter shares an
 /// anonymous union with `int64_t __ensure_align`; the C text is emitted
@@ -58,7 +58,7 @@ pub struct TVMFFIErrorCell {
     /// Replace or append the backtrace of the error `self`.
     pub update_backtrace: Option<
         unsafe extern "C" fn(
-            this: TVMFFIObjectHandle,
+            self_: TVMFFIObjectHandle,
             backtrace: *const TVMFFIByteArray,
             update_mode: i32,
         ),
@@ -71,19 +71,21 @@ pub struct TVMFFIErrorCell {
 
 /// The packed calling convention: 0 on success; nonzero with an error raised
 /// in the thread-local slot (-2: a frontend error is already pending).
-pub type TVMFFISafeCallType = unsafe extern "C" fn(
-    handle: *mut c_void,
-    args: *const TVMFFIAny,
-    num_args: i32,
-    result: *mut TVMFFIAny,
-) -> c_int;
+pub type TVMFFISafeCallType = Option<
+    unsafe extern "C" fn(
+        handle: *mut c_void,
+        args: *const TVMFFIAny,
+        num_args: i32,
+        result: *mut TVMFFIAny,
+    ) -> c_int,
+>;
 
 /// The cell of a Function object, right after its header.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct TVMFFIFunctionCell {
     /// A C API compatible call with error catching.
-    pub safe_call: Option<TVMFFISafeCallType>,
+    pub safe_call: TVMFFISafeCallType,
     /// C++ call entry; always NULL for functions this library makes.
     pub cpp_call: *mut c_void,
 }

@@ -18,14 +18,16 @@ use core::ffi::{c_int, c_void};
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn TVMFFIFunctionCreate(
     self_: *mut c_void,
-    safe_call: Option<TVMFFISafeCallType>,
+    safe_call: TVMFFISafeCallType,
     deleter: Option<unsafe extern "C" fn(self_: *mut c_void)>,
     out: *mut TVMFFIObjectHandle,
 ) -> c_int {
     ffi_call(|| {
         // SAFETY: per the contract.
         let out = unsafe { arg_out(out, "out") }?;
-        let safe_call = safe_call.ok_or_else(|| null_arg("safe_call"))?;
+        if safe_call.is_none() {
+            return Err(null_arg("safe_call"));
+        }
         *out = Function::from_extern_c(self_, safe_call, deleter).into_object().into_raw().as_ptr().cast();
         Ok(())
     })

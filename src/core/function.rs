@@ -109,8 +109,11 @@ unsafe extern "C" fn extern_c_trampoline(
     // SAFETY: this trampoline is only installed in `ExternC` objects, and
     // the caller holds a reference to the function for the call.
     let f = unsafe { (*handle.cast::<ObjBox<ExternC>>()).payload() };
-    // SAFETY: forwarding the caller's arguments as they came.
-    unsafe { (f.safe_call)(f.this, args, num_args, result) }
+    match f.safe_call {
+        // SAFETY: forwarding the caller's arguments as they came.
+        Some(call) => unsafe { call(f.this, args, num_args, result) },
+        None => catch_to_code(|| Err(Error::runtime("the function has no safe_call"))),
+    }
 }
 
 /// The function installed directly in the cell (`self` and deleter NULL):
@@ -179,7 +182,7 @@ impl Function {
     ) -> Function {
         let cpp_call = core::ptr::null_mut();
         if this.is_null() && deleter.is_none() {
-            let cell = TVMFFIFunctionCell { safe_call: Some(safe_call), cpp_call };
+            let cell = TVMFFIFunctionCell { safe_call, cpp_call };
             return Function(new_object(kTVMFFIFunction, Direct { cell }));
         }
         let cell = TVMFFIFunctionCell { safe_call: Some(extern_c_trampoline), cpp_call };
