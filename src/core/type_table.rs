@@ -5,7 +5,7 @@
 //! the life of the process, because C and C++ code caches the pointers.
 
 use super::any::{Any, AnyView};
-use super::error::{Error, Result};
+use super::error::{Error, ErrorKind, Result};
 use crate::abi::*;
 use std::collections::HashMap;
 use std::sync::{LazyLock, Mutex, MutexGuard};
@@ -60,23 +60,34 @@ const POD_KEYS: [&str; 14] = [
     "TVMFFIByteArray*", "ObjectRValueRef", "ffi.SmallStr", "ffi.SmallBytes", "ffi.Unchanged",
 ];
 
-/// The built-in depth-1 object types, in the reference's registration order.
-const OBJECT_KEYS: [(&str, i32); 14] = [
-    ("ffi.String", kTVMFFIStr),
-    ("ffi.BigInt", kTVMFFIBigInt),
-    ("ffi.Bytes", kTVMFFIBytes),
-    ("ffi.Error", kTVMFFIError),
-    ("ffi.Function", kTVMFFIFunction),
-    ("ffi.Shape", kTVMFFIShape),
-    ("ffi.Tensor", kTVMFFITensor),
-    ("ffi.Array", kTVMFFIArray),
-    ("ffi.List", kTVMFFIList),
-    ("ffi.Map", kTVMFFIMap),
-    ("ffi.Dict", kTVMFFIDict),
-    ("ffi.Module", kTVMFFIModule),
-    ("ffi.OpaquePyObject", kTVMFFIOpaquePyObject),
-    ("ffi.VisitInterrupt", kTVMFFIVisitInterrupt),
+/// The built-in depth-1 object types, in the reference's registration order,
+/// with the object size of those the reference gives metadata.
+const OBJECT_KEYS: [(&str, i32, Option<i32>); 14] = [
+    ("ffi.String", kTVMFFIStr, None),
+    ("ffi.BigInt", kTVMFFIBigInt, Some(32)),
+    ("ffi.Bytes", kTVMFFIBytes, None),
+    ("ffi.Error", kTVMFFIError, None),
+    ("ffi.Function", kTVMFFIFunction, None),
+    ("ffi.Shape", kTVMFFIShape, None),
+    ("ffi.Tensor", kTVMFFITensor, None),
+    ("ffi.Array", kTVMFFIArray, None),
+    ("ffi.List", kTVMFFIList, None),
+    ("ffi.Map", kTVMFFIMap, None),
+    ("ffi.Dict", kTVMFFIDict, None),
+    ("ffi.Module", kTVMFFIModule, Some(48)),
+    ("ffi.OpaquePyObject", kTVMFFIOpaquePyObject, None),
+    ("ffi.VisitInterrupt", kTVMFFIVisitInterrupt, None),
 ];
+
+/// Metadata of a built-in type: no doc, no creator, not structural.
+fn builtin_metadata(total_size: i32) -> TVMFFITypeMetadata {
+    TVMFFITypeMetadata {
+        doc: TVMFFIByteArray { data: core::ptr::null(), size: 0 },
+        creator: None,
+        total_size,
+        structural_eq_hash_kind: kTVMFFISEqHashKindUnsupported,
+    }
+}
 
 /// libstdc++'s `std::hash<std::string_view>` on 64-bit targets
 /// (`_Hash_bytes` with seed 0xc70f6907), which the reference stores as
@@ -117,18 +128,16 @@ impl Table {
                 .expect("built-in type registration cannot fail");
         };
         builtin(&mut t, "ffi.Object", kTVMFFIObject, 0, true, -1);
-        let meta = TVMFFITypeMetadata {
-            doc: TVMFFIByteArray { data: core::ptr::null(), size: 0 },
-            creator: None,
-            total_size: size_of::<TVMFFIObject>() as i32,
-            structural_eq_hash_kind: kTVMFFISEqHashKindUnsupported,
-        };
+        let meta = builtin_metadata(size_of::<TVMFFIObject>() as i32);
         t.register_metadata(kTVMFFIObject, &meta).expect("first metadata of ffi.Object");
         for (index, key) in POD_KEYS.iter().enumerate() {
             builtin(&mut t, key, index as i32, 0, false, -1);
         }
-        for (key, index) in OBJECT_KEYS {
+        for (key, index, size) in OBJECT_KEYS {
             builtin(&mut t, key, index, 1, false, kTVMFFIObject);
+            if let Some(size) = size {
+                t.register_metadata(index, &builtin_metadata(size)).expect("first metadata");
+            }
         }
         t
     }
@@ -290,7 +299,7 @@ impl Table {
         let entry = self.entry_mut(type_index)?;
         // SAFETY: stored names live in the pool.
         if entry.fields.iter().any(|f| unsafe { super::string::byte_slice(f.name) } == name) {
-            return Err(Error::value(format!(
+            return Err(Error::new(ErrorKind::InternalError, format!(
                 "Duplicate field name \"{}\" in type \"{}\"",
                 String::from_utf8_lossy(&name),
                 // SAFETY: the key lives in the pool.
@@ -412,7 +421,10 @@ pub fn key_to_index(key: &[u8]) -> Result<i32> {
         .by_key
         .get(key)
         .copied()
-        .ok_or_else(|| Error::value(format!("Cannot find type `{}`", String::from_utf8_lossy(key))))
+        .ok_or_else(|| {
+            let message = format!("Cannot find type `{}`", String::from_utf8_lossy(key));
+            Error::new(ErrorKind::InternalError, message)
+        })
 }
 
 /// `TVMFFIGetTypeInfo`: a pointer valid for the life of the process.

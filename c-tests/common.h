@@ -1,0 +1,125 @@
+/* Shared helpers of the C tests: checks that report file:line and the raised
+ * error (kind and message), and small constructors. Every test prints a
+ * transcript on stdout that must be identical for the official library and
+ * ours; diagnostics go to stderr. */
+#ifndef TVM_FFI_RS_C_TESTS_COMMON_H_
+#define TVM_FFI_RS_C_TESTS_COMMON_H_
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <tvm/ffi/c_api.h>
+#include <tvm/ffi/extra/c_env_api.h>
+
+static inline void print_raised(const char* where) {
+  TVMFFIObjectHandle err = NULL;
+  TVMFFIErrorMoveFromRaised(&err);
+  if (err == NULL) {
+    fprintf(stderr, "%s: no error raised\n", where);
+    return;
+  }
+  const TVMFFIErrorCell* cell =
+      (const TVMFFIErrorCell*)((const char*)err + sizeof(TVMFFIObject));
+  fprintf(stderr, "%s: %.*s: %.*s\n", where, (int)cell->kind.size, cell->kind.data,
+          (int)cell->message.size, cell->message.data);
+  TVMFFIObjectDecRef(err);
+}
+
+#define CHECK(cond)                                                        \
+  do {                                                                     \
+    if (!(cond)) {                                                         \
+      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+      exit(1);                                                             \
+    }                                                                      \
+  } while (0)
+
+#define CHECK_OK(expr)                                                     \
+  do {                                                                     \
+    int rc_ = (expr);                                                      \
+    if (rc_ != 0) {                                                        \
+      char where_[512];                                                    \
+      snprintf(where_, sizeof(where_), "%s:%d: %s returned %d", __FILE__, __LINE__, #expr, rc_); \
+      print_raised(where_);                                                \
+      exit(1);                                                             \
+    }                                                                      \
+  } while (0)
+
+/* Takes the raised error and returns its kind as a malloc'd string. */
+static inline char* take_error_kind(void) {
+  TVMFFIObjectHandle err = NULL;
+  TVMFFIErrorMoveFromRaised(&err);
+  if (err == NULL) return NULL;
+  const TVMFFIErrorCell* cell =
+      (const TVMFFIErrorCell*)((const char*)err + sizeof(TVMFFIObject));
+  char* kind = (char*)malloc(cell->kind.size + 1);
+  memcpy(kind, cell->kind.data, cell->kind.size);
+  kind[cell->kind.size] = 0;
+  TVMFFIObjectDecRef(err);
+  return kind;
+}
+
+/* Expects `expr` to fail and prints the raised error's kind. */
+#define EXPECT_RAISES(label, expr)                                         \
+  do {                                                                     \
+    int rc_ = (expr);                                                      \
+    CHECK(rc_ != 0);                                                       \
+    char* kind_ = take_error_kind();                                       \
+    CHECK(kind_ != NULL);                                                  \
+    printf("%s: raises %s\n", label, kind_);                               \
+    free(kind_);                                                           \
+  } while (0)
+
+static inline TVMFFIByteArray byte_array(const char* s) {
+  TVMFFIByteArray a;
+  a.data = s;
+  a.size = strlen(s);
+  return a;
+}
+
+static inline TVMFFIAny any_none(void) {
+  TVMFFIAny a;
+  memset(&a, 0, sizeof(a));
+  a.type_index = kTVMFFINone;
+  return a;
+}
+
+static inline TVMFFIAny any_int(int64_t v) {
+  TVMFFIAny a = any_none();
+  a.type_index = kTVMFFIInt;
+  a.v_int64 = v;
+  return a;
+}
+
+/* Releases an owned Any. */
+static inline void any_release(TVMFFIAny* a) {
+  if (a->type_index >= kTVMFFIStaticObjectBegin && a->v_obj != NULL) {
+    TVMFFIObjectDecRef(a->v_obj);
+  }
+  *a = any_none();
+}
+
+/* The bytes of an owned or borrowed string/bytes Any. */
+static inline TVMFFIByteArray any_text(const TVMFFIAny* a) {
+  TVMFFIByteArray r = {NULL, 0};
+  if (a->type_index == kTVMFFISmallStr || a->type_index == kTVMFFISmallBytes) {
+    r.data = a->v_bytes;
+    r.size = a->small_str_len;
+  } else if (a->type_index == kTVMFFIStr || a->type_index == kTVMFFIBytes) {
+    r = *(const TVMFFIByteArray*)((const char*)a->v_obj + sizeof(TVMFFIObject));
+  }
+  return r;
+}
+
+/* Looks up a global function, failing the test if it is missing. */
+static inline TVMFFIObjectHandle get_global(const char* name) {
+  TVMFFIByteArray n = byte_array(name);
+  TVMFFIObjectHandle f = NULL;
+  CHECK_OK(TVMFFIFunctionGetGlobal(&n, &f));
+  if (f == NULL) {
+    fprintf(stderr, "missing global %s\n", name);
+    exit(1);
+  }
+  return f;
+}
+
+#endif  /* TVM_FFI_RS_C_TESTS_COMMON_H_ */

@@ -1,0 +1,66 @@
+/* Bad input to every entry point gets a clear error, never a crash: NULL
+ * pointers, NULL data with a nonzero size, NULL callbacks. (The official
+ * library dereferences such pointers, so this test runs on ours only.) */
+#include "common.h"
+
+int main(void) {
+  TVMFFIAny any = any_none();
+  TVMFFIObjectHandle h = NULL;
+  TVMFFIByteArray bad = {NULL, 5}, name = byte_array("x");
+  int32_t index;
+  EXPECT_RAISES("IncRef(NULL)", TVMFFIObjectIncRef(NULL));
+  EXPECT_RAISES("DecRef(NULL)", TVMFFIObjectDecRef(NULL));
+  EXPECT_RAISES("CreateOpaque out NULL", TVMFFIObjectCreateOpaque(NULL, kTVMFFIOpaquePyObject, NULL, NULL));
+  EXPECT_RAISES("StringFromByteArray(NULL)", TVMFFIStringFromByteArray(NULL, &any));
+  EXPECT_RAISES("StringFromByteArray(NULL data, 5)", TVMFFIStringFromByteArray(&bad, &any));
+  EXPECT_RAISES("BytesFromByteArray out NULL", TVMFFIBytesFromByteArray(&name, NULL));
+  EXPECT_RAISES("FunctionCreate(NULL safe_call)", TVMFFIFunctionCreate(NULL, NULL, NULL, &h));
+  EXPECT_RAISES("FunctionCall(NULL)", TVMFFIFunctionCall(NULL, NULL, 0, &any));
+  EXPECT_RAISES("GetGlobal(NULL name)", TVMFFIFunctionGetGlobal(NULL, &h));
+  EXPECT_RAISES("SetGlobal(NULL f)", TVMFFIFunctionSetGlobal(&name, NULL, 0));
+  EXPECT_RAISES("SetGlobalFromMethodInfo(NULL)", TVMFFIFunctionSetGlobalFromMethodInfo(NULL, 0));
+  EXPECT_RAISES("AnyViewToOwnedAny(NULL)", TVMFFIAnyViewToOwnedAny(NULL, &any));
+  TVMFFIAny rref = any_none();
+  rref.type_index = kTVMFFIObjectRValueRef;
+  TVMFFIObject* empty_slot = NULL;
+  rref.v_ptr = &empty_slot;
+  EXPECT_RAISES("AnyViewToOwnedAny(moved-from rvalue)", TVMFFIAnyViewToOwnedAny(&rref, &any));
+  EXPECT_RAISES("ErrorCreate(NULL kind)", TVMFFIErrorCreate(NULL, &name, &name, &h));
+  EXPECT_RAISES("TypeKeyToIndex(NULL)", TVMFFITypeKeyToIndex(NULL, &index));
+  CHECK(TVMFFITypeGetOrAllocIndex(NULL, -1, 1, 0, 1, kTVMFFIObject) == -1);
+  free(take_error_kind());
+  CHECK(TVMFFIGetTypeInfo(-7) == NULL && TVMFFIGetTypeInfo(1 << 30) == NULL);
+  free(take_error_kind());
+  EXPECT_RAISES("RegisterField(NULL)", TVMFFITypeRegisterField(kTVMFFIObject, NULL));
+  EXPECT_RAISES("RegisterField(bad type)", TVMFFITypeRegisterField(5000, (TVMFFIFieldInfo*)&any));
+  EXPECT_RAISES("RegisterAttr(bad type)", TVMFFITypeRegisterAttr(-3, &name, &any));
+  CHECK(TVMFFIGetTypeAttrColumn(NULL) == NULL);
+  free(take_error_kind());
+  EXPECT_RAISES("HandleInitOnce(NULL)", TVMFFIHandleInitOnce(NULL, NULL));
+  EXPECT_RAISES("EnvRegisterCAPI(NULL)", TVMFFIEnvRegisterCAPI(NULL, NULL));
+  /* A child of a full, non-overflowing parent is an error (the official
+   * library aborts the process here). */
+  TVMFFIByteArray closed = byte_array("test.boundary.Closed"), child = byte_array("test.boundary.Child");
+  int32_t parent = TVMFFITypeGetOrAllocIndex(&closed, -1, 1, 0, 0, kTVMFFIObject);
+  CHECK(parent >= kTVMFFIDynObjectBegin);
+  CHECK(TVMFFITypeGetOrAllocIndex(&child, -1, 2, 0, 1, parent) == -1);
+  char* full = take_error_kind();
+  printf("child of a full parent: raises %s\n", full);
+  free(full);
+  /* A wrong depth is an error too. */
+  CHECK(TVMFFITypeGetOrAllocIndex(&child, -1, 5, 0, 1, kTVMFFIObject) == -1);
+  free(take_error_kind());
+  /* ErrorSetRaised(NULL) raises a ValueError instead of crashing. */
+  TVMFFIErrorSetRaised(NULL);
+  char* kind = take_error_kind();
+  printf("ErrorSetRaised(NULL): raises %s\n", kind);
+  free(kind);
+  /* A wrong argument count or type to a built-in is a TypeError. */
+  TVMFFIObjectHandle fstr = get_global("ffi.String");
+  EXPECT_RAISES("ffi.String()", TVMFFIFunctionCall(fstr, NULL, 0, &any));
+  TVMFFIAny arg = any_int(1);
+  EXPECT_RAISES("ffi.String(1)", TVMFFIFunctionCall(fstr, &arg, 1, &any));
+  EXPECT_RAISES("ffi.String(NULL result)", TVMFFIFunctionCall(fstr, &arg, 1, NULL));
+  TVMFFIObjectDecRef(fstr);
+  return 0;
+}
