@@ -6,6 +6,9 @@ fn main() {
     let manifest = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:include={manifest}/include");
+    // The C example compiles its C program for the same target.
+    let target = std::env::var("TARGET").expect("cargo sets TARGET");
+    println!("cargo:rustc-env=TARGET_TRIPLE={target}");
     let target_os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
     if target_os == "linux" {
         // Consumers record `NEEDED libtvm_ffi.so`, as for the official library.

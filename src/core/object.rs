@@ -201,3 +201,38 @@ unsafe extern "C" fn delete_boxed<T>(this: *mut c_void, flags: c_int) {
         }
     }));
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicUsize;
+
+    struct DropCounter(Arc<AtomicUsize>);
+    impl Drop for DropCounter {
+        fn drop(&mut self) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    #[test]
+    fn payload_dropped_once_and_weak_keeps_memory() {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let obj = new_object(kTVMFFIObject, DropCounter(drops.clone()));
+        let raw = obj.as_ptr();
+        // SAFETY: `obj` keeps the header alive; we add a weak reference the
+        // way C++ WeakObjectPtr does.
+        unsafe { (*raw).combined_ref_count.fetch_add(WEAK_ONE, Ordering::Relaxed) };
+        let second = obj.clone();
+        drop(obj);
+        assert_eq!(drops.load(Ordering::SeqCst), 0);
+        drop(second);
+        assert_eq!(drops.load(Ordering::SeqCst), 1);
+        // SAFETY: the weak reference keeps the memory; releasing it frees.
+        unsafe {
+            assert_eq!((*raw).combined_ref_count.fetch_sub(WEAK_ONE, Ordering::Relaxed), WEAK_ONE);
+            ((*raw).deleter.unwrap())(raw.cast(), kTVMFFIObjectDeleterFlagBitMaskWeak);
+        }
+        assert_eq!(drops.load(Ordering::SeqCst), 1);
+    }
+}

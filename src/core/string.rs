@@ -163,3 +163,29 @@ pub unsafe fn byte_slice<'a>(arr: TVMFFIByteArray) -> &'a [u8] {
         unsafe { core::slice::from_raw_parts(arr.data.cast(), arr.size) }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn small_rule_and_zero_tail() {
+        let small = make_text(b"abc", TextKind::Str);
+        assert_eq!(small.type_index(), kTVMFFISmallStr);
+        // SAFETY: small text stores `v_bytes`.
+        assert_eq!(unsafe { small.view().raw().value.v_bytes }, *b"abc\0\0\0\0\0");
+        let seven = make_text(b"1234567", TextKind::Bytes);
+        assert_eq!(seven.type_index(), kTVMFFISmallBytes);
+        let heap = make_text(b"12345678", TextKind::Bytes);
+        assert_eq!(heap.type_index(), kTVMFFIBytes);
+        assert_eq!(heap.view().as_bytes().unwrap(), b"12345678");
+        assert!(heap.view().as_str_bytes().is_none(), "bytes are not strings");
+    }
+
+    #[test]
+    fn embedded_nul_and_non_utf8_survive() {
+        let text = b"\xff\x00nul\x00inside and long";
+        let s = make_text(text, TextKind::Str);
+        assert_eq!(s.view().as_str_bytes().unwrap(), text);
+    }
+}

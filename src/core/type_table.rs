@@ -471,3 +471,28 @@ pub fn attr_column(name: &[u8]) -> *const TVMFFITypeAttrColumn {
         None => core::ptr::null(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_hash_matches_libstdcxx() {
+        // Values read from the official library's TVMFFITypeInfo records.
+        assert_eq!(libstdcxx_hash(b"ffi.Object"), 0x33a2_11b2_74fa_0106);
+        assert_eq!(libstdcxx_hash(b"None"), 0xfb6a_c968_ce0c_a5aa);
+        assert_eq!(libstdcxx_hash(b"TVMFFIByteArray*"), 0x3251_9e4e_9ab6_31a9);
+    }
+
+    #[test]
+    fn dynamic_types_take_parent_slots_then_overflow() {
+        let base = get_or_alloc_index(b"unit.Base", -1, 1, 2, true, kTVMFFIObject).unwrap();
+        assert!(base >= kTVMFFIDynObjectBegin);
+        assert_eq!(get_or_alloc_index(b"unit.Base", -1, 1, 0, false, -1).unwrap(), base);
+        assert_eq!(get_or_alloc_index(b"unit.A", -1, 2, 0, true, base).unwrap(), base + 1);
+        assert_eq!(get_or_alloc_index(b"unit.B", -1, 2, 0, true, base).unwrap(), base + 2);
+        assert!(get_or_alloc_index(b"unit.C", -1, 2, 0, true, base).unwrap() > base + 2);
+        assert_eq!(get_or_alloc_index(b"unit.Missing", -1, 1, 0, true, -2).unwrap(), -2);
+        assert!(get_or_alloc_index(b"unit.BadDepth", -1, 3, 0, true, base).is_err());
+    }
+}

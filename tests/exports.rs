@@ -1,0 +1,70 @@
+//! The cdylib's dynamic symbol table holds exactly the C API the headers
+//! declare, and its SONAME is `libtvm_ffi.so`, like the official library.
+
+use object::read::elf::Dyn as _;
+use object::{Object, ObjectSymbol};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// target/<profile>, where cargo puts the cdylib next to the test's deps/.
+fn target_dir() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    exe.parent().and_then(Path::parent).unwrap().to_path_buf()
+}
+
+/// Function names declared `TVM_FFI_DLL` in our headers.
+fn header_functions() -> BTreeSet<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut names = BTreeSet::new();
+    for header in ["include/tvm/ffi/c_api.h", "include/tvm/ffi/extra/c_env_api.h"] {
+        let text = std::fs::read_to_string(root.join(header)).unwrap();
+        // A declaration may wrap after `TVM_FFI_DLL`; join lines first.
+        let joined = text.replace('\n', " ");
+        for part in joined.split("TVM_FFI_DLL ").skip(1) {
+            let decl = part.split('(').next().unwrap();
+            if let Some(name) = decl.split_whitespace().last() {
+                let name = name.trim_start_matches('*');
+                if name.starts_with("TVMFFI") {
+                    names.insert(name.to_string());
+                }
+            }
+        }
+    }
+    names
+}
+
+#[test]
+fn dynamic_exports_are_the_header_functions() {
+    let path = target_dir().join("libtvm_ffi.so");
+    let data = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let file = object::File::parse(&*data).unwrap();
+    let exported: BTreeSet<String> = file
+        .dynamic_symbols()
+        .filter(|s| s.is_definition() && s.is_global())
+        .map(|s| s.name().unwrap().to_string())
+        .collect();
+    let declared = header_functions();
+    assert!(declared.len() >= 30, "parsed only {} declarations", declared.len());
+    assert_eq!(exported, declared, "exports differ from the header declarations");
+}
+
+#[test]
+fn soname_is_libtvm_ffi_so() {
+    let path = target_dir().join("libtvm_ffi.so");
+    let data = std::fs::read(&path).unwrap();
+    let elf = object::read::elf::ElfFile64::<object::Endianness>::parse(&*data).unwrap();
+    let endian = elf.endian();
+    let sections = elf.elf_section_table();
+    let dynamic = sections
+        .dynamic(endian, &*data)
+        .unwrap()
+        .expect("a dynamic section");
+    let (entries, strtab_index) = dynamic;
+    let strings = sections.strings(endian, &*data, strtab_index).unwrap();
+    let soname = entries
+        .iter()
+        .find(|d| d.d_tag(endian) == object::elf::DT_SONAME)
+        .map(|d| d.string(endian, strings).unwrap())
+        .expect("DT_SONAME");
+    assert_eq!(soname, b"libtvm_ffi.so");
+}

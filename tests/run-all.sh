@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Runs every test of tvm-ffi-rs on a fresh machine (Rust toolchain, gcc and
+# python3 are all it needs):
+#   1. a venv in target/venv with cmake and the official apache-tvm-ffi wheel
+#      (the oracle for the differential tests),
+#   2. cargo test (unit tests, header freshness, exported symbols, boundary),
+#   3. the C tests under ctest, against our library and the official one,
+#      with transcript diffs,
+#   4. the C tests under valgrind (leaks and invalid accesses), when present.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+venv="$root/target/venv"
+if [ ! -x "$venv/bin/cmake" ] || [ ! -d "$(echo "$venv"/lib/python3*/site-packages/tvm_ffi)" ]; then
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check cmake "apache-tvm-ffi==0.1.15.post2"
+fi
+official_dir="$(echo "$venv"/lib/python3*/site-packages/tvm_ffi)"
+
+echo "== cargo test"
+cargo build --release --locked
+cargo test --release --locked
+
+echo "== C tests (ours and official, with transcript diffs)"
+"$venv/bin/cmake" -S c-tests -B target/c-tests -DTVM_FFI_OFFICIAL_DIR="$official_dir" >/dev/null
+"$venv/bin/cmake" --build target/c-tests -j2 >/dev/null
+"$venv/bin/ctest" --test-dir target/c-tests --output-on-failure
+
+echo "== example"
+cargo run --release --locked --example add_one_c
+
+if command -v valgrind >/dev/null 2>&1; then
+  echo "== C tests under valgrind (our library): no leaks, no invalid accesses"
+  for t in target/c-tests/test_*; do
+    case "$t" in *_official) continue ;; esac
+    valgrind --quiet --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=3 \
+      "$t" >/dev/null
+    echo "valgrind clean: $(basename "$t")"
+  done
+fi
+echo "== all tests passed"
