@@ -36,6 +36,7 @@ int main(void) {
   CHECK(err != NULL && ((TVMFFIObject*)err)->type_index == kTVMFFIError);
   printf("from cstr: %.*s: %.*s\n", (int)cell_of(err)->kind.size, cell_of(err)->kind.data,
          (int)cell_of(err)->message.size, cell_of(err)->message.data);
+  TVMFFIObjectDecRef(err);
   TVMFFIErrorMoveFromRaised(&err);
   CHECK(err == NULL);
 

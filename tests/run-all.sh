@@ -34,7 +34,7 @@ if command -v valgrind >/dev/null 2>&1; then
   echo "== C tests under valgrind (our library): no leaks, no invalid accesses"
   for t in target/c-tests/test_*; do
     case "$t" in *_official) continue ;; esac
-    valgrind --quiet --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=3 \
+    valgrind --quiet --leak-check=full --show-leak-kinds=definite --errors-for-leak-kinds=definite --error-exitcode=3 \
       "$t" >/dev/null
     echo "valgrind clean: $(basename "$t")"
   done
