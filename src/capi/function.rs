@@ -1,6 +1,7 @@
 //! `TVMFFIFunction*` and `TVMFFIAnyViewToOwnedAny`.
 
-use super::{arg_bytes, arg_handle, arg_out, arg_ref, ffi_call, null_arg};
+use super::{arg_bytes, arg_handle, arg_out, arg_ref, ffi_call, null_arg, raise_null};
+use crate::core::function::raise_code;
 use crate::abi::*;
 use crate::core::any::take_rvalue_ref;
 use crate::core::{AnyView, Error, Function, ObjectRef, registry};
@@ -25,9 +26,7 @@ pub unsafe extern "C" fn TVMFFIFunctionCreate(
     ffi_call(|| {
         // SAFETY: per the contract.
         let out = unsafe { arg_out(out, "out") }?;
-        if safe_call.is_none() {
-            return Err(null_arg("safe_call"));
-        }
+        let safe_call = safe_call.ok_or_else(|| null_arg("safe_call"))?;
         *out = Function::from_extern_c(self_, safe_call, deleter).into_object().into_raw().as_ptr().cast();
         Ok(())
     })
@@ -49,15 +48,22 @@ pub unsafe extern "C" fn TVMFFIFunctionCall(
     result: *mut TVMFFIAny,
 ) -> c_int {
     if func.is_null() {
-        return ffi_call(|| Err(null_arg("func")));
+        return raise_null("func");
     }
     // SAFETY: a live Function has its cell right after the header.
     let cell = unsafe { &*func.cast::<u8>().add(size_of::<TVMFFIObject>()).cast::<TVMFFIFunctionCell>() };
     match cell.safe_call {
         // SAFETY: forwarding the caller's arguments per the packed convention.
         Some(safe_call) => unsafe { safe_call(func, args, num_args, result) },
-        None => ffi_call(|| Err(Error::runtime("the function has no safe_call"))),
+        None => raise_no_safe_call(),
     }
+}
+
+/// Raises the error for a Function object whose cell has no `safe_call`.
+#[cold]
+#[inline(never)]
+fn raise_no_safe_call() -> c_int {
+    raise_code(Error::runtime("the function has no safe_call"))
 }
 
 /// Looks up a global function. Ownership: `*out` receives a new reference,

@@ -36,6 +36,13 @@ fn null_arg(name: &str) -> Error {
     Error::value(format!("`{name}` is NULL"))
 }
 
+/// Raises the error for a NULL argument `name`, out of the hot path.
+#[cold]
+#[inline(never)]
+fn raise_null(name: &str) -> c_int {
+    crate::core::function::raise_code(null_arg(name))
+}
+
 /// A required pointer argument as a reference.
 ///
 /// # Safety

@@ -1,6 +1,7 @@
 //! `TVMFFIObject*`, `TVMFFIGetVersion` and the custom allocator slot.
 
-use super::{arg_handle, arg_out, ffi_call};
+use super::{arg_out, ffi_call, raise_null};
+use core::ptr::NonNull;
 use crate::abi::*;
 use crate::core::object::{dec_ref, inc_ref, new_object};
 use crate::core::{Error, allocator};
@@ -29,11 +30,14 @@ pub unsafe extern "C" fn TVMFFIGetVersion(out_version: *mut TVMFFIVersion) {
 /// `obj` is NULL or a live object.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn TVMFFIObjectIncRef(obj: TVMFFIObjectHandle) -> c_int {
-    ffi_call(|| {
-        // SAFETY: non-null and live per the contract.
-        unsafe { inc_ref(arg_handle(obj, "obj")?) };
-        Ok(())
-    })
+    match NonNull::new(obj.cast()) {
+        Some(obj) => {
+            // SAFETY: non-null and live per the contract.
+            unsafe { inc_ref(obj) };
+            0
+        }
+        None => raise_null("obj"),
+    }
 }
 
 /// Drops a strong reference to an object; the last one runs its deleter.
@@ -43,11 +47,15 @@ pub unsafe extern "C" fn TVMFFIObjectIncRef(obj: TVMFFIObjectHandle) -> c_int {
 /// `obj` is NULL or a live object of which the caller owns a reference.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn TVMFFIObjectDecRef(obj: TVMFFIObjectHandle) -> c_int {
-    ffi_call(|| {
-        // SAFETY: non-null, live, and the caller gives up one reference.
-        unsafe { dec_ref(arg_handle(obj, "obj")?) };
-        Ok(())
-    })
+    match NonNull::new(obj.cast()) {
+        Some(obj) => {
+            // SAFETY: non-null, live, and the caller gives up one reference.
+            // Deleters never unwind: ours catch panics, foreign ones are C.
+            unsafe { dec_ref(obj) };
+            0
+        }
+        None => raise_null("obj"),
+    }
 }
 
 /// The cell of an opaque object and the deleter of the wrapped handle.

@@ -100,11 +100,8 @@ fn function_from_extern_c(args: Args<'_>) -> Result<Any> {
     let this = ptr_arg(NAME, args, 0)?;
     let safe_call = ptr_arg(NAME, args, 1)?;
     let deleter = ptr_arg(NAME, args, 2)?;
-    if safe_call.is_null() {
-        return Err(Error::value(format!("{NAME}: safe_call is NULL")));
-    }
-    // SAFETY: the caller hands us C function pointers of these signatures,
-    // which is the documented contract of this global.
+    // SAFETY: the caller hands us C function pointers of these signatures
+    // (or NULL), which is the documented contract of this global.
     let (safe_call, deleter) = unsafe {
         (
             core::mem::transmute::<*mut core::ffi::c_void, TVMFFISafeCallType>(safe_call),
@@ -114,5 +111,6 @@ fn function_from_extern_c(args: Args<'_>) -> Result<Any> {
             >(deleter),
         )
     };
+    let safe_call = safe_call.ok_or_else(|| Error::value(format!("{NAME}: safe_call is NULL")))?;
     Ok(Any::from(Function::from_extern_c(this, safe_call, deleter).into_object()))
 }

@@ -76,12 +76,24 @@ pub fn catch_to_code(f: impl FnOnce() -> Result<()>) -> c_int {
     }
 }
 
+/// A non-NULL `TVMFFISafeCallType`.
+pub type SafeCallFn =
+    unsafe extern "C" fn(*mut c_void, *const TVMFFIAny, i32, *mut TVMFFIAny) -> c_int;
+
+/// Raises `err` and returns its C code; kept out of line so that hot entry
+/// points stay a few instructions long.
+#[cold]
+#[inline(never)]
+pub fn raise_code(err: Error) -> c_int {
+    catch_to_code(|| Err(err))
+}
+
 /// A function backed by a C `safe_call` with its own `self` and deleter.
 #[repr(C)]
 struct ExternC {
     cell: TVMFFIFunctionCell,
     this: *mut c_void,
-    safe_call: TVMFFISafeCallType,
+    safe_call: SafeCallFn,
     deleter: Option<unsafe extern "C" fn(*mut c_void)>,
 }
 
@@ -109,11 +121,8 @@ unsafe extern "C" fn extern_c_trampoline(
     // SAFETY: this trampoline is only installed in `ExternC` objects, and
     // the caller holds a reference to the function for the call.
     let f = unsafe { (*handle.cast::<ObjBox<ExternC>>()).payload() };
-    match f.safe_call {
-        // SAFETY: forwarding the caller's arguments as they came.
-        Some(call) => unsafe { call(f.this, args, num_args, result) },
-        None => catch_to_code(|| Err(Error::runtime("the function has no safe_call"))),
-    }
+    // SAFETY: forwarding the caller's arguments as they came.
+    unsafe { (f.safe_call)(f.this, args, num_args, result) }
 }
 
 /// The function installed directly in the cell (`self` and deleter NULL):
@@ -177,12 +186,12 @@ impl Function {
     /// function object as its handle (the reference runtime's behaviour).
     pub fn from_extern_c(
         this: *mut c_void,
-        safe_call: TVMFFISafeCallType,
+        safe_call: SafeCallFn,
         deleter: Option<unsafe extern "C" fn(*mut c_void)>,
     ) -> Function {
         let cpp_call = core::ptr::null_mut();
         if this.is_null() && deleter.is_none() {
-            let cell = TVMFFIFunctionCell { safe_call, cpp_call };
+            let cell = TVMFFIFunctionCell { safe_call: Some(safe_call), cpp_call };
             return Function(new_object(kTVMFFIFunction, Direct { cell }));
         }
         let cell = TVMFFIFunctionCell { safe_call: Some(extern_c_trampoline), cpp_call };

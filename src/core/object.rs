@@ -35,30 +35,38 @@ pub unsafe fn inc_ref(obj: NonNull<TVMFFIObject>) {
 /// `obj` points to a live object and the caller gives up one strong reference.
 #[inline]
 pub unsafe fn dec_ref(obj: NonNull<TVMFFIObject>) {
-    let raw = obj.as_ptr();
     // SAFETY: the caller holds a strong reference, so the header is live.
-    let header = unsafe { &*raw };
+    let header = unsafe { obj.as_ref() };
     let before = header.combined_ref_count.fetch_sub(STRONG_ONE, Ordering::Release);
+    if before & STRONG_MASK == STRONG_ONE {
+        // SAFETY: we just released the last strong reference.
+        unsafe { release_last_strong(obj, before) }
+    }
+}
+
+/// Runs the deleter after the last strong reference went away; `before` is
+/// the counter value before that release.
+///
+/// # Safety
+/// The caller released the last strong reference of `obj`.
+#[inline(never)]
+unsafe fn release_last_strong(obj: NonNull<TVMFFIObject>, before: u64) {
+    let raw = obj.as_ptr();
+    fence(Ordering::Acquire);
+    // SAFETY: weak holders keep the memory alive until the deleter frees it.
+    let header = unsafe { &*raw };
+    let Some(deleter) = header.deleter else { return };
     if before == INITIAL_REF_COUNT {
+        // SAFETY: both counts reached zero; nobody else can see the object.
+        unsafe { deleter(raw.cast(), kTVMFFIObjectDeleterFlagBitMaskBoth) };
+        return;
+    }
+    // SAFETY: only weak holders remain, and they never touch the contents.
+    unsafe { deleter(raw.cast(), kTVMFFIObjectDeleterFlagBitMaskStrong) };
+    if header.combined_ref_count.fetch_sub(WEAK_ONE, Ordering::Release) == WEAK_ONE {
         fence(Ordering::Acquire);
-        if let Some(deleter) = header.deleter {
-            // SAFETY: both counts reached zero; nobody else can see the object.
-            unsafe { deleter(raw.cast(), kTVMFFIObjectDeleterFlagBitMaskBoth) };
-        }
-    } else if before & STRONG_MASK == STRONG_ONE {
-        fence(Ordering::Acquire);
-        if let Some(deleter) = header.deleter {
-            // SAFETY: the strong count reached zero; only weak holders remain,
-            // and they never touch the contents.
-            unsafe { deleter(raw.cast(), kTVMFFIObjectDeleterFlagBitMaskStrong) };
-        }
-        if header.combined_ref_count.fetch_sub(WEAK_ONE, Ordering::Release) == WEAK_ONE {
-            fence(Ordering::Acquire);
-            if let Some(deleter) = header.deleter {
-                // SAFETY: the weak count reached zero as well: free the memory.
-                unsafe { deleter(raw.cast(), kTVMFFIObjectDeleterFlagBitMaskWeak) };
-            }
-        }
+        // SAFETY: the weak count reached zero as well: free the memory.
+        unsafe { deleter(raw.cast(), kTVMFFIObjectDeleterFlagBitMaskWeak) };
     }
 }
 
