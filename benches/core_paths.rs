@@ -1,1 +1,93 @@
-fn main() {}
+//! Criterion benchmarks of the core C-API paths, called through the same
+//! `extern "C"` entry points C code uses. The C benchmark
+//! (`c-tests/bench/run.sh`) compares the same paths with the official library.
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use std::hint::black_box;
+use std::os::raw::{c_int, c_void};
+use tvm_ffi::abi::*;
+use tvm_ffi::core::{Any, Function};
+use tvm_ffi::*;
+
+unsafe extern "C" fn nop(_: *mut c_void, _: *const TVMFFIAny, _: i32, result: *mut TVMFFIAny) -> c_int {
+    // SAFETY: the caller provides a writable result.
+    unsafe { (*result).type_index = kTVMFFINone };
+    0
+}
+
+fn byte_array(s: &[u8]) -> TVMFFIByteArray {
+    TVMFFIByteArray { data: s.as_ptr().cast(), size: s.len() }
+}
+
+fn calls(c: &mut Criterion) {
+    let self_value = 1i32;
+    let extern_c = Function::from_extern_c((&raw const self_value).cast_mut().cast(), nop, None);
+    let closure = Function::from_closure(|_| Ok(Any::NONE));
+    let mut args = [TVMFFIAny::NONE; 3];
+    args[0] = Any::from(1i64).into_raw();
+    args[1] = Any::from(2.0f64).into_raw();
+    for (label, f) in [("extern_c", &extern_c), ("rust_closure", &closure)] {
+        let handle = f.as_object().as_ptr().cast::<c_void>();
+        for n in [0, 1, 3] {
+            c.bench_function(&format!("call/{label}/{n}_args"), |b| {
+                b.iter(|| {
+                    let mut result = TVMFFIAny::NONE;
+                    // SAFETY: a live function, valid arguments and result.
+                    black_box(unsafe { TVMFFIFunctionCall(handle, args.as_mut_ptr(), n, &mut result) })
+                })
+            });
+        }
+    }
+}
+
+fn registry_and_objects(c: &mut Criterion) {
+    let name = byte_array(b"ffi.FunctionRemoveGlobal");
+    c.bench_function("global_lookup", |b| {
+        b.iter(|| {
+            let mut out = std::ptr::null_mut();
+            // SAFETY: valid name and out pointer; the result is released.
+            unsafe {
+                TVMFFIFunctionGetGlobal(&name, &mut out);
+                TVMFFIObjectDecRef(black_box(out));
+            }
+        })
+    });
+    let f = Function::from_closure(|_| Ok(Any::NONE));
+    let handle = f.as_object().as_ptr().cast::<c_void>();
+    c.bench_function("incref_decref", |b| {
+        // SAFETY: `f` keeps the object alive throughout.
+        b.iter(|| unsafe {
+            TVMFFIObjectIncRef(black_box(handle));
+            TVMFFIObjectDecRef(black_box(handle));
+        })
+    });
+}
+
+fn strings_and_errors(c: &mut Criterion) {
+    for (label, text) in [("string_small", &b"hello"[..]), ("string_64_bytes", &[b'x'; 64][..])] {
+        let input = byte_array(text);
+        c.bench_function(label, |b| {
+            b.iter(|| {
+                let mut out = TVMFFIAny::NONE;
+                // SAFETY: valid input and output; the value is released.
+                unsafe { TVMFFIStringFromByteArray(&input, &mut out) };
+                // SAFETY: we own the value written to `out`.
+                drop(unsafe { Any::from_raw(black_box(out)) });
+            })
+        });
+    }
+    c.bench_function("error_raise_fetch", |b| {
+        b.iter(|| {
+            let mut err = std::ptr::null_mut();
+            // SAFETY: NUL-terminated strings; the fetched error is released.
+            unsafe {
+                TVMFFIErrorSetRaisedFromCStr(c"ValueError".as_ptr(), c"benchmark error".as_ptr());
+                TVMFFIErrorMoveFromRaised(&mut err);
+                TVMFFIObjectDecRef(black_box(err));
+            }
+        })
+    });
+}
+
+criterion_group!(benches, calls, registry_and_objects, strings_and_errors);
+criterion_main!(benches);
