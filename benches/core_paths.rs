@@ -9,14 +9,22 @@ use tvm_ffi::abi::*;
 use tvm_ffi::core::{Any, Function};
 use tvm_ffi::*;
 
-unsafe extern "C" fn nop(_: *mut c_void, _: *const TVMFFIAny, _: i32, result: *mut TVMFFIAny) -> c_int {
+unsafe extern "C" fn nop(
+    _: *mut c_void,
+    _: *const TVMFFIAny,
+    _: i32,
+    result: *mut TVMFFIAny,
+) -> c_int {
     // SAFETY: the caller provides a writable result.
     unsafe { (*result).type_index = kTVMFFINone };
     0
 }
 
 fn byte_array(s: &[u8]) -> TVMFFIByteArray {
-    TVMFFIByteArray { data: s.as_ptr().cast(), size: s.len() }
+    TVMFFIByteArray {
+        data: s.as_ptr().cast(),
+        size: s.len(),
+    }
 }
 
 fn calls(c: &mut Criterion) {
@@ -33,7 +41,9 @@ fn calls(c: &mut Criterion) {
                 b.iter(|| {
                     let mut result = TVMFFIAny::NONE;
                     // SAFETY: a live function, valid arguments and result.
-                    black_box(unsafe { TVMFFIFunctionCall(handle, args.as_mut_ptr(), n, &mut result) })
+                    black_box(unsafe {
+                        TVMFFIFunctionCall(handle, args.as_mut_ptr(), n, &mut result)
+                    })
                 })
             });
         }
@@ -64,7 +74,10 @@ fn registry_and_objects(c: &mut Criterion) {
 }
 
 fn strings_and_errors(c: &mut Criterion) {
-    for (label, text) in [("string_small", &b"hello"[..]), ("string_64_bytes", &[b'x'; 64][..])] {
+    for (label, text) in [
+        ("string_small", &b"hello"[..]),
+        ("string_64_bytes", &[b'x'; 64][..]),
+    ] {
         let input = byte_array(text);
         c.bench_function(label, |b| {
             b.iter(|| {

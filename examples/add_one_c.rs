@@ -10,7 +10,11 @@ fn main() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     // The example binary lives in target/<profile>/examples; the cdylib one up.
     let exe = std::env::current_exe().expect("current executable path");
-    let lib_dir = exe.parent().and_then(|p| p.parent()).expect("target/<profile>").to_path_buf();
+    let lib_dir = exe
+        .parent()
+        .and_then(|p| p.parent())
+        .expect("target/<profile>")
+        .to_path_buf();
     assert!(
         lib_dir.join("libtvm_ffi.so").exists(),
         "{} has no libtvm_ffi.so: build the library first",

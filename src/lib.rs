@@ -14,11 +14,14 @@
 //! T*` parameter is only read during the call; a non-const one may be written.
 
 #![warn(clippy::undocumented_unsafe_blocks)]
-#![allow(non_upper_case_globals, reason = "kTVMFFI* constants keep their C names, also in patterns")]
+#![allow(
+    non_upper_case_globals,
+    reason = "kTVMFFI* constants keep their C names, also in patterns"
+)]
 
 pub mod abi;
+mod capi;
 /// cbindgen:ignore
 pub mod core;
-mod capi;
 
 pub use capi::*;

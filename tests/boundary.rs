@@ -23,7 +23,8 @@ fn a_panic_in_a_function_becomes_an_internal_error() {
     let f = Function::from_closure(|_| -> tvm_ffi::core::Result<Any> { panic!("kaboom") });
     let mut result = TVMFFIAny::NONE;
     // SAFETY: a live function, no arguments, a writable result.
-    let code = unsafe { TVMFFIFunctionCall(f.as_object().as_ptr().cast(), null_mut(), 0, &mut result) };
+    let code =
+        unsafe { TVMFFIFunctionCall(f.as_object().as_ptr().cast(), null_mut(), 0, &mut result) };
     assert_eq!(code, -1);
     let (kind, message) = raised();
     assert_eq!(kind, "InternalError");
@@ -41,9 +42,15 @@ fn an_error_returned_by_a_function_is_raised_with_its_kind() {
 fn null_arguments_name_the_argument() {
     let mut any = TVMFFIAny::NONE;
     // SAFETY: NULL inputs are what is being tested.
-    assert_eq!(unsafe { TVMFFIStringFromByteArray(::core::ptr::null(), &mut any) }, -1);
+    assert_eq!(
+        unsafe { TVMFFIStringFromByteArray(::core::ptr::null(), &mut any) },
+        -1
+    );
     let (kind, message) = raised();
-    assert_eq!((kind.as_str(), message.as_str()), ("ValueError", "`input` is NULL"));
+    assert_eq!(
+        (kind.as_str(), message.as_str()),
+        ("ValueError", "`input` is NULL")
+    );
     // SAFETY: as above.
     assert_eq!(unsafe { TVMFFIObjectIncRef(null_mut()) }, -1);
     assert_eq!(raised().1, "`obj` is NULL");
@@ -51,7 +58,10 @@ fn null_arguments_name_the_argument() {
 
 #[test]
 fn hostile_byte_array_is_rejected() {
-    let arr = TVMFFIByteArray { data: ::core::ptr::null(), size: usize::MAX };
+    let arr = TVMFFIByteArray {
+        data: ::core::ptr::null(),
+        size: usize::MAX,
+    };
     let mut any = TVMFFIAny::NONE;
     // SAFETY: NULL data with a size is the hostile input being tested.
     assert_eq!(unsafe { TVMFFIBytesFromByteArray(&arr, &mut any) }, -1);
@@ -61,7 +71,10 @@ fn hostile_byte_array_is_rejected() {
 #[test]
 fn returned_strings_are_owned_by_the_caller() {
     let text = b"a string long enough for the heap";
-    let arr = TVMFFIByteArray { data: text.as_ptr().cast(), size: text.len() };
+    let arr = TVMFFIByteArray {
+        data: text.as_ptr().cast(),
+        size: text.len(),
+    };
     let mut out = TVMFFIAny::NONE;
     // SAFETY: valid input and output.
     assert_eq!(unsafe { TVMFFIStringFromByteArray(&arr, &mut out) }, 0);

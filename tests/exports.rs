@@ -16,7 +16,10 @@ fn target_dir() -> PathBuf {
 fn header_functions() -> BTreeSet<String> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut names = BTreeSet::new();
-    for header in ["include/tvm/ffi/c_api.h", "include/tvm/ffi/extra/c_env_api.h"] {
+    for header in [
+        "include/tvm/ffi/c_api.h",
+        "include/tvm/ffi/extra/c_env_api.h",
+    ] {
         let text = std::fs::read_to_string(root.join(header)).unwrap();
         // A declaration may wrap after `TVM_FFI_DLL`; join lines first.
         let joined = text.replace('\n', " ");
@@ -44,8 +47,15 @@ fn dynamic_exports_are_the_header_functions() {
         .map(|s| s.name().unwrap().to_string())
         .collect();
     let declared = header_functions();
-    assert!(declared.len() >= 30, "parsed only {} declarations", declared.len());
-    assert_eq!(exported, declared, "exports differ from the header declarations");
+    assert!(
+        declared.len() >= 30,
+        "parsed only {} declarations",
+        declared.len()
+    );
+    assert_eq!(
+        exported, declared,
+        "exports differ from the header declarations"
+    );
 }
 
 #[test]

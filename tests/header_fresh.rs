@@ -47,20 +47,27 @@ const PASSES: &[Pass] = &[
                 "\n#ifdef __cplusplus\n#define DLPACK_EXTERN_C extern \"C\"\n#else\n#define DLPACK_EXTERN_C\n#endif\n#define DLPACK_DLL\n"
                     .into(),
             );
-            c.export.include = vec!["DLManagedTensor".into(), "DLPackManagedTensorAllocator".into()];
+            c.export.include = vec![
+                "DLManagedTensor".into(),
+                "DLPackManagedTensorAllocator".into(),
+            ];
         },
     },
 ];
 
 fn generate(root: &Path, pass: &Pass) -> String {
-    let mut config = cbindgen::Config::from_file(root.join("cbindgen.toml")).expect("cbindgen.toml parses");
+    let mut config =
+        cbindgen::Config::from_file(root.join("cbindgen.toml")).expect("cbindgen.toml parses");
     (pass.adjust)(&mut config);
     let mut builder = cbindgen::Builder::new().with_config(config);
     for src in pass.sources {
         builder = builder.with_src(root.join(src));
     }
     let mut out = Vec::new();
-    builder.generate().expect("cbindgen generates").write(&mut out);
+    builder
+        .generate()
+        .expect("cbindgen generates")
+        .write(&mut out);
     String::from_utf8(out).expect("header is UTF-8")
 }
 

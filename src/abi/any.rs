@@ -133,6 +133,10 @@ impl core::fmt::Debug for TVMFFIAny {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         // SAFETY: every bit pattern of the 8-byte union is a valid u64.
         let bits = unsafe { self.value.v_uint64 };
-        write!(f, "TVMFFIAny(type_index={}, bits={bits:#x})", self.type_index)
+        write!(
+            f,
+            "TVMFFIAny(type_index={}, bits={bits:#x})",
+            self.type_index
+        )
     }
 }

@@ -181,7 +181,11 @@ pub type DLPackManagedTensorAllocator = Option<
         out: *mut *mut DLManagedTensorVersioned,
         error_ctx: *mut c_void,
         SetError: Option<
-            unsafe extern "C" fn(error_ctx: *mut c_void, kind: *const c_char, message: *const c_char),
+            unsafe extern "C" fn(
+                error_ctx: *mut c_void,
+                kind: *const c_char,
+                message: *const c_char,
+            ),
         >,
     ) -> c_int,
 >;

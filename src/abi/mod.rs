@@ -3,7 +3,11 @@
 //!
 //! Enumerations are plain integer typedefs plus constants, because C may hand
 //! us any integer where an enum is expected (a Rust enum would make that UB).
-#![allow(non_camel_case_types, non_upper_case_globals, reason = "matching C names")]
+#![allow(
+    non_camel_case_types,
+    non_upper_case_globals,
+    reason = "matching C names"
+)]
 
 mod any;
 /// cbindgen:ignore

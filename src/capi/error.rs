@@ -11,7 +11,11 @@ use core::ptr::NonNull;
 /// Raises an error made of a kind and message, with a backtrace only when
 /// `TVM_FFI_ERROR_BACKTRACE=1`.
 fn raise_text(kind: &[u8], message: &[u8]) {
-    let bt = if *backtrace::ON_RAISE { backtrace::capture(None, false) } else { String::new() };
+    let bt = if *backtrace::ON_RAISE {
+        backtrace::capture(None, false)
+    } else {
+        String::new()
+    };
     set_raised(new_error(kind, message, bt.as_bytes(), None, None));
 }
 
@@ -140,7 +144,9 @@ pub unsafe extern "C" fn TVMFFIErrorCreateWithCauseAndExtraContext(
             )
         };
         // SAFETY: live objects per the contract; we take new references.
-        let borrow = |h: TVMFFIObjectHandle| NonNull::new(h.cast()).map(|p| unsafe { ObjectRef::from_borrowed(p) });
+        let borrow = |h: TVMFFIObjectHandle| {
+            NonNull::new(h.cast()).map(|p| unsafe { ObjectRef::from_borrowed(p) })
+        };
         let cause = borrow(cause_chain);
         if let Some(c) = &cause {
             if c.type_index() != kTVMFFIError {
@@ -150,7 +156,10 @@ pub unsafe extern "C" fn TVMFFIErrorCreateWithCauseAndExtraContext(
                 )));
             }
         }
-        *out = new_error(kind, message, backtrace, cause, borrow(extra_context)).into_raw().as_ptr().cast();
+        *out = new_error(kind, message, backtrace, cause, borrow(extra_context))
+            .into_raw()
+            .as_ptr()
+            .cast();
         Ok(())
     })
 }
@@ -190,7 +199,9 @@ pub unsafe extern "C" fn TVMFFIBacktrace(
             )),
             _ => None,
         };
-        let location = location.as_ref().map(|(f, l, n)| (f.as_str(), *l, n.as_str()));
+        let location = location
+            .as_ref()
+            .map(|(f, l, n)| (f.as_str(), *l, n.as_str()));
         backtrace::capture(location, cross_ffi_boundary != 0)
     })
     .unwrap_or_default();
@@ -198,7 +209,10 @@ pub unsafe extern "C" fn TVMFFIBacktrace(
         .try_with(|slot| {
             let mut slot = slot.borrow_mut();
             slot.0 = text;
-            slot.1 = TVMFFIByteArray { data: slot.0.as_ptr().cast(), size: slot.0.len() };
+            slot.1 = TVMFFIByteArray {
+                data: slot.0.as_ptr().cast(),
+                size: slot.0.len(),
+            };
             &raw const slot.1
         })
         .unwrap_or(core::ptr::null())

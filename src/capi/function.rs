@@ -1,9 +1,9 @@
 //! `TVMFFIFunction*` and `TVMFFIAnyViewToOwnedAny`.
 
 use super::{arg_bytes, arg_handle, arg_out, arg_ref, ffi_call, null_arg, raise_null};
-use crate::core::function::raise_code;
 use crate::abi::*;
 use crate::core::any::take_rvalue_ref;
+use crate::core::function::raise_code;
 use crate::core::{AnyView, Error, Function, ObjectRef, registry};
 use core::ffi::{c_int, c_void};
 
@@ -27,7 +27,11 @@ pub unsafe extern "C" fn TVMFFIFunctionCreate(
         // SAFETY: per the contract.
         let out = unsafe { arg_out(out, "out") }?;
         let safe_call = safe_call.ok_or_else(|| null_arg("safe_call"))?;
-        *out = Function::from_extern_c(self_, safe_call, deleter).into_object().into_raw().as_ptr().cast();
+        *out = Function::from_extern_c(self_, safe_call, deleter)
+            .into_object()
+            .into_raw()
+            .as_ptr()
+            .cast();
         Ok(())
     })
 }
@@ -51,7 +55,12 @@ pub unsafe extern "C" fn TVMFFIFunctionCall(
         return raise_null("func");
     }
     // SAFETY: a live Function has its cell right after the header.
-    let cell = unsafe { &*func.cast::<u8>().add(size_of::<TVMFFIObject>()).cast::<TVMFFIFunctionCell>() };
+    let cell = unsafe {
+        &*func
+            .cast::<u8>()
+            .add(size_of::<TVMFFIObject>())
+            .cast::<TVMFFIFunctionCell>()
+    };
     match cell.safe_call {
         // SAFETY: forwarding the caller's arguments per the packed convention.
         Some(safe_call) => unsafe { safe_call(func, args, num_args, result) },
@@ -73,12 +82,16 @@ fn raise_no_safe_call() -> c_int {
 /// # Safety
 /// `name` is NULL or a valid byte array; `out` is NULL or writable.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn TVMFFIFunctionGetGlobal(name: *const TVMFFIByteArray, out: *mut TVMFFIObjectHandle) -> c_int {
+pub unsafe extern "C" fn TVMFFIFunctionGetGlobal(
+    name: *const TVMFFIByteArray,
+    out: *mut TVMFFIObjectHandle,
+) -> c_int {
     ffi_call(|| {
         // SAFETY: per the contract.
         let (name, out) = unsafe { (arg_bytes(name, "name")?, arg_out(out, "out")?) };
-        *out = registry::get_global(name)
-            .map_or(core::ptr::null_mut(), |f| f.into_object().into_raw().as_ptr().cast());
+        *out = registry::get_global(name).map_or(core::ptr::null_mut(), |f| {
+            f.into_object().into_raw().as_ptr().cast()
+        });
         Ok(())
     })
 }
@@ -89,7 +102,9 @@ fn function_ref(handle: TVMFFIObjectHandle, name: &str) -> crate::core::Result<F
     let obj = unsafe { ObjectRef::from_borrowed(arg_handle(handle, name)?) };
     let type_index = obj.type_index();
     Function::from_object(obj).ok_or_else(|| {
-        Error::type_error(format!("`{name}` must be an ffi.Function, got type index {type_index}"))
+        Error::type_error(format!(
+            "`{name}` must be an ffi.Function, got type index {type_index}"
+        ))
     })
 }
 
@@ -130,12 +145,18 @@ pub unsafe extern "C" fn TVMFFIFunctionSetGlobalFromMethodInfo(
         // SAFETY: per the contract.
         let info = unsafe { arg_ref(method_info, "method_info") }?;
         // SAFETY: the record's arrays are valid per the contract.
-        let (name, metadata) = unsafe { (arg_bytes(&info.name, "method_info->name")?, arg_bytes(&info.metadata, "method_info->metadata")?) };
+        let (name, metadata) = unsafe {
+            (
+                arg_bytes(&info.name, "method_info->name")?,
+                arg_bytes(&info.metadata, "method_info->metadata")?,
+            )
+        };
         // SAFETY: the record's method is a valid value.
         let view = unsafe { AnyView::from_raw(&info.method) };
-        let func = view.to_object().and_then(Function::from_object).ok_or_else(|| {
-            Error::type_error("`method_info->method` must be an ffi.Function")
-        })?;
+        let func = view
+            .to_object()
+            .and_then(Function::from_object)
+            .ok_or_else(|| Error::type_error("`method_info->method` must be an ffi.Function"))?;
         registry::set_global(name, func, metadata, allow_override != 0)
     })
 }
@@ -149,7 +170,10 @@ pub unsafe extern "C" fn TVMFFIFunctionSetGlobalFromMethodInfo(
 /// # Safety
 /// `any_view` is NULL or a valid value; `out` is NULL or writable.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn TVMFFIAnyViewToOwnedAny(any_view: *const TVMFFIAny, out: *mut TVMFFIAny) -> c_int {
+pub unsafe extern "C" fn TVMFFIAnyViewToOwnedAny(
+    any_view: *const TVMFFIAny,
+    out: *mut TVMFFIAny,
+) -> c_int {
     ffi_call(|| {
         // SAFETY: per the contract.
         let (view, out) = unsafe { (arg_ref(any_view, "any_view")?, arg_out(out, "out")?) };

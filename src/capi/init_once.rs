@@ -42,7 +42,13 @@ pub unsafe extern "C" fn TVMFFIHandleDeinitOnce(
     deinit_func: Option<unsafe extern "C" fn(handle: *mut c_void) -> c_int>,
 ) -> c_int {
     let (Some(deinit), false) = (deinit_func, handle_addr.is_null()) else {
-        return ffi_call(|| Err(null_arg(if handle_addr.is_null() { "handle_addr" } else { "deinit_func" })));
+        return ffi_call(|| {
+            Err(null_arg(if handle_addr.is_null() {
+                "handle_addr"
+            } else {
+                "deinit_func"
+            }))
+        });
     };
     // SAFETY: as in `TVMFFIHandleInitOnce`.
     let slot = unsafe { AtomicPtr::from_ptr(handle_addr) };

@@ -74,7 +74,10 @@ unsafe fn arg_bytes<'a>(p: *const TVMFFIByteArray, name: &str) -> Result<&'a [u8
     // SAFETY: per the contract.
     let arr = unsafe { arg_ref(p, name) }?;
     if arr.data.is_null() && arr.size != 0 {
-        return Err(Error::value(format!("`{name}` has NULL data but size {}", arr.size)));
+        return Err(Error::value(format!(
+            "`{name}` has NULL data but size {}",
+            arr.size
+        )));
     }
     // SAFETY: per the contract; (NULL, 0) is the empty slice.
     Ok(unsafe { crate::core::string::byte_slice(*arr) })

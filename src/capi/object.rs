@@ -1,11 +1,11 @@
 //! `TVMFFIObject*`, `TVMFFIGetVersion` and the custom allocator slot.
 
 use super::{arg_out, ffi_call, raise_null};
-use core::ptr::NonNull;
 use crate::abi::*;
 use crate::core::object::{dec_ref, inc_ref, new_object};
 use crate::core::{Error, allocator};
 use core::ffi::{c_int, c_void};
+use core::ptr::NonNull;
 
 /// Reports the version of the TVM FFI ABI this library implements.
 ///
@@ -103,7 +103,10 @@ pub unsafe extern "C" fn TVMFFIObjectCreateOpaque(
             )));
         }
         let cell = TVMFFIOpaqueObjectCell { handle };
-        *out = new_object(type_index, Opaque { cell, deleter }).into_raw().as_ptr().cast();
+        *out = new_object(type_index, Opaque { cell, deleter })
+            .into_raw()
+            .as_ptr()
+            .cast();
         Ok(())
     })
 }

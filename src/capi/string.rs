@@ -9,7 +9,11 @@ use core::ffi::c_int;
 ///
 /// # Safety
 /// As for the entry points.
-unsafe fn text_from_byte_array(input: *const TVMFFIByteArray, out: *mut TVMFFIAny, kind: TextKind) -> c_int {
+unsafe fn text_from_byte_array(
+    input: *const TVMFFIByteArray,
+    out: *mut TVMFFIAny,
+    kind: TextKind,
+) -> c_int {
     ffi_call(|| {
         // SAFETY: per the entry points' contracts.
         let (bytes, out) = unsafe { (arg_bytes(input, "input")?, arg_out(out, "out")?) };
@@ -26,7 +30,10 @@ unsafe fn text_from_byte_array(input: *const TVMFFIByteArray, out: *mut TVMFFIAn
 /// # Safety
 /// `input` is NULL or a valid byte array; `out` is NULL or writable.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn TVMFFIStringFromByteArray(input: *const TVMFFIByteArray, out: *mut TVMFFIAny) -> c_int {
+pub unsafe extern "C" fn TVMFFIStringFromByteArray(
+    input: *const TVMFFIByteArray,
+    out: *mut TVMFFIAny,
+) -> c_int {
     // SAFETY: forwarded contract.
     unsafe { text_from_byte_array(input, out, TextKind::Str) }
 }
@@ -39,7 +46,10 @@ pub unsafe extern "C" fn TVMFFIStringFromByteArray(input: *const TVMFFIByteArray
 /// # Safety
 /// `input` is NULL or a valid byte array; `out` is NULL or writable.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn TVMFFIBytesFromByteArray(input: *const TVMFFIByteArray, out: *mut TVMFFIAny) -> c_int {
+pub unsafe extern "C" fn TVMFFIBytesFromByteArray(
+    input: *const TVMFFIByteArray,
+    out: *mut TVMFFIAny,
+) -> c_int {
     // SAFETY: forwarded contract.
     unsafe { text_from_byte_array(input, out, TextKind::Bytes) }
 }

@@ -11,10 +11,18 @@ use core::ffi::c_int;
 /// # Safety
 /// `type_key` is NULL or a valid byte array; `out_tindex` is NULL or writable.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn TVMFFITypeKeyToIndex(type_key: *const TVMFFIByteArray, out_tindex: *mut i32) -> c_int {
+pub unsafe extern "C" fn TVMFFITypeKeyToIndex(
+    type_key: *const TVMFFIByteArray,
+    out_tindex: *mut i32,
+) -> c_int {
     ffi_call(|| {
         // SAFETY: per the contract.
-        let (key, out) = unsafe { (arg_bytes(type_key, "type_key")?, arg_out(out_tindex, "out_tindex")?) };
+        let (key, out) = unsafe {
+            (
+                arg_bytes(type_key, "type_key")?,
+                arg_out(out_tindex, "out_tindex")?,
+            )
+        };
         *out = type_table::key_to_index(key)?;
         Ok(())
     })
@@ -73,7 +81,10 @@ pub extern "C" fn TVMFFIGetTypeInfo(type_index: i32) -> *const TVMFFITypeInfo {
 /// # Safety
 /// `info` is NULL or a valid record.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn TVMFFITypeRegisterField(type_index: i32, info: *const TVMFFIFieldInfo) -> c_int {
+pub unsafe extern "C" fn TVMFFITypeRegisterField(
+    type_index: i32,
+    info: *const TVMFFIFieldInfo,
+) -> c_int {
     ffi_call(|| {
         // SAFETY: per the contract.
         type_table::register_field(type_index, unsafe { arg_ref(info, "info") }?)
@@ -87,7 +98,10 @@ pub unsafe extern "C" fn TVMFFITypeRegisterField(type_index: i32, info: *const T
 /// # Safety
 /// `info` is NULL or a valid record.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn TVMFFITypeRegisterMethod(type_index: i32, info: *const TVMFFIMethodInfo) -> c_int {
+pub unsafe extern "C" fn TVMFFITypeRegisterMethod(
+    type_index: i32,
+    info: *const TVMFFIMethodInfo,
+) -> c_int {
     ffi_call(|| {
         // SAFETY: per the contract.
         type_table::register_method(type_index, unsafe { arg_ref(info, "info") }?)
@@ -101,7 +115,10 @@ pub unsafe extern "C" fn TVMFFITypeRegisterMethod(type_index: i32, info: *const 
 /// # Safety
 /// `metadata` is NULL or a valid record.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn TVMFFITypeRegisterMetadata(type_index: i32, metadata: *const TVMFFITypeMetadata) -> c_int {
+pub unsafe extern "C" fn TVMFFITypeRegisterMetadata(
+    type_index: i32,
+    metadata: *const TVMFFITypeMetadata,
+) -> c_int {
     ffi_call(|| {
         // SAFETY: per the contract.
         type_table::register_metadata(type_index, unsafe { arg_ref(metadata, "metadata") }?)
@@ -122,7 +139,12 @@ pub unsafe extern "C" fn TVMFFITypeRegisterAttr(
 ) -> c_int {
     ffi_call(|| {
         // SAFETY: per the contract.
-        let (name, value) = unsafe { (arg_bytes(attr_name, "attr_name")?, arg_ref(attr_value, "attr_value")?) };
+        let (name, value) = unsafe {
+            (
+                arg_bytes(attr_name, "attr_name")?,
+                arg_ref(attr_value, "attr_value")?,
+            )
+        };
         // SAFETY: the value is valid per the contract.
         type_table::register_attr(type_index, name, unsafe { AnyView::from_raw(value) })
     })
@@ -135,7 +157,9 @@ pub unsafe extern "C" fn TVMFFITypeRegisterAttr(
 /// # Safety
 /// `attr_name` is NULL or a valid byte array.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn TVMFFIGetTypeAttrColumn(attr_name: *const TVMFFIByteArray) -> *const TVMFFITypeAttrColumn {
+pub unsafe extern "C" fn TVMFFIGetTypeAttrColumn(
+    attr_name: *const TVMFFIByteArray,
+) -> *const TVMFFITypeAttrColumn {
     let mut column = core::ptr::null();
     ffi_call(|| {
         // SAFETY: per the contract.

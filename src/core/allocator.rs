@@ -28,11 +28,15 @@ unsafe extern "C" fn builtin_allocate(
     _context: *mut c_void,
 ) -> *mut c_void {
     if alignment > BODY_OFFSET || !alignment.is_power_of_two() {
-        let msg = format!("the builtin allocator supports power-of-two alignments up to {BODY_OFFSET}, not {alignment}");
+        let msg = format!(
+            "the builtin allocator supports power-of-two alignments up to {BODY_OFFSET}, not {alignment}"
+        );
         super::error::set_raised(super::Error::value(msg).into_object());
         return core::ptr::null_mut();
     }
-    let Some(total) = size.checked_add(BODY_OFFSET).and_then(|t| t.checked_next_multiple_of(BODY_OFFSET))
+    let Some(total) = size
+        .checked_add(BODY_OFFSET)
+        .and_then(|t| t.checked_next_multiple_of(BODY_OFFSET))
     else {
         super::error::set_raised(super::Error::value("allocation size overflows").into_object());
         return core::ptr::null_mut();
@@ -40,15 +44,21 @@ unsafe extern "C" fn builtin_allocate(
     // SAFETY: the alignment is a power of two and `total` a multiple of it.
     let base = unsafe { aligned_alloc(BODY_OFFSET, total) };
     if base.is_null() {
-        super::error::set_raised(super::Error::new(super::ErrorKind::MemoryError, "out of memory").into_object());
+        super::error::set_raised(
+            super::Error::new(super::ErrorKind::MemoryError, "out of memory").into_object(),
+        );
         return base;
     }
     // SAFETY: `BODY_OFFSET` bytes precede the body inside the allocation,
     // enough for the header.
     unsafe {
         let body = base.cast::<u8>().add(BODY_OFFSET);
-        let header = body.sub(size_of::<TVMFFIObjectAllocHeader>()).cast::<TVMFFIObjectAllocHeader>();
-        header.write(TVMFFIObjectAllocHeader { delete_space: Some(builtin_delete_space) });
+        let header = body
+            .sub(size_of::<TVMFFIObjectAllocHeader>())
+            .cast::<TVMFFIObjectAllocHeader>();
+        header.write(TVMFFIObjectAllocHeader {
+            delete_space: Some(builtin_delete_space),
+        });
         body.cast()
     }
 }
@@ -67,7 +77,11 @@ static CURRENT: AtomicPtr<TVMFFICustomAllocator> = AtomicPtr::new(core::ptr::nul
 /// The current allocator, never NULL.
 pub fn get() -> *mut TVMFFICustomAllocator {
     let p = CURRENT.load(Ordering::Acquire);
-    if p.is_null() { (&raw const BUILTIN.0).cast_mut() } else { p }
+    if p.is_null() {
+        (&raw const BUILTIN.0).cast_mut()
+    } else {
+        p
+    }
 }
 
 /// Installs `allocator`; NULL restores the builtin one.

@@ -59,7 +59,11 @@ impl Any {
     /// A POD value of `type_index` with the given 64 bits.
     #[inline]
     fn pod(type_index: i32, value: TVMFFIAnyValue) -> Self {
-        Any(TVMFFIAny { type_index, small_str_len: 0, value })
+        Any(TVMFFIAny {
+            type_index,
+            small_str_len: 0,
+            value,
+        })
     }
 
     /// An opaque pointer value (`kTVMFFIOpaquePtr`, or None when NULL).
@@ -125,7 +129,12 @@ impl From<f64> for Any {
 impl From<ObjectRef> for Any {
     fn from(obj: ObjectRef) -> Self {
         let type_index = obj.type_index();
-        Any::pod(type_index, TVMFFIAnyValue { v_obj: obj.into_raw().as_ptr() })
+        Any::pod(
+            type_index,
+            TVMFFIAnyValue {
+                v_obj: obj.into_raw().as_ptr(),
+            },
+        )
     }
 }
 
@@ -188,7 +197,8 @@ impl<'a> AnyView<'a> {
     /// A new strong reference to the object, if the value is one.
     pub fn to_object(&self) -> Option<ObjectRef> {
         // SAFETY: per `from_raw` the object is alive while the view is.
-        self.as_object_ptr().map(|p| unsafe { ObjectRef::from_borrowed(p) })
+        self.as_object_ptr()
+            .map(|p| unsafe { ObjectRef::from_borrowed(p) })
     }
 
     /// The text of a string-like value (`str` kinds, raw C string, byte array).

@@ -10,8 +10,13 @@ use std::sync::LazyLock;
 
 /// Frames whose symbol starts with one of these are the FFI boundary: the
 /// walk stops there unless asked to cross it.
-const BOUNDARY_SYMBOLS: &[&str] =
-    &["TVMFFIFunctionCall", "slot_tp_call", "object_is_not_callable", "_Py", "PyObject"];
+const BOUNDARY_SYMBOLS: &[&str] = &[
+    "TVMFFIFunctionCall",
+    "slot_tp_call",
+    "object_is_not_callable",
+    "_Py",
+    "PyObject",
+];
 
 /// Frames of the capture machinery itself, left out.
 const EXCLUDED_SYMBOLS: &[&str] = &[
@@ -26,7 +31,10 @@ const EXCLUDED_SYMBOLS: &[&str] = &[
 
 /// The most frames written (`TVM_TRACEBACK_LIMIT`, default 512).
 static LIMIT: LazyLock<usize> = LazyLock::new(|| {
-    std::env::var("TVM_TRACEBACK_LIMIT").ok().and_then(|v| v.parse().ok()).unwrap_or(512)
+    std::env::var("TVM_TRACEBACK_LIMIT")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(512)
 });
 
 /// Whether errors raised from C strings record a backtrace.
@@ -61,7 +69,10 @@ pub fn capture(location: Option<(&str, u32, &str)>, cross_boundary: bool) -> Str
                 stop = true;
                 return;
             }
-            if EXCLUDED_SYMBOLS.iter().any(|e| name.starts_with(e) || name.contains(e)) {
+            if EXCLUDED_SYMBOLS
+                .iter()
+                .any(|e| name.starts_with(e) || name.contains(e))
+            {
                 return;
             }
             let file = symbol.filename().map(|f| f.display().to_string());

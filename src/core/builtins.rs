@@ -10,7 +10,10 @@ use std::sync::{Arc, LazyLock};
 
 /// Calls `add(name, function)` for every built-in global.
 pub fn register(add: &mut dyn FnMut(&'static str, Function)) {
-    add("ffi.FunctionListGlobalNamesFunctor", Function::from_closure(list_global_names_functor));
+    add(
+        "ffi.FunctionListGlobalNamesFunctor",
+        Function::from_closure(list_global_names_functor),
+    );
     add(
         "ffi.FunctionRemoveGlobal",
         Function::from_closure(|args| {
@@ -42,17 +45,29 @@ pub fn register(add: &mut dyn FnMut(&'static str, Function)) {
         Function::from_closure(|args| {
             args.expect_len("ffi.Bytes", 1)?;
             let v = args.get(0);
-            let bytes = v.as_bytes().ok_or_else(|| arg_type_error("ffi.Bytes", 0, "ffi.Bytes", v))?;
+            let bytes = v
+                .as_bytes()
+                .ok_or_else(|| arg_type_error("ffi.Bytes", 0, "ffi.Bytes", v))?;
             Ok(make_text(bytes, TextKind::Bytes))
         }),
     );
-    add("ffi.FunctionFromExternC", Function::from_closure(function_from_extern_c));
-    add("ffi.GetInvalidObject", Function::from_closure(|_| Ok(Any::from(singleton(&INVALID)))));
-    add("ffi.GetKwargsObject", Function::from_closure(|_| Ok(Any::from(singleton(&KWARGS)))));
+    add(
+        "ffi.FunctionFromExternC",
+        Function::from_closure(function_from_extern_c),
+    );
+    add(
+        "ffi.GetInvalidObject",
+        Function::from_closure(|_| Ok(Any::from(singleton(&INVALID)))),
+    );
+    add(
+        "ffi.GetKwargsObject",
+        Function::from_closure(|_| Ok(Any::from(singleton(&KWARGS)))),
+    );
 }
 
 /// Process-wide plain `ffi.Object` markers handed to frontends.
-static INVALID: LazyLock<ObjectRef> = LazyLock::new(|| super::object::new_object(kTVMFFIObject, ()));
+static INVALID: LazyLock<ObjectRef> =
+    LazyLock::new(|| super::object::new_object(kTVMFFIObject, ()));
 static KWARGS: LazyLock<ObjectRef> = LazyLock::new(|| super::object::new_object(kTVMFFIObject, ()));
 
 fn singleton(cell: &LazyLock<ObjectRef>) -> ObjectRef {
@@ -63,13 +78,15 @@ fn singleton(cell: &LazyLock<ObjectRef>) -> ObjectRef {
 fn str_arg<'a>(name: &str, args: Args<'a>, i: usize, n: usize) -> Result<&'a [u8]> {
     args.expect_len(name, n)?;
     let v = args.get(i);
-    v.as_str_bytes().ok_or_else(|| arg_type_error(name, i, "ffi.String", v))
+    v.as_str_bytes()
+        .ok_or_else(|| arg_type_error(name, i, "ffi.String", v))
 }
 
 /// Argument `i` as an opaque pointer.
 fn ptr_arg(name: &str, args: Args<'_>, i: usize) -> Result<*mut core::ffi::c_void> {
     let v: AnyView<'_> = args.get(i);
-    v.as_opaque_ptr().ok_or_else(|| arg_type_error(name, i, "void*", v))
+    v.as_opaque_ptr()
+        .ok_or_else(|| arg_type_error(name, i, "void*", v))
 }
 
 /// `ffi.FunctionListGlobalNamesFunctor()`: a functor over a snapshot of the
@@ -81,12 +98,17 @@ fn list_global_names_functor(args: Args<'_>) -> Result<Any> {
         const NAME: &str = "ffi.FunctionListGlobalNamesFunctor.<functor>";
         args.expect_len(NAME, 1)?;
         let v = args.get(0);
-        let i = v.as_i64().ok_or_else(|| arg_type_error(NAME, 0, "int", v))?;
+        let i = v
+            .as_i64()
+            .ok_or_else(|| arg_type_error(NAME, 0, "int", v))?;
         if i < 0 {
             return Ok(Any::from(names.len() as i64));
         }
         let name = names.get(i as usize).ok_or_else(|| {
-            Error::index(format!("index {i} out of range for {} global names", names.len()))
+            Error::index(format!(
+                "index {i} out of range for {} global names",
+                names.len()
+            ))
         })?;
         Ok(make_text(name, TextKind::Str))
     });
@@ -112,5 +134,7 @@ fn function_from_extern_c(args: Args<'_>) -> Result<Any> {
         )
     };
     let safe_call = safe_call.ok_or_else(|| Error::value(format!("{NAME}: safe_call is NULL")))?;
-    Ok(Any::from(Function::from_extern_c(this, safe_call, deleter).into_object()))
+    Ok(Any::from(
+        Function::from_extern_c(this, safe_call, deleter).into_object(),
+    ))
 }

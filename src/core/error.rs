@@ -75,7 +75,10 @@ pub enum Error {
 impl Error {
     /// A new error of `kind`.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        Error::New { kind, message: message.into() }
+        Error::New {
+            kind,
+            message: message.into(),
+        }
     }
     /// A `TypeError`.
     pub fn type_error(message: impl Into<String>) -> Self {
@@ -112,9 +115,13 @@ impl Error {
     /// Converts the error into an Error object.
     pub fn into_object(self) -> ObjectRef {
         match self {
-            Error::New { kind, message } => {
-                new_error(kind.as_str().as_bytes(), message.as_bytes(), b"", None, None)
-            }
+            Error::New { kind, message } => new_error(
+                kind.as_str().as_bytes(),
+                message.as_bytes(),
+                b"",
+                None,
+                None,
+            ),
             Error::Object(obj) => obj,
             Error::EnvAlreadySet => new_error(
                 b"EnvErrorAlreadySet",
@@ -133,9 +140,16 @@ fn describe_error_object(obj: &ObjectRef) -> String {
         Some(cell) => {
             // SAFETY: the cell's arrays describe the error's own storage.
             let (kind, msg) = unsafe {
-                (super::string::byte_slice(cell.kind), super::string::byte_slice(cell.message))
+                (
+                    super::string::byte_slice(cell.kind),
+                    super::string::byte_slice(cell.message),
+                )
             };
-            format!("{}: {}", String::from_utf8_lossy(kind), String::from_utf8_lossy(msg))
+            format!(
+                "{}: {}",
+                String::from_utf8_lossy(kind),
+                String::from_utf8_lossy(msg)
+            )
         }
         None => format!("non-error object of type index {}", obj.type_index()),
     }
@@ -148,7 +162,13 @@ pub fn error_cell(obj: &ObjectRef) -> Option<&TVMFFIErrorCell> {
     }
     // SAFETY: every Error object has its cell right after the header; `obj`
     // keeps it alive.
-    Some(unsafe { &*obj.as_ptr().cast::<u8>().add(size_of::<TVMFFIObject>()).cast() })
+    Some(unsafe {
+        &*obj
+            .as_ptr()
+            .cast::<u8>()
+            .add(size_of::<TVMFFIObject>())
+            .cast()
+    })
 }
 
 /// Owned, NUL-terminated copy of a byte string (the NUL is not counted).
@@ -162,7 +182,10 @@ impl Text {
         Text(v.into_boxed_slice())
     }
     fn as_byte_array(&self) -> TVMFFIByteArray {
-        TVMFFIByteArray { data: self.0.as_ptr().cast(), size: self.0.len() - 1 }
+        TVMFFIByteArray {
+            data: self.0.as_ptr().cast(),
+            size: self.0.len() - 1,
+        }
     }
 }
 
@@ -200,8 +223,12 @@ pub fn new_error(
         message: message.as_byte_array(),
         backtrace: backtrace.as_byte_array(),
         update_backtrace: Some(update_backtrace),
-        cause_chain: cause.as_ref().map_or(core::ptr::null_mut(), |c| c.as_ptr().cast()),
-        extra_context: extra.as_ref().map_or(core::ptr::null_mut(), |c| c.as_ptr().cast()),
+        cause_chain: cause
+            .as_ref()
+            .map_or(core::ptr::null_mut(), |c| c.as_ptr().cast()),
+        extra_context: extra
+            .as_ref()
+            .map_or(core::ptr::null_mut(), |c| c.as_ptr().cast()),
     };
     // Boxed slices do not move when the payload moves into the object.
     new_object(
@@ -254,7 +281,10 @@ thread_local! {
 /// Puts `err` in this thread's slot, releasing what was there.
 pub fn set_raised(err: ObjectRef) {
     // At thread exit the slot is gone; dropping the error then is all we can do.
-    let old = RAISED.try_with(|slot| slot.replace(Some(err))).ok().flatten();
+    let old = RAISED
+        .try_with(|slot| slot.replace(Some(err)))
+        .ok()
+        .flatten();
     drop(old);
 }
 

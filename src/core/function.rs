@@ -70,7 +70,9 @@ pub fn catch_to_code(f: impl FnOnce() -> Result<()>) -> c_int {
                 .map(|s| s.to_string())
                 .or_else(|| payload.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "unknown panic payload".into());
-            set_raised(Error::new(ErrorKind::InternalError, format!("panic: {text}")).into_object());
+            set_raised(
+                Error::new(ErrorKind::InternalError, format!("panic: {text}")).into_object(),
+            );
             -1
         }
     }
@@ -161,7 +163,9 @@ where
 {
     catch_to_code(|| {
         if result.is_null() || (args.is_null() && num_args != 0) || num_args < 0 {
-            return Err(Error::value("packed call with NULL result or invalid arguments"));
+            return Err(Error::value(
+                "packed call with NULL result or invalid arguments",
+            ));
         }
         // SAFETY: installed only in `Closure<F>` objects, kept alive by the caller.
         let f = unsafe { &(*handle.cast::<ObjBox<Closure<F>>>()).payload().f };
@@ -191,11 +195,25 @@ impl Function {
     ) -> Function {
         let cpp_call = core::ptr::null_mut();
         if this.is_null() && deleter.is_none() {
-            let cell = TVMFFIFunctionCell { safe_call: Some(safe_call), cpp_call };
+            let cell = TVMFFIFunctionCell {
+                safe_call: Some(safe_call),
+                cpp_call,
+            };
             return Function(new_object(kTVMFFIFunction, Direct { cell }));
         }
-        let cell = TVMFFIFunctionCell { safe_call: Some(extern_c_trampoline), cpp_call };
-        Function(new_object(kTVMFFIFunction, ExternC { cell, this, safe_call, deleter }))
+        let cell = TVMFFIFunctionCell {
+            safe_call: Some(extern_c_trampoline),
+            cpp_call,
+        };
+        Function(new_object(
+            kTVMFFIFunction,
+            ExternC {
+                cell,
+                this,
+                safe_call,
+                deleter,
+            },
+        ))
     }
 
     /// Wraps a Rust closure. Errors it returns and panics are raised to the
@@ -230,13 +248,19 @@ impl Function {
     pub fn call(&self, args: &[TVMFFIAny]) -> Result<Any> {
         let handle = self.0.as_ptr();
         // SAFETY: every Function object has its cell right after the header.
-        let cell = unsafe { &*handle.cast::<u8>().add(size_of::<TVMFFIObject>()).cast::<TVMFFIFunctionCell>() };
+        let cell = unsafe {
+            &*handle
+                .cast::<u8>()
+                .add(size_of::<TVMFFIObject>())
+                .cast::<TVMFFIFunctionCell>()
+        };
         let Some(safe_call) = cell.safe_call else {
             return Err(Error::runtime("the function has no safe_call"));
         };
         let mut result = TVMFFIAny::NONE;
         // SAFETY: `args` are valid for the call; `self` keeps the function alive.
-        let code = unsafe { safe_call(handle.cast(), args.as_ptr(), args.len() as i32, &mut result) };
+        let code =
+            unsafe { safe_call(handle.cast(), args.as_ptr(), args.len() as i32, &mut result) };
         if code != 0 {
             return Err(Error::from_raised(code));
         }

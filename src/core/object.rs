@@ -25,7 +25,9 @@ pub const INITIAL_REF_COUNT: u64 = STRONG_ONE | WEAK_ONE;
 #[inline]
 pub unsafe fn inc_ref(obj: NonNull<TVMFFIObject>) {
     // SAFETY: the caller guarantees `obj` is live.
-    unsafe { obj.as_ref() }.combined_ref_count.fetch_add(STRONG_ONE, Ordering::Relaxed);
+    unsafe { obj.as_ref() }
+        .combined_ref_count
+        .fetch_add(STRONG_ONE, Ordering::Relaxed);
 }
 
 /// Drops one strong reference, running the deleter as the official protocol
@@ -37,7 +39,9 @@ pub unsafe fn inc_ref(obj: NonNull<TVMFFIObject>) {
 pub unsafe fn dec_ref(obj: NonNull<TVMFFIObject>) {
     // SAFETY: the caller holds a strong reference, so the header is live.
     let header = unsafe { obj.as_ref() };
-    let before = header.combined_ref_count.fetch_sub(STRONG_ONE, Ordering::Release);
+    let before = header
+        .combined_ref_count
+        .fetch_sub(STRONG_ONE, Ordering::Release);
     if before & STRONG_MASK == STRONG_ONE {
         // SAFETY: we just released the last strong reference.
         unsafe { release_last_strong(obj, before) }
@@ -55,7 +59,9 @@ unsafe fn release_last_strong(obj: NonNull<TVMFFIObject>, before: u64) {
     fence(Ordering::Acquire);
     // SAFETY: weak holders keep the memory alive until the deleter frees it.
     let header = unsafe { &*raw };
-    let Some(deleter) = header.deleter else { return };
+    let Some(deleter) = header.deleter else {
+        return;
+    };
     if before == INITIAL_REF_COUNT {
         // SAFETY: both counts reached zero; nobody else can see the object.
         unsafe { deleter(raw.cast(), kTVMFFIObjectDeleterFlagBitMaskBoth) };
@@ -63,7 +69,11 @@ unsafe fn release_last_strong(obj: NonNull<TVMFFIObject>, before: u64) {
     }
     // SAFETY: only weak holders remain, and they never touch the contents.
     unsafe { deleter(raw.cast(), kTVMFFIObjectDeleterFlagBitMaskStrong) };
-    if header.combined_ref_count.fetch_sub(WEAK_ONE, Ordering::Release) == WEAK_ONE {
+    if header
+        .combined_ref_count
+        .fetch_sub(WEAK_ONE, Ordering::Release)
+        == WEAK_ONE
+    {
         fence(Ordering::Acquire);
         // SAFETY: the weak count reached zero as well: free the memory.
         unsafe { deleter(raw.cast(), kTVMFFIObjectDeleterFlagBitMaskWeak) };
@@ -124,7 +134,9 @@ impl ObjectRef {
     /// The current strong count (for tests and diagnostics).
     pub fn strong_count(&self) -> u32 {
         // SAFETY: `self` keeps the object alive.
-        let count = unsafe { self.0.as_ref() }.combined_ref_count.load(Ordering::Relaxed);
+        let count = unsafe { self.0.as_ref() }
+            .combined_ref_count
+            .load(Ordering::Relaxed);
         (count & STRONG_MASK) as u32
     }
 
@@ -230,7 +242,11 @@ mod tests {
         let raw = obj.as_ptr();
         // SAFETY: `obj` keeps the header alive; we add a weak reference the
         // way C++ WeakObjectPtr does.
-        unsafe { (*raw).combined_ref_count.fetch_add(WEAK_ONE, Ordering::Relaxed) };
+        unsafe {
+            (*raw)
+                .combined_ref_count
+                .fetch_add(WEAK_ONE, Ordering::Relaxed)
+        };
         let second = obj.clone();
         drop(obj);
         assert_eq!(drops.load(Ordering::SeqCst), 0);
@@ -238,7 +254,12 @@ mod tests {
         assert_eq!(drops.load(Ordering::SeqCst), 1);
         // SAFETY: the weak reference keeps the memory; releasing it frees.
         unsafe {
-            assert_eq!((*raw).combined_ref_count.fetch_sub(WEAK_ONE, Ordering::Relaxed), WEAK_ONE);
+            assert_eq!(
+                (*raw)
+                    .combined_ref_count
+                    .fetch_sub(WEAK_ONE, Ordering::Relaxed),
+                WEAK_ONE
+            );
             ((*raw).deleter.unwrap())(raw.cast(), kTVMFFIObjectDeleterFlagBitMaskWeak);
         }
         assert_eq!(drops.load(Ordering::SeqCst), 1);

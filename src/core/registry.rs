@@ -19,7 +19,13 @@ type Table = HashMap<Box<[u8]>, Entry>;
 static TABLE: LazyLock<RwLock<Table>> = LazyLock::new(|| {
     let mut table = Table::new();
     super::builtins::register(&mut |name, func| {
-        table.insert(name.as_bytes().into(), Entry { func, metadata: Box::default() });
+        table.insert(
+            name.as_bytes().into(),
+            Entry {
+                func,
+                metadata: Box::default(),
+            },
+        );
     });
     RwLock::new(table)
 });
@@ -34,7 +40,12 @@ fn write() -> RwLockWriteGuard<'static, Table> {
 
 /// Registers `func` as `name`; an existing name is an error unless
 /// `allow_override`.
-pub fn set_global(name: &[u8], func: Function, metadata: &[u8], allow_override: bool) -> Result<()> {
+pub fn set_global(
+    name: &[u8],
+    func: Function,
+    metadata: &[u8],
+    allow_override: bool,
+) -> Result<()> {
     let mut table = write();
     if !allow_override && table.contains_key(name) {
         return Err(Error::runtime(format!(
@@ -42,7 +53,13 @@ pub fn set_global(name: &[u8], func: Function, metadata: &[u8], allow_override: 
             String::from_utf8_lossy(name)
         )));
     }
-    table.insert(name.into(), Entry { func, metadata: metadata.into() });
+    table.insert(
+        name.into(),
+        Entry {
+            func,
+            metadata: metadata.into(),
+        },
+    );
     Ok(())
 }
 

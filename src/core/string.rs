@@ -50,7 +50,9 @@ struct TextObj {
 const _: () = assert!(core::mem::size_of::<TextObj>() == 40);
 
 fn text_layout(len: usize) -> Option<Layout> {
-    let size = core::mem::size_of::<TextObj>().checked_add(len)?.checked_add(1)?;
+    let size = core::mem::size_of::<TextObj>()
+        .checked_add(len)?
+        .checked_add(1)?;
     Layout::from_size_align(size, core::mem::align_of::<TextObj>()).ok()
 }
 
@@ -94,7 +96,10 @@ pub fn new_text_object(bytes: &[u8], kind: TextKind) -> ObjectRef {
                 __padding: 0,
                 deleter: Some(delete_text),
             },
-            bytes: TVMFFIByteArray { data: data.cast(), size: bytes.len() },
+            bytes: TVMFFIByteArray {
+                data: data.cast(),
+                size: bytes.len(),
+            },
         });
         ObjectRef::from_raw(obj.cast())
     }
@@ -173,13 +178,19 @@ mod tests {
         let small = make_text(b"abc", TextKind::Str);
         assert_eq!(small.type_index(), kTVMFFISmallStr);
         // SAFETY: small text stores `v_bytes`.
-        assert_eq!(unsafe { small.view().raw().value.v_bytes }, *b"abc\0\0\0\0\0");
+        assert_eq!(
+            unsafe { small.view().raw().value.v_bytes },
+            *b"abc\0\0\0\0\0"
+        );
         let seven = make_text(b"1234567", TextKind::Bytes);
         assert_eq!(seven.type_index(), kTVMFFISmallBytes);
         let heap = make_text(b"12345678", TextKind::Bytes);
         assert_eq!(heap.type_index(), kTVMFFIBytes);
         assert_eq!(heap.view().as_bytes().unwrap(), b"12345678");
-        assert!(heap.view().as_str_bytes().is_none(), "bytes are not strings");
+        assert!(
+            heap.view().as_str_bytes().is_none(),
+            "bytes are not strings"
+        );
     }
 
     #[test]

@@ -36,6 +36,8 @@ struct Table {
     entries: Vec<Option<Box<Entry>>>,
     by_key: HashMap<Box<[u8]>, i32>,
     next_dynamic: i32,
+    /// Boxed: C keeps pointers to the columns while the vector grows.
+    #[allow(clippy::vec_box, reason = "stable addresses handed to C")]
     columns: Vec<Box<Column>>,
     column_by_name: HashMap<Box<[u8]>, usize>,
     /// Strings and values copied from registrations, kept forever.
@@ -56,8 +58,20 @@ fn table() -> MutexGuard<'static, Table> {
 
 /// The POD type keys, index = type index.
 const POD_KEYS: [&str; 14] = [
-    "None", "int", "bool", "float", "void*", "DataType", "Device", "DLTensor*", "const char*",
-    "TVMFFIByteArray*", "ObjectRValueRef", "ffi.SmallStr", "ffi.SmallBytes", "ffi.Unchanged",
+    "None",
+    "int",
+    "bool",
+    "float",
+    "void*",
+    "DataType",
+    "Device",
+    "DLTensor*",
+    "const char*",
+    "TVMFFIByteArray*",
+    "ObjectRValueRef",
+    "ffi.SmallStr",
+    "ffi.SmallBytes",
+    "ffi.Unchanged",
 ];
 
 /// The built-in depth-1 object types, in the reference's registration order,
@@ -82,7 +96,10 @@ const OBJECT_KEYS: [(&str, i32, Option<i32>); 14] = [
 /// Metadata of a built-in type: no doc, no creator, not structural.
 fn builtin_metadata(total_size: i32) -> TVMFFITypeMetadata {
     TVMFFITypeMetadata {
-        doc: TVMFFIByteArray { data: core::ptr::null(), size: 0 },
+        doc: TVMFFIByteArray {
+            data: core::ptr::null(),
+            size: 0,
+        },
         creator: None,
         total_size,
         structural_eq_hash_kind: kTVMFFISEqHashKindUnsupported,
@@ -104,7 +121,10 @@ pub fn libstdcxx_hash(bytes: &[u8]) -> u64 {
     }
     let rest = chunks.remainder();
     if !rest.is_empty() {
-        let data = rest.iter().rev().fold(0u64, |acc, &b| (acc << 8) | u64::from(b));
+        let data = rest
+            .iter()
+            .rev()
+            .fold(0u64, |acc, &b| (acc << 8) | u64::from(b));
         hash ^= data;
         hash = hash.wrapping_mul(MUL);
     }
@@ -129,14 +149,16 @@ impl Table {
         };
         builtin(&mut t, "ffi.Object", kTVMFFIObject, 0, true, -1);
         let meta = builtin_metadata(size_of::<TVMFFIObject>() as i32);
-        t.register_metadata(kTVMFFIObject, &meta).expect("first metadata of ffi.Object");
+        t.register_metadata(kTVMFFIObject, &meta)
+            .expect("first metadata of ffi.Object");
         for (index, key) in POD_KEYS.iter().enumerate() {
             builtin(&mut t, key, index as i32, 0, false, -1);
         }
         for (key, index, size) in OBJECT_KEYS {
             builtin(&mut t, key, index, 1, false, kTVMFFIObject);
             if let Some(size) = size {
-                t.register_metadata(index, &builtin_metadata(size)).expect("first metadata");
+                t.register_metadata(index, &builtin_metadata(size))
+                    .expect("first metadata");
             }
         }
         t
@@ -147,7 +169,9 @@ impl Table {
             .ok()
             .and_then(|i| self.entries.get_mut(i))
             .and_then(|e| e.as_deref_mut())
-            .ok_or_else(|| Error::value(format!("Cannot find type info for type_index={type_index}")))
+            .ok_or_else(|| {
+                Error::value(format!("Cannot find type info for type_index={type_index}"))
+            })
     }
 
     fn get_or_alloc(
@@ -167,7 +191,9 @@ impl Table {
         }
         let key_text = String::from_utf8_lossy(key);
         if num_child_slots < 0 {
-            return Err(Error::value(format!("type `{key_text}`: negative num_child_slots")));
+            return Err(Error::value(format!(
+                "type `{key_text}`: negative num_child_slots"
+            )));
         }
         let parent_ptr: Option<*const Entry> = if parent_index < 0 {
             None
@@ -192,7 +218,9 @@ impl Table {
                     return Err(Error::value(format!(
                         "Conflicting static index {static_index} between {} and {key_text}",
                         // SAFETY: the key is stored in the table's string pool.
-                        String::from_utf8_lossy(unsafe { super::string::byte_slice(other.info.type_key) })
+                        String::from_utf8_lossy(unsafe {
+                            super::string::byte_slice(other.info.type_key)
+                        })
                     )));
                 }
                 None => {
@@ -208,7 +236,11 @@ impl Table {
             let slots = num_child_slots
                 .checked_add(1)
                 .ok_or_else(|| Error::value("num_child_slots overflows"))?;
-            if parent.allocated_slots.checked_add(slots).is_some_and(|n| n <= parent.num_slots) {
+            if parent
+                .allocated_slots
+                .checked_add(slots)
+                .is_some_and(|n| n <= parent.num_slots)
+            {
                 let index = parent.info.type_index + parent.allocated_slots;
                 parent.allocated_slots += slots;
                 index
@@ -217,13 +249,16 @@ impl Table {
                 self.next_dynamic = index
                     .checked_add(slots)
                     .ok_or_else(|| Error::runtime("the type index space is exhausted"))?;
-                self.entries.resize_with(self.next_dynamic as usize, || None);
+                self.entries
+                    .resize_with(self.next_dynamic as usize, || None);
                 index
             } else {
                 return Err(Error::runtime(format!(
                     "Reach maximum number of sub-classes for {}",
                     // SAFETY: the key is stored in the table's string pool.
-                    String::from_utf8_lossy(unsafe { super::string::byte_slice(parent.info.type_key) })
+                    String::from_utf8_lossy(unsafe {
+                        super::string::byte_slice(parent.info.type_key)
+                    })
                 )));
             }
         };
@@ -268,13 +303,19 @@ impl Table {
     /// Copies a string into the pool; empty strings become (NULL, 0).
     fn copy_string(&mut self, s: &[u8]) -> TVMFFIByteArray {
         if s.is_empty() {
-            return TVMFFIByteArray { data: core::ptr::null(), size: 0 };
+            return TVMFFIByteArray {
+                data: core::ptr::null(),
+                size: 0,
+            };
         }
         let mut v = Vec::with_capacity(s.len() + 1);
         v.extend_from_slice(s);
         v.push(0);
         let stored: Box<[u8]> = v.into();
-        let arr = TVMFFIByteArray { data: stored.as_ptr().cast(), size: s.len() };
+        let arr = TVMFFIByteArray {
+            data: stored.as_ptr().cast(),
+            size: s.len(),
+        };
         self.strings.push(stored);
         arr
     }
@@ -298,13 +339,22 @@ impl Table {
         let name = unsafe { super::string::byte_slice(info.name) }.to_vec();
         let entry = self.entry_mut(type_index)?;
         // SAFETY: stored names live in the pool.
-        if entry.fields.iter().any(|f| unsafe { super::string::byte_slice(f.name) } == name) {
-            return Err(Error::new(ErrorKind::InternalError, format!(
-                "Duplicate field name \"{}\" in type \"{}\"",
-                String::from_utf8_lossy(&name),
-                // SAFETY: the key lives in the pool.
-                String::from_utf8_lossy(unsafe { super::string::byte_slice(entry.info.type_key) })
-            )));
+        if entry
+            .fields
+            .iter()
+            .any(|f| unsafe { super::string::byte_slice(f.name) } == name)
+        {
+            return Err(Error::new(
+                ErrorKind::InternalError,
+                format!(
+                    "Duplicate field name \"{}\" in type \"{}\"",
+                    String::from_utf8_lossy(&name),
+                    // SAFETY: the key lives in the pool.
+                    String::from_utf8_lossy(unsafe {
+                        super::string::byte_slice(entry.info.type_key)
+                    })
+                ),
+            ));
         }
         let mut field = *info;
         let flags = info.flags as i32;
@@ -312,7 +362,9 @@ impl Table {
             let setter = TVMFFIAny {
                 type_index: kTVMFFIFunction,
                 small_str_len: 0,
-                value: TVMFFIAnyValue { v_obj: info.setter.cast() },
+                value: TVMFFIAnyValue {
+                    v_obj: info.setter.cast(),
+                },
             };
             // SAFETY: the flag says `setter` is a live Function handle.
             self.keep_value(unsafe { AnyView::from_raw(&setter) })?;
@@ -370,10 +422,15 @@ impl Table {
             Some(&i) => i,
             None => {
                 self.columns.push(Box::new(Column {
-                    c: TVMFFITypeAttrColumn { data: core::ptr::null(), size: 0, begin_index: 0 },
+                    c: TVMFFITypeAttrColumn {
+                        data: core::ptr::null(),
+                        size: 0,
+                        begin_index: 0,
+                    },
                     data: Vec::new(),
                 }));
-                self.column_by_name.insert(name.into(), self.columns.len() - 1);
+                self.column_by_name
+                    .insert(name.into(), self.columns.len() - 1);
                 self.columns.len() - 1
             }
         };
@@ -412,19 +469,22 @@ pub fn get_or_alloc_index(
     can_overflow: bool,
     parent_index: i32,
 ) -> Result<i32> {
-    table().get_or_alloc(key, static_index, depth, num_child_slots, can_overflow, parent_index)
+    table().get_or_alloc(
+        key,
+        static_index,
+        depth,
+        num_child_slots,
+        can_overflow,
+        parent_index,
+    )
 }
 
 /// `TVMFFITypeKeyToIndex`.
 pub fn key_to_index(key: &[u8]) -> Result<i32> {
-    table()
-        .by_key
-        .get(key)
-        .copied()
-        .ok_or_else(|| {
-            let message = format!("Cannot find type `{}`", String::from_utf8_lossy(key));
-            Error::new(ErrorKind::InternalError, message)
-        })
+    table().by_key.get(key).copied().ok_or_else(|| {
+        let message = format!("Cannot find type `{}`", String::from_utf8_lossy(key));
+        Error::new(ErrorKind::InternalError, message)
+    })
 }
 
 /// `TVMFFIGetTypeInfo`: a pointer valid for the life of the process.
@@ -488,11 +548,23 @@ mod tests {
     fn dynamic_types_take_parent_slots_then_overflow() {
         let base = get_or_alloc_index(b"unit.Base", -1, 1, 2, true, kTVMFFIObject).unwrap();
         assert!(base >= kTVMFFIDynObjectBegin);
-        assert_eq!(get_or_alloc_index(b"unit.Base", -1, 1, 0, false, -1).unwrap(), base);
-        assert_eq!(get_or_alloc_index(b"unit.A", -1, 2, 0, true, base).unwrap(), base + 1);
-        assert_eq!(get_or_alloc_index(b"unit.B", -1, 2, 0, true, base).unwrap(), base + 2);
+        assert_eq!(
+            get_or_alloc_index(b"unit.Base", -1, 1, 0, false, -1).unwrap(),
+            base
+        );
+        assert_eq!(
+            get_or_alloc_index(b"unit.A", -1, 2, 0, true, base).unwrap(),
+            base + 1
+        );
+        assert_eq!(
+            get_or_alloc_index(b"unit.B", -1, 2, 0, true, base).unwrap(),
+            base + 2
+        );
         assert!(get_or_alloc_index(b"unit.C", -1, 2, 0, true, base).unwrap() > base + 2);
-        assert_eq!(get_or_alloc_index(b"unit.Missing", -1, 1, 0, true, -2).unwrap(), -2);
+        assert_eq!(
+            get_or_alloc_index(b"unit.Missing", -1, 1, 0, true, -2).unwrap(),
+            -2
+        );
         assert!(get_or_alloc_index(b"unit.BadDepth", -1, 3, 0, true, base).is_err());
     }
 }
