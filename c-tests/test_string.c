@@ -56,6 +56,19 @@ int main(void) {
   printf("ffi.Bytes(bytearray) -> type_index %d len %zu\n", result.type_index, text.size);
   CHECK(text.size == 4 && memcmp(text.data, "xy\0z", 4) == 0);
   any_release(&result);
+  /* A typed String parameter does not take an r-value reference. */
+  TVMFFIByteArray long_text = byte_array("a string passed by r-value reference");
+  TVMFFIAny owned = any_none();
+  CHECK_OK(TVMFFIStringFromByteArray(&long_text, &owned));
+  TVMFFIObject* slot = owned.v_obj;
+  TVMFFIObjectHandle fstr2 = get_global("ffi.String");
+  args[0] = any_none();
+  args[0].type_index = kTVMFFIObjectRValueRef;
+  args[0].v_ptr = &slot;
+  EXPECT_RAISES("ffi.String(rvalue ref)", TVMFFIFunctionCall(fstr2, args, 1, &result));
+  printf("slot kept: %s\n", slot != NULL ? "yes" : "no");
+  if (slot != NULL) TVMFFIObjectDecRef(slot);
+  TVMFFIObjectDecRef(fstr2);
   args[0] = any_int(3);
   EXPECT_RAISES("ffi.Bytes(int)", TVMFFIFunctionCall(fbytes, args, 1, &result));
   TVMFFIObjectDecRef(fbytes);
