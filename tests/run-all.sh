@@ -8,6 +8,7 @@
 #      with transcript diffs,
 #   4. the C tests under valgrind (leaks and invalid accesses), when present.
 set -euo pipefail
+mkdir -p "$(dirname "${BASH_SOURCE[0]}")/../target"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
@@ -20,12 +21,14 @@ official_dir="$(echo "$venv"/lib/python3*/site-packages/tvm_ffi)"
 
 echo "== cargo test"
 cargo build --release --locked
-cargo test --release --locked
+cargo test --release --locked 2>&1 | tee target/cargo-test.log
+cargo_passed=$(awk '/^test result: ok/ { n += $4 } END { print n + 0 }' target/cargo-test.log)
 
 echo "== C tests (ours and official, with transcript diffs)"
 "$venv/bin/cmake" -S c-tests -B target/c-tests -DTVM_FFI_OFFICIAL_DIR="$official_dir" >/dev/null
 "$venv/bin/cmake" --build target/c-tests -j2 >/dev/null
-"$venv/bin/ctest" --test-dir target/c-tests --output-on-failure
+"$venv/bin/ctest" --test-dir target/c-tests --output-on-failure | tee target/ctest.log
+ctest_passed=$(awk '/tests passed/ { print $NF }' target/ctest.log)
 
 echo "== example"
 cargo run --release --locked --example add_one_c
@@ -40,3 +43,4 @@ if command -v valgrind >/dev/null 2>&1; then
   done
 fi
 echo "== all tests passed"
+echo "summary: $((cargo_passed + ctest_passed)) passed, 0 failed"
