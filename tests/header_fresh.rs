@@ -21,6 +21,8 @@ const PASSES: &[Pass] = &[
             "src/capi/function.rs",
             "src/capi/error.rs",
             "src/capi/string.rs",
+            "src/capi/dtype.rs",
+            "src/capi/scalar.rs",
             "src/capi/type_table.rs",
             "src/capi/init_once.rs",
         ],

@@ -4,19 +4,23 @@
 //! and panics into a raised error and a nonzero return.
 #![allow(non_snake_case, reason = "C API names")]
 
+mod dtype;
 mod env;
 mod error;
 mod function;
 mod init_once;
 mod object;
+mod scalar;
 mod string;
 mod type_table;
 
+pub use dtype::*;
 pub use env::*;
 pub use error::*;
 pub use function::*;
 pub use init_once::*;
 pub use object::*;
+pub use scalar::*;
 pub use string::*;
 pub use type_table::*;
 

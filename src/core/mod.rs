@@ -6,12 +6,14 @@ pub mod allocator;
 pub mod any;
 pub mod backtrace;
 pub mod builtins;
+pub mod dtype;
 pub mod env;
 pub mod error;
 pub mod function;
 pub mod init_once;
 pub mod object;
 pub mod registry;
+pub mod scalar;
 pub mod string;
 pub mod type_table;
 

@@ -1007,6 +1007,49 @@ TVM_FFI_DLL int TVMFFIStringFromByteArray(const struct TVMFFIByteArray *input, T
 TVM_FFI_DLL int TVMFFIBytesFromByteArray(const struct TVMFFIByteArray *input, TVMFFIAny *out);
 
 /**
+ * Parses a dtype string (`int32`, `float16x4`, `bfloat16`, `bool`,
+ * `float8_e4m3fn`, `fp8_e5m2`, `i8`, `f32`, `handle`, `void`, ...).
+ * Errors: ValueError naming the dtype for anything the grammar rejects.
+ *
+ * # Safety
+ * `str` is NULL or a valid byte array; `out` is NULL or writable.
+ */
+TVM_FFI_DLL int TVMFFIDataTypeFromString(const struct TVMFFIByteArray *str, DLDataType *out);
+
+/**
+ * Formats a dtype as a String (`bool`, `float32x4`, `handle`; empty for void).
+ * Ownership: `*out` receives an owned String value.
+ * Errors: ValueError for an unknown type code.
+ *
+ * # Safety
+ * `dtype` is NULL or valid; `out` is NULL or writable.
+ */
+TVM_FFI_DLL int TVMFFIDataTypeToString(const DLDataType *dtype, TVMFFIAny *out);
+
+/**
+ * Makes an integer from the bytes of little-endian two's-complement 64-bit
+ * words: a `kTVMFFIInt` when the value fits in int64 (after dropping
+ * redundant sign words), else a `kTVMFFIBigInt` object.
+ * Ownership: `*out` receives an owned value.
+ * Errors: ValueError when the size is not a multiple of 8 or for NULL arguments.
+ *
+ * # Safety
+ * `input` is NULL or a valid byte array; `out` is NULL or writable.
+ */
+TVM_FFI_DLL int TVMFFIBigIntFromByteArray(const struct TVMFFIByteArray *input, TVMFFIAny *out);
+
+/**
+ * The words of an integer value (`kTVMFFIInt` or `kTVMFFIBigInt`) as bytes,
+ * least significant word first. Ownership: borrowed from `value` (for an
+ * int, the bytes are `value->v_int64` itself). For any other value (or
+ * NULL) returns (NULL, 0) with a TypeError raised.
+ *
+ * # Safety
+ * `value` is NULL or a valid value that outlives the returned bytes.
+ */
+TVM_FFI_DLL struct TVMFFIByteArray TVMFFIBigIntGetContentByteArray(const TVMFFIAny *value);
+
+/**
  * Finds the type index of a type key.
  * Errors: ValueError "Cannot find type `key`" for unknown keys or NULL arguments.
  *
