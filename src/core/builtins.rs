@@ -56,6 +56,19 @@ pub fn register(add: &mut dyn FnMut(&'static str, Function)) {
         Function::from_closure(function_from_extern_c),
     );
     add(
+        "ffi.Shape",
+        Function::from_closure(|args| {
+            let dims = (0..args.len())
+                .map(|i| {
+                    args.get(i)
+                        .as_i64()
+                        .ok_or_else(|| Error::value("Expect shape to take list of int arguments"))
+                })
+                .collect::<Result<Vec<i64>>>()?;
+            Ok(Any::from(super::scalar::new_shape(&dims)))
+        }),
+    );
+    add(
         "ffi.GetInvalidObject",
         Function::from_closure(|_| Ok(Any::from(singleton(&INVALID)))),
     );
