@@ -65,6 +65,21 @@ int main(void) {
   CHECK(ys[0] == 2 && ys[3] == 5);
   CHECK_OK(TVMFFIEnvSetStream(kDLCPU, 0, NULL, &prev));
   CHECK(prev == (void*)0x1234);
+  /* The same kernel with Tensor objects (imported from DLPack). */
+  DLManagedTensor mx = {x, NULL, NULL}, my = {y, NULL, NULL};
+  TVMFFIObjectHandle tx = NULL, ty = NULL;
+  CHECK_OK(TVMFFITensorFromDLPack(&mx, 0, 0, &tx));
+  CHECK_OK(TVMFFITensorFromDLPack(&my, 0, 0, &ty));
+  TVMFFIAny targs[2] = {any_none(), any_none()};
+  targs[0].type_index = kTVMFFITensor;
+  targs[0].v_obj = tx;
+  targs[1].type_index = kTVMFFITensor;
+  targs[1].v_obj = ty;
+  CHECK_OK(TVMFFIFunctionCall(f, targs, 2, &result));
+  printf("add_one_c on Tensors: %g %g %g %g\n", ys[0], ys[1], ys[2], ys[3]);
+  CHECK(ys[0] == 2 && ys[3] == 5);
+  TVMFFIObjectDecRef(tx);
+  TVMFFIObjectDecRef(ty);
   x.dtype.bits = 64;
   EXPECT_RAISES("add_one_c on float64", TVMFFIFunctionCall(f, args, 2, &result));
   EXPECT_RAISES("add_one_c with 1 argument", TVMFFIFunctionCall(f, args, 1, &result));

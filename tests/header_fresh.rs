@@ -23,6 +23,7 @@ const PASSES: &[Pass] = &[
             "src/capi/string.rs",
             "src/capi/dtype.rs",
             "src/capi/scalar.rs",
+            "src/capi/tensor.rs",
             "src/capi/type_table.rs",
             "src/capi/init_once.rs",
         ],

@@ -1,6 +1,7 @@
 //! `TVMFFIEnv*` (declared in `tvm/ffi/extra/c_env_api.h`).
 
 use super::{arg_cstr, ffi_call};
+use crate::abi::{DLPackManagedTensorAllocator, DLTensor, TVMFFIObjectHandle};
 use crate::core::env;
 use core::ffi::{c_char, c_int, c_void};
 
@@ -53,5 +54,61 @@ pub unsafe extern "C" fn TVMFFIEnvRegisterCAPI(name: *const c_char, symbol: *mut
     ffi_call(|| {
         // SAFETY: per the contract.
         unsafe { env::register_capi(arg_cstr(name, "name")?, symbol) }
+    })
+}
+
+/// Sets this thread's DLPack tensor allocator (NULL clears it); with
+/// `write_to_global_context` also the process-wide fallback other threads
+/// use. This thread's previous allocator is written to
+/// `opt_out_original_allocator` when it is not NULL.
+///
+/// # Safety
+/// `allocator` follows the DLPack allocator contract;
+/// `opt_out_original_allocator` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn TVMFFIEnvSetDLPackManagedTensorAllocator(
+    allocator: DLPackManagedTensorAllocator,
+    write_to_global_context: c_int,
+    opt_out_original_allocator: *mut DLPackManagedTensorAllocator,
+) -> c_int {
+    let old = env::set_allocator(allocator, write_to_global_context != 0);
+    if !opt_out_original_allocator.is_null() {
+        // SAFETY: checked non-null; writable per the contract.
+        unsafe { opt_out_original_allocator.write(old) };
+    }
+    0
+}
+
+/// This thread's DLPack tensor allocator, else the process-wide one, else NULL.
+#[unsafe(no_mangle)]
+pub extern "C" fn TVMFFIEnvGetDLPackManagedTensorAllocator() -> DLPackManagedTensorAllocator {
+    env::get_allocator()
+}
+
+/// Allocates a Tensor shaped like `prototype` (its shape, dtype, device) with
+/// the environment's DLPack allocator. Ownership: `*out` receives a new
+/// reference; the allocator's deleter runs when the Tensor dies.
+/// Errors: RuntimeError when no allocator is set or it returns NULL; the
+/// allocator's own error otherwise.
+///
+/// # Safety
+/// `prototype` is NULL or a valid DLTensor; `out` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn TVMFFIEnvTensorAlloc(
+    prototype: *mut DLTensor,
+    out: *mut TVMFFIObjectHandle,
+) -> c_int {
+    ffi_call(|| {
+        // SAFETY: per the contract.
+        let out = unsafe { super::arg_out(out, "out") }?;
+        if prototype.is_null() {
+            return Err(super::null_arg("prototype"));
+        }
+        // SAFETY: a valid prototype per the contract.
+        *out = unsafe { env::tensor_alloc(prototype) }?
+            .into_raw()
+            .as_ptr()
+            .cast();
+        Ok(())
     })
 }

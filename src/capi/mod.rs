@@ -12,6 +12,7 @@ mod init_once;
 mod object;
 mod scalar;
 mod string;
+mod tensor;
 mod type_table;
 
 pub use dtype::*;
@@ -22,6 +23,7 @@ pub use init_once::*;
 pub use object::*;
 pub use scalar::*;
 pub use string::*;
+pub use tensor::*;
 pub use type_table::*;
 
 use crate::abi::{TVMFFIByteArray, TVMFFIObject};

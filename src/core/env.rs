@@ -2,6 +2,7 @@
 //! per-thread device streams.
 
 use super::error::{Error, Result};
+use crate::abi::{DLPackManagedTensorAllocator, DLTensor};
 use core::ffi::{c_int, c_void};
 use core::mem::transmute;
 use std::cell::RefCell;
@@ -104,4 +105,84 @@ pub fn get_stream(device_type: i32, device_id: i32) -> *mut c_void {
                 .unwrap_or(0)
         })
         .unwrap_or(0) as *mut c_void
+}
+
+/// The allocator every thread falls back to.
+static GLOBAL_ALLOCATOR: RwLock<DLPackManagedTensorAllocator> = RwLock::new(None);
+
+thread_local! {
+    /// This thread's allocator, if set.
+    static ALLOCATOR: core::cell::Cell<DLPackManagedTensorAllocator> = const { core::cell::Cell::new(None) };
+}
+
+/// Sets this thread's DLPack allocator (and the process-wide fallback when
+/// `write_global`); returns the thread's previous one.
+pub fn set_allocator(
+    allocator: DLPackManagedTensorAllocator,
+    write_global: bool,
+) -> DLPackManagedTensorAllocator {
+    if write_global {
+        *GLOBAL_ALLOCATOR.write().unwrap_or_else(|e| e.into_inner()) = allocator;
+    }
+    ALLOCATOR.try_with(|a| a.replace(allocator)).unwrap_or(None)
+}
+
+/// This thread's allocator, else the process-wide one.
+pub fn get_allocator() -> DLPackManagedTensorAllocator {
+    ALLOCATOR
+        .try_with(|a| a.get())
+        .ok()
+        .flatten()
+        .or_else(|| *GLOBAL_ALLOCATOR.read().unwrap_or_else(|e| e.into_inner()))
+}
+
+/// `SetError` callback handed to allocators: raises the error they report.
+unsafe extern "C" fn allocator_set_error(
+    _ctx: *mut c_void,
+    kind: *const core::ffi::c_char,
+    message: *const core::ffi::c_char,
+) {
+    // SAFETY: the allocator passes NUL-terminated strings (or NULL).
+    let text = |p: *const core::ffi::c_char| {
+        if p.is_null() {
+            Vec::new()
+        } else {
+            unsafe { core::ffi::CStr::from_ptr(p) }.to_bytes().to_vec()
+        }
+    };
+    let err = super::error::new_error(&text(kind), &text(message), b"", None, None);
+    super::error::set_raised(err);
+}
+
+/// Allocates a tensor like `prototype` with the environment allocator.
+///
+/// # Safety
+/// `prototype` is a valid DLTensor for the call.
+pub unsafe fn tensor_alloc(prototype: *mut DLTensor) -> Result<super::ObjectRef> {
+    let Some(alloc) = get_allocator() else {
+        return Err(Error::runtime(
+            "TVMFFIEnvTensorAlloc: allocator is nullptr, likely because \
+             TVMFFIEnvSetDLPackManagedTensorAllocator has not been called.",
+        ));
+    };
+    let mut managed = core::ptr::null_mut();
+    // SAFETY: the allocator follows the DLPack allocator contract.
+    let code = unsafe {
+        alloc(
+            prototype,
+            &mut managed,
+            core::ptr::null_mut(),
+            Some(allocator_set_error),
+        )
+    };
+    if code != 0 {
+        return Err(Error::from_raised(code));
+    }
+    if managed.is_null() {
+        return Err(Error::runtime(
+            "TVMFFIEnvTensorAlloc: failed to allocate a tensor from the allocator",
+        ));
+    }
+    // SAFETY: the allocator handed over a valid managed tensor.
+    unsafe { super::tensor::from_allocator(managed) }
 }

@@ -15,6 +15,7 @@ pub mod object;
 pub mod registry;
 pub mod scalar;
 pub mod string;
+pub mod tensor;
 pub mod type_table;
 
 pub use any::{Any, AnyView};

@@ -1050,6 +1050,78 @@ TVM_FFI_DLL int TVMFFIBigIntFromByteArray(const struct TVMFFIByteArray *input, T
 TVM_FFI_DLL struct TVMFFIByteArray TVMFFIBigIntGetContentByteArray(const TVMFFIAny *value);
 
 /**
+ * Wraps a DLPack 0.x managed tensor in a Tensor without copying. With
+ * `require_alignment` > 0 the first element must be aligned to that many
+ * bytes; with `require_contiguous` the tensor must be row-major compact.
+ * Ownership: on success the Tensor owns `from` and calls its deleter once,
+ * when the last reference goes; on failure the caller still owns it.
+ * Errors: RuntimeError "FromDLPack: Data is not aligned to N bytes." /
+ * "FromDLPack: Tensor is not contiguous."; ValueError for NULL or
+ * malformed input (negative ndim, NULL shape).
+ *
+ * # Safety
+ * `from` is NULL or a valid managed tensor; `out` is NULL or writable.
+ */
+TVM_FFI_DLL
+int TVMFFITensorFromDLPack(DLManagedTensor *from,
+                           int32_t require_alignment,
+                           int32_t require_contiguous,
+                           TVMFFIObjectHandle *out);
+
+/**
+ * Wraps a DLPack 1.x managed tensor in a Tensor without copying; as
+ * `TVMFFITensorFromDLPack`, and also rejects
+ * `DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED` with a RuntimeError.
+ *
+ * # Safety
+ * `from` is NULL or a valid managed tensor; `out` is NULL or writable.
+ */
+TVM_FFI_DLL
+int TVMFFITensorFromDLPackVersioned(DLManagedTensorVersioned *from,
+                                    int32_t require_alignment,
+                                    int32_t require_contiguous,
+                                    TVMFFIObjectHandle *out);
+
+/**
+ * Exports a Tensor as a DLPack 0.x managed tensor sharing its data.
+ * Ownership: the caller owns `*out` and must call its deleter once, which
+ * releases the reference it holds to the Tensor.
+ * Errors: TypeError if `from` is not a Tensor; ValueError for NULLs.
+ *
+ * # Safety
+ * `from` is NULL or a live object; `out` is NULL or writable.
+ */
+TVM_FFI_DLL int TVMFFITensorToDLPack(TVMFFIObjectHandle from, DLManagedTensor **out);
+
+/**
+ * Exports a Tensor as a DLPack 1.x managed tensor sharing its data; as
+ * `TVMFFITensorToDLPack`.
+ *
+ * # Safety
+ * `from` is NULL or a live object; `out` is NULL or writable.
+ */
+TVM_FFI_DLL
+int TVMFFITensorToDLPackVersioned(TVMFFIObjectHandle from,
+                                  DLManagedTensorVersioned **out);
+
+/**
+ * Creates a Tensor described by `prototype` (its data pointer, dtype,
+ * device, byte offset; shape and strides copied) that keeps `source` alive.
+ * No bounds are checked against `source`: the caller vouches for the view.
+ * Ownership: `*out` receives a new reference.
+ * Errors: TypeError if `source` is not a Tensor; ValueError for NULLs or a
+ * prototype without strides.
+ *
+ * # Safety
+ * `source` is NULL or a live object; `prototype` is NULL or a valid
+ * DLTensor; `out` is NULL or writable.
+ */
+TVM_FFI_DLL
+int TVMFFITensorCreateUnsafeView(TVMFFIObjectHandle source,
+                                 const DLTensor *prototype,
+                                 TVMFFIObjectHandle *out);
+
+/**
  * Finds the type index of a type key.
  * Errors: ValueError "Cannot find type `key`" for unknown keys or NULL arguments.
  *

@@ -50,6 +50,38 @@ TVM_FFI_DLL int TVMFFIEnvCheckSignals(void);
  */
 TVM_FFI_DLL int TVMFFIEnvRegisterCAPI(const char *name, void *symbol);
 
+/**
+ * Sets this thread's DLPack tensor allocator (NULL clears it); with
+ * `write_to_global_context` also the process-wide fallback other threads
+ * use. This thread's previous allocator is written to
+ * `opt_out_original_allocator` when it is not NULL.
+ *
+ * # Safety
+ * `allocator` follows the DLPack allocator contract;
+ * `opt_out_original_allocator` is NULL or writable.
+ */
+TVM_FFI_DLL
+int TVMFFIEnvSetDLPackManagedTensorAllocator(DLPackManagedTensorAllocator allocator,
+                                             int write_to_global_context,
+                                             DLPackManagedTensorAllocator *opt_out_original_allocator);
+
+/**
+ * This thread's DLPack tensor allocator, else the process-wide one, else NULL.
+ */
+TVM_FFI_DLL DLPackManagedTensorAllocator TVMFFIEnvGetDLPackManagedTensorAllocator(void);
+
+/**
+ * Allocates a Tensor shaped like `prototype` (its shape, dtype, device) with
+ * the environment's DLPack allocator. Ownership: `*out` receives a new
+ * reference; the allocator's deleter runs when the Tensor dies.
+ * Errors: RuntimeError when no allocator is set or it returns NULL; the
+ * allocator's own error otherwise.
+ *
+ * # Safety
+ * `prototype` is NULL or a valid DLTensor; `out` is NULL or writable.
+ */
+TVM_FFI_DLL int TVMFFIEnvTensorAlloc(DLTensor *prototype, TVMFFIObjectHandle *out);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus
