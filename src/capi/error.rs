@@ -143,8 +143,8 @@ pub unsafe extern "C" fn TVMFFIErrorCreateWithCauseAndExtraContext(
                 arg_out(out, "out")?,
             )
         };
-        // SAFETY: live objects per the contract; we take new references.
         let borrow = |h: TVMFFIObjectHandle| {
+            // SAFETY: live objects per the contract; we take new references.
             NonNull::new(h.cast()).map(|p| unsafe { ObjectRef::from_borrowed(p) })
         };
         let cause = borrow(cause_chain);

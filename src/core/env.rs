@@ -34,16 +34,16 @@ static FRONTEND: RwLock<FrontendApi> = RwLock::new(FrontendApi {
 pub unsafe fn register_capi(name: &[u8], symbol: *mut c_void) -> Result<()> {
     let mut api = FRONTEND.write().unwrap_or_else(|e| e.into_inner());
     match name {
-        // SAFETY: per the contract `symbol` has this signature; NULL is None.
         b"PyErr_CheckSignals" => {
+            // SAFETY: per the contract `symbol` has this signature; NULL is None.
             api.check_signals = unsafe { transmute::<*mut c_void, CheckSignals>(symbol) }
         }
-        // SAFETY: as above.
         b"PyGILState_Ensure" => {
+            // SAFETY: as above.
             api.gil_ensure = unsafe { transmute::<*mut c_void, GilEnsure>(symbol) }
         }
-        // SAFETY: as above.
         b"PyGILState_Release" => {
+            // SAFETY: as above.
             api.gil_release = unsafe { transmute::<*mut c_void, GilRelease>(symbol) }
         }
         _ => {
@@ -142,11 +142,11 @@ unsafe extern "C" fn allocator_set_error(
     kind: *const core::ffi::c_char,
     message: *const core::ffi::c_char,
 ) {
-    // SAFETY: the allocator passes NUL-terminated strings (or NULL).
     let text = |p: *const core::ffi::c_char| {
         if p.is_null() {
             Vec::new()
         } else {
+            // SAFETY: the allocator passes NUL-terminated strings (or NULL).
             unsafe { core::ffi::CStr::from_ptr(p) }.to_bytes().to_vec()
         }
     };

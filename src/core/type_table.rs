@@ -338,12 +338,11 @@ impl Table {
         // SAFETY: see `copy_text`.
         let name = unsafe { super::string::byte_slice(info.name) }.to_vec();
         let entry = self.entry_mut(type_index)?;
-        // SAFETY: stored names live in the pool.
-        if entry
-            .fields
-            .iter()
-            .any(|f| unsafe { super::string::byte_slice(f.name) } == name)
-        {
+        let same_name = |f: &TVMFFIFieldInfo| {
+            // SAFETY: stored names live in the pool.
+            (unsafe { super::string::byte_slice(f.name) }) == name
+        };
+        if entry.fields.iter().any(same_name) {
             return Err(Error::new(
                 ErrorKind::InternalError,
                 format!(
