@@ -42,10 +42,8 @@ fn an_error_returned_by_a_function_is_raised_with_its_kind() {
 fn null_arguments_name_the_argument() {
     let mut any = TVMFFIAny::NONE;
     // SAFETY: NULL inputs are what is being tested.
-    assert_eq!(
-        unsafe { TVMFFIStringFromByteArray(::core::ptr::null(), &mut any) },
-        -1
-    );
+    let code = unsafe { TVMFFIStringFromByteArray(::core::ptr::null(), &mut any) };
+    assert_eq!(code, -1);
     let (kind, message) = raised();
     assert_eq!(
         (kind.as_str(), message.as_str()),

@@ -66,6 +66,11 @@ impl Any {
         })
     }
 
+    /// A device value.
+    pub fn device(device: DLDevice) -> Self {
+        Any::pod(kTVMFFIDevice, TVMFFIAnyValue { v_device: device })
+    }
+
     /// An opaque pointer value (`kTVMFFIOpaquePtr`, or None when NULL).
     pub fn opaque_ptr(ptr: *mut c_void) -> Self {
         if ptr.is_null() {
@@ -141,6 +146,14 @@ impl From<ObjectRef> for Any {
 /// A borrowed value, valid while the `TVMFFIAny` it points to is.
 #[derive(Clone, Copy)]
 pub struct AnyView<'a>(&'a TVMFFIAny);
+
+impl AnyView<'static> {
+    /// A view of None.
+    pub fn none() -> Self {
+        static NONE: Any = Any::NONE;
+        AnyView(&NONE.0)
+    }
+}
 
 impl<'a> AnyView<'a> {
     /// Views a raw value.

@@ -70,8 +70,9 @@ pub fn register(add: &mut dyn FnMut(&'static str, Function)) {
     );
     add(
         "ffi.GetInvalidObject",
-        Function::from_closure(|_| Ok(Any::from(singleton(&INVALID)))),
+        Function::from_closure(|_| Ok(Any::from(invalid_object()))),
     );
+    super::containers::register(add);
     add(
         "ffi.GetKwargsObject",
         Function::from_closure(|_| Ok(Any::from(singleton(&KWARGS)))),
@@ -85,6 +86,11 @@ static KWARGS: LazyLock<ObjectRef> = LazyLock::new(|| super::object::new_object(
 
 fn singleton(cell: &LazyLock<ObjectRef>) -> ObjectRef {
     ObjectRef::clone(cell)
+}
+
+/// The process-wide "missing" marker (`ffi.GetInvalidObject`).
+pub fn invalid_object() -> ObjectRef {
+    singleton(&INVALID)
 }
 
 /// Argument `i` of `n` as string text.

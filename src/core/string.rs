@@ -178,10 +178,8 @@ mod tests {
         let small = make_text(b"abc", TextKind::Str);
         assert_eq!(small.type_index(), kTVMFFISmallStr);
         // SAFETY: small text stores `v_bytes`.
-        assert_eq!(
-            unsafe { small.view().raw().value.v_bytes },
-            *b"abc\0\0\0\0\0"
-        );
+        let bytes = unsafe { small.view().raw().value.v_bytes };
+        assert_eq!(bytes, *b"abc\0\0\0\0\0");
         let seven = make_text(b"1234567", TextKind::Bytes);
         assert_eq!(seven.type_index(), kTVMFFISmallBytes);
         let heap = make_text(b"12345678", TextKind::Bytes);

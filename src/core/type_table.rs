@@ -161,6 +161,11 @@ impl Table {
                     .expect("first metadata");
             }
         }
+        // Map hashing and equality consult these columns (C++ readers too).
+        for column in [&b"__any_hash__"[..], b"__any_equal__"] {
+            t.register_attr(kTVMFFINone, column, AnyView::none())
+                .expect("declaring a column");
+        }
         t
     }
 

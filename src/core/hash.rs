@@ -1,0 +1,192 @@
+//! `AnyHash` / `AnyEqual` exactly as the official C++ headers compute them.
+//! C++ code compiled with those headers hashes and probes our maps by
+//! itself, so every bit must agree: strings hash by content (small and heap
+//! alike), other POD values and objects by their 64 bits, unless the type
+//! registered `__any_hash__` / `__any_equal__` attributes.
+
+use super::any::{AnyView, is_object_index};
+use super::error::{Error, Result};
+use super::string::{TextKind, str_bytes_of};
+use super::type_table;
+use crate::abi::*;
+use std::sync::LazyLock;
+
+/// The columns C++ readers consult; they exist from start-up on.
+struct Columns {
+    hash: *const TVMFFITypeAttrColumn,
+    equal: *const TVMFFITypeAttrColumn,
+}
+// SAFETY: the column records live (at fixed addresses) for the whole process.
+unsafe impl Send for Columns {}
+// SAFETY: see `Send`.
+unsafe impl Sync for Columns {}
+
+static COLUMNS: LazyLock<Columns> = LazyLock::new(|| Columns {
+    hash: type_table::attr_column(b"__any_hash__"),
+    equal: type_table::attr_column(b"__any_equal__"),
+});
+
+/// `StableHashCombine`.
+#[inline]
+pub fn hash_combine(key: u64, value: u64) -> u64 {
+    key ^ value
+        .wrapping_add(0x9e37_79b9)
+        .wrapping_add(key << 6)
+        .wrapping_add(key >> 2)
+}
+
+/// `StableHashBytes`: little-endian 8-byte words, then the zero-padded tail,
+/// each folded as `(h * 1099511628211 + w) % 2147483647` with u64 wrapping.
+pub fn hash_bytes(bytes: &[u8]) -> u64 {
+    const MUL: u64 = 1_099_511_628_211;
+    const MOD: u64 = 2_147_483_647;
+    let fold = |h: u64, w: u64| h.wrapping_mul(MUL).wrapping_add(w) % MOD;
+    let mut chunks = bytes.chunks_exact(8);
+    let mut h = 0u64;
+    for c in &mut chunks {
+        h = fold(h, u64::from_le_bytes(c.try_into().expect("8 bytes")));
+    }
+    let rest = chunks.remainder();
+    if !rest.is_empty() {
+        let mut word = [0u8; 8];
+        word[..rest.len()].copy_from_slice(rest);
+        h = fold(h, u64::from_le_bytes(word));
+    }
+    h
+}
+
+/// The entry of `column` for `type_index`, if set.
+fn column_entry(column: *const TVMFFITypeAttrColumn, type_index: i32) -> Option<TVMFFIAny> {
+    // SAFETY: the column record is valid for the process; its data array
+    // holds `size` values (read afresh: it may move when it grows).
+    let column = unsafe { column.as_ref() }?;
+    let offset = type_index.checked_sub(column.begin_index)?;
+    if offset < 0 || offset >= column.size || column.data.is_null() {
+        return None;
+    }
+    // SAFETY: bounds checked above.
+    let entry = unsafe { *column.data.add(offset as usize) };
+    (entry.type_index != kTVMFFINone).then_some(entry)
+}
+
+/// Calls a custom hash/equal attribute: a C function pointer taking
+/// `const Any&` arguments, or a Function.
+fn call_custom(entry: TVMFFIAny, args: &[TVMFFIAny], expect: i32) -> Result<i64> {
+    let result = if entry.type_index == kTVMFFIOpaquePtr {
+        // SAFETY: registered as `TVMFFIAny (*)(const Any&...)`; `Any` is a
+        // transparent `TVMFFIAny`, so the references are pointers to them.
+        unsafe {
+            let f = entry.value.v_ptr;
+            match args {
+                [a] => core::mem::transmute::<
+                    *mut core::ffi::c_void,
+                    unsafe extern "C" fn(*const TVMFFIAny) -> TVMFFIAny,
+                >(f)(a),
+                [a, b] => core::mem::transmute::<
+                    *mut core::ffi::c_void,
+                    unsafe extern "C" fn(*const TVMFFIAny, *const TVMFFIAny) -> TVMFFIAny,
+                >(f)(a, b),
+                _ => unreachable!("one or two arguments"),
+            }
+        }
+    } else if entry.type_index == kTVMFFIFunction {
+        // SAFETY: the column holds a live Function.
+        let view = unsafe { AnyView::from_raw(&entry) };
+        let f = view.to_object().and_then(super::Function::from_object);
+        let f = f.ok_or_else(|| Error::runtime("custom hash/equal attribute is not callable"))?;
+        f.call(args)?.into_raw()
+    } else {
+        return Err(Error::runtime(
+            "custom hash/equal attribute is neither a function nor a pointer",
+        ));
+    };
+    if result.type_index == expect {
+        // SAFETY: ints and bools store `v_int64`.
+        return Ok(unsafe { result.value.v_int64 });
+    }
+    if result.type_index == kTVMFFIError {
+        // SAFETY: an owned Error object handed back by the callee.
+        let err = unsafe { super::Any::from_raw(result) };
+        return Err(Error::Object(
+            err.view().to_object().expect("an error object"),
+        ));
+    }
+    // SAFETY: an owned result we drop.
+    drop(unsafe { super::Any::from_raw(result) });
+    Err(Error::runtime(
+        "custom hash/equal attribute returned an unexpected type",
+    ))
+}
+
+/// `AnyHash`.
+pub fn any_hash(value: &TVMFFIAny) -> Result<u64> {
+    // SAFETY: the caller's value is valid.
+    let view = unsafe { AnyView::from_raw(value) };
+    Ok(match value.type_index {
+        // SAFETY: small text keeps its (zero-padded) bytes in `v_uint64`.
+        kTVMFFISmallStr => hash_combine(
+            kTVMFFIStr as u64,
+            unsafe { value.value.v_uint64 } % 2_147_483_647,
+        ),
+        // SAFETY: as above.
+        kTVMFFISmallBytes => hash_combine(
+            kTVMFFIBytes as u64,
+            unsafe { value.value.v_uint64 } % 2_147_483_647,
+        ),
+        kTVMFFIStr => hash_combine(
+            kTVMFFIStr as u64,
+            hash_bytes(str_bytes_of(view, TextKind::Str).unwrap_or(&[])),
+        ),
+        kTVMFFIBytes => hash_combine(
+            kTVMFFIBytes as u64,
+            hash_bytes(str_bytes_of(view, TextKind::Bytes).unwrap_or(&[])),
+        ),
+        t => {
+            if is_object_index(t) {
+                if let Some(entry) = column_entry(COLUMNS.hash, t) {
+                    return Ok(hash_combine(
+                        t as u64,
+                        call_custom(entry, core::slice::from_ref(value), kTVMFFIInt)? as u64,
+                    ));
+                }
+            }
+            // SAFETY: every value has 8 bytes of payload.
+            hash_combine(t as u64, unsafe { value.value.v_uint64 })
+        }
+    })
+}
+
+/// `AnyEqual`.
+pub fn any_equal(lhs: &TVMFFIAny, rhs: &TVMFFIAny) -> Result<bool> {
+    // SAFETY: both are valid 16-byte values; compare their raw bits.
+    let bits = |a: &TVMFFIAny| unsafe { core::mem::transmute::<TVMFFIAny, [u64; 2]>(*a) };
+    if bits(lhs) == bits(rhs) {
+        return Ok(true);
+    }
+    // SAFETY: the caller's values are valid.
+    let (l, r) = unsafe { (AnyView::from_raw(lhs), AnyView::from_raw(rhs)) };
+    let (lt, rt) = (lhs.type_index, rhs.type_index);
+    if lt == rt {
+        if lt == kTVMFFIStr {
+            return Ok(l.as_str_bytes() == r.as_str_bytes());
+        }
+        if lt == kTVMFFIBytes {
+            return Ok(l.as_bytes() == r.as_bytes());
+        }
+        if is_object_index(lt) {
+            if let Some(entry) = column_entry(COLUMNS.equal, lt) {
+                return Ok(call_custom(entry, &[*lhs, *rhs], kTVMFFIBool)? != 0);
+            }
+        }
+        return Ok(false);
+    }
+    let text = |t: i32| match t {
+        kTVMFFIStr | kTVMFFISmallStr => Some(TextKind::Str),
+        kTVMFFIBytes | kTVMFFISmallBytes => Some(TextKind::Bytes),
+        _ => None,
+    };
+    Ok(match (text(lt), text(rt)) {
+        (Some(a), Some(b)) if a == b => str_bytes_of(l, a) == str_bytes_of(r, b),
+        _ => false,
+    })
+}

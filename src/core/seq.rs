@@ -1,0 +1,305 @@
+//! Array and List objects: `{TVMFFIObject, TVMFFISeqCell}` with owning
+//! 16-byte `TVMFFIAny` elements. Arrays keep their elements in place after
+//! the cell (`data_deleter` NULL), Lists in a separate buffer released
+//! through `data_deleter`, as in the reference; both objects come from
+//! `malloc`, so C++ code that swaps a List's buffer (and deleter) for its own
+//! stays compatible.
+
+use super::any::{Any, AnyView};
+use super::error::{Error, ErrorKind, Result};
+use super::hash::any_equal;
+use super::object::{INITIAL_REF_COUNT, ObjectRef};
+use crate::abi::*;
+use core::ffi::{c_int, c_void};
+use core::ptr::NonNull;
+use core::sync::atomic::AtomicU64;
+
+unsafe extern "C" {
+    fn malloc(size: usize) -> *mut c_void;
+    fn free(ptr: *mut c_void);
+}
+
+#[repr(C)]
+struct SeqObj {
+    header: TVMFFIObject,
+    cell: TVMFFISeqCell,
+}
+const ELEM: usize = size_of::<TVMFFIAny>();
+
+fn c_alloc(size: usize) -> *mut u8 {
+    // SAFETY: plain C allocation, checked below.
+    let p = unsafe { malloc(size.max(1)) }.cast::<u8>();
+    if p.is_null() {
+        std::alloc::handle_alloc_error(
+            core::alloc::Layout::from_size_align(size.max(1), 16).expect("layout"),
+        );
+    }
+    p
+}
+
+/// Deleter of our sequence objects.
+unsafe extern "C" fn delete_seq(this: *mut c_void, flags: c_int) {
+    let obj = this.cast::<SeqObj>();
+    if flags & kTVMFFIObjectDeleterFlagBitMaskStrong != 0 {
+        // SAFETY: the first `size` elements are owned; the buffer goes back
+        // through whichever deleter owns it (NULL: in place).
+        unsafe {
+            let cell = &mut (*obj).cell;
+            for i in 0..cell.size.max(0) as usize {
+                drop(Any::from_raw(*cell.data.cast::<TVMFFIAny>().add(i)));
+            }
+            cell.size = 0;
+            if let Some(d) = cell.data_deleter.take() {
+                d(cell.data);
+            }
+        }
+    }
+    if flags & kTVMFFIObjectDeleterFlagBitMaskWeak != 0 {
+        // SAFETY: the object came from `malloc` in `new_seq`.
+        unsafe { free(this) };
+    }
+}
+
+/// Makes an Array (elements in place) or a List (separate buffer).
+fn new_seq(type_index: i32, items: Vec<Any>) -> ObjectRef {
+    let n = items.len();
+    let in_place = type_index == kTVMFFIArray;
+    let extra = if in_place { n * ELEM } else { 0 };
+    let mem = c_alloc(size_of::<SeqObj>() + extra);
+    let (data, data_deleter): (*mut c_void, Option<unsafe extern "C" fn(*mut c_void)>) = if in_place
+    {
+        // SAFETY: the elements follow the 56-byte object.
+        (unsafe { mem.add(size_of::<SeqObj>()) }.cast(), None)
+    } else {
+        (c_alloc(n * ELEM).cast(), Some(free))
+    };
+    // SAFETY: `mem` holds the object; `data` holds `n` elements.
+    unsafe {
+        for (i, item) in items.into_iter().enumerate() {
+            data.cast::<TVMFFIAny>().add(i).write(item.into_raw());
+        }
+        mem.cast::<SeqObj>().write(SeqObj {
+            header: TVMFFIObject {
+                combined_ref_count: AtomicU64::new(INITIAL_REF_COUNT),
+                type_index,
+                __padding: 0,
+                deleter: Some(delete_seq),
+            },
+            cell: TVMFFISeqCell {
+                data,
+                size: n as i64,
+                capacity: n as i64,
+                data_deleter,
+            },
+        });
+        ObjectRef::from_raw(NonNull::new_unchecked(mem).cast())
+    }
+}
+
+/// Makes an Array of `items`.
+pub fn new_array(items: Vec<Any>) -> ObjectRef {
+    new_seq(kTVMFFIArray, items)
+}
+
+/// Makes a List of `items`.
+pub fn new_list(items: Vec<Any>) -> ObjectRef {
+    new_seq(kTVMFFIList, items)
+}
+
+/// The cell of an Array (`want` = kTVMFFIArray) or List, ours or foreign.
+fn cell_of(obj: &ObjectRef, want: i32) -> Result<*mut TVMFFISeqCell> {
+    if obj.type_index() != want {
+        return Err(Error::type_error(format!(
+            "expected {}, got {}",
+            super::type_table::type_key_of(want),
+            super::type_table::type_key_of(obj.type_index())
+        )));
+    }
+    // SAFETY: Arrays and Lists keep their cell right after the header.
+    Ok(unsafe {
+        obj.as_ptr()
+            .cast::<u8>()
+            .add(size_of::<TVMFFIObject>())
+            .cast()
+    })
+}
+
+/// A view of a sequence's elements.
+pub fn elements(obj: &ObjectRef, want: i32) -> Result<&[TVMFFIAny]> {
+    // SAFETY: the cell describes `size` live elements kept alive by `obj`.
+    unsafe {
+        let cell = &*cell_of(obj, want)?;
+        Ok(if cell.size <= 0 {
+            &[]
+        } else {
+            core::slice::from_raw_parts(cell.data.cast(), cell.size as usize)
+        })
+    }
+}
+
+fn index_error(i: i64, n: usize) -> Error {
+    Error::new(
+        ErrorKind::IndexError,
+        format!("Index {i} out of bounds {n}"),
+    )
+}
+
+/// A new reference to element `i`; IndexError when out of range.
+pub fn get(obj: &ObjectRef, want: i32, i: i64) -> Result<Any> {
+    let items = elements(obj, want)?;
+    let item = usize::try_from(i)
+        .ok()
+        .and_then(|u| items.get(u))
+        .ok_or_else(|| index_error(i, items.len()))?;
+    // SAFETY: stored elements are valid.
+    unsafe { AnyView::from_raw(item) }.to_owned_any()
+}
+
+/// Whether any element equals `value` (`AnyEqual`).
+pub fn contains(obj: &ObjectRef, want: i32, value: &TVMFFIAny) -> Result<bool> {
+    for item in elements(obj, want)? {
+        if any_equal(item, value)? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// Mutations of a List in place (unsynchronised, as in the reference).
+pub struct ListMut(*mut TVMFFISeqCell);
+
+impl ListMut {
+    /// The List behind `obj`.
+    pub fn new(obj: &ObjectRef) -> Result<ListMut> {
+        Ok(ListMut(cell_of(obj, kTVMFFIList)?))
+    }
+
+    fn cell(&mut self) -> &mut TVMFFISeqCell {
+        // SAFETY: the caller keeps the List alive while mutating it.
+        unsafe { &mut *self.0 }
+    }
+
+    fn cell_ref(&self) -> &TVMFFISeqCell {
+        // SAFETY: as in `cell`.
+        unsafe { &*self.0 }
+    }
+
+    fn len(&self) -> usize {
+        self.cell_ref().size.max(0) as usize
+    }
+
+    fn slot(&self, i: usize) -> *mut TVMFFIAny {
+        // SAFETY: callers pass `i` below the capacity.
+        unsafe { self.cell_ref().data.cast::<TVMFFIAny>().add(i) }
+    }
+
+    /// Ensures room for `cap` elements, moving to a fresh `malloc` buffer.
+    pub fn reserve(&mut self, cap: usize) {
+        let cell = self.cell();
+        if cap <= cell.capacity.max(0) as usize {
+            return;
+        }
+        let data = c_alloc(cap * ELEM).cast::<c_void>();
+        // SAFETY: move the live elements, then release the old buffer
+        // through its own deleter (NULL: in place, nothing to free).
+        unsafe {
+            core::ptr::copy_nonoverlapping(
+                cell.data.cast::<TVMFFIAny>(),
+                data.cast(),
+                cell.size.max(0) as usize,
+            );
+            if let Some(d) = cell.data_deleter {
+                d(cell.data);
+            }
+        }
+        cell.data = data;
+        cell.capacity = cap as i64;
+        cell.data_deleter = Some(free);
+    }
+
+    fn check(&self, i: i64, inclusive: bool) -> Result<usize> {
+        let n = self.len();
+        match usize::try_from(i) {
+            Ok(u) if u < n || (inclusive && u == n) => Ok(u),
+            _ => Err(index_error(i, n)),
+        }
+    }
+
+    /// Replaces element `i`.
+    pub fn set(&mut self, i: i64, value: Any) -> Result<()> {
+        let i = self.check(i, false)?;
+        // SAFETY: `i < size`; the old element is released.
+        unsafe {
+            drop(Any::from_raw(core::ptr::replace(
+                self.slot(i),
+                value.into_raw(),
+            )))
+        };
+        Ok(())
+    }
+
+    /// Inserts `values` before position `i` (`i == len` appends).
+    pub fn insert(&mut self, i: i64, values: Vec<Any>) -> Result<()> {
+        let i = self.check(i, true)?;
+        let (n, k) = (self.len(), values.len());
+        if n + k > self.cell_ref().capacity.max(0) as usize {
+            self.reserve((n + k).max(n * 2).max(4));
+        }
+        // SAFETY: capacity holds `n + k`; shift the tail and write `values`.
+        unsafe {
+            core::ptr::copy(self.slot(i), self.slot(i + k), n - i);
+            for (j, v) in values.into_iter().enumerate() {
+                self.slot(i + j).write(v.into_raw());
+            }
+        }
+        self.cell().size = (n + k) as i64;
+        Ok(())
+    }
+
+    /// Removes elements `[first, last)`; IndexError when out of range.
+    pub fn erase(&mut self, first: i64, last: i64) -> Result<()> {
+        if first == last {
+            return Ok(());
+        }
+        let n = self.len();
+        if first < 0 || last > n as i64 || first >= last {
+            return Err(Error::new(
+                ErrorKind::IndexError,
+                format!("Erase range [{first}, {last}) out of bounds {n}"),
+            ));
+        }
+        let (first, last) = (first as usize, last as usize);
+        // SAFETY: release the erased elements, shift the tail down.
+        unsafe {
+            for j in first..last {
+                drop(Any::from_raw(*self.slot(j)));
+            }
+            core::ptr::copy(self.slot(last), self.slot(first), n - last);
+        }
+        self.cell().size = (n - (last - first)) as i64;
+        Ok(())
+    }
+
+    /// Removes element `i` and returns it.
+    pub fn pop(&mut self, i: i64) -> Result<Any> {
+        let u = self.check(i, false)?;
+        // SAFETY: `u < size`; we take a new reference before erasing.
+        let value = unsafe { AnyView::from_raw(&*self.slot(u)) }.to_owned_any()?;
+        self.erase(i, i + 1)?;
+        Ok(value)
+    }
+
+    /// Reverses the elements.
+    pub fn reverse(&mut self) {
+        let n = self.len();
+        // SAFETY: the first `n` elements are live.
+        unsafe { core::slice::from_raw_parts_mut(self.cell().data.cast::<TVMFFIAny>(), n) }
+            .reverse();
+    }
+
+    /// Removes every element.
+    pub fn clear(&mut self) {
+        let n = self.len() as i64;
+        let _ = self.erase(0, n);
+    }
+}
