@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <stdlib.h>
 #include <tvm/ffi/c_api.h>
+#include <tvm/ffi/extra/c_env_api.h>
 
 static double now_ns(void) {
   struct timespec ts;
@@ -17,6 +19,43 @@ static int nop(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) 
   (void)self; (void)args; (void)n;
   result->type_index = kTVMFFINone;
   return 0;
+}
+
+static void noop_deleter(DLManagedTensor* self) { (void)self; }
+
+static void free_managed(DLManagedTensorVersioned* self) { free(self); }
+
+/* An allocator that only hands out a descriptor over a static buffer, so the
+ * benchmark measures the library's wrapping, not malloc of the data. */
+static float arena[1024];
+static int bench_allocator(DLTensor* proto, DLManagedTensorVersioned** out, void* ctx,
+                           void (*set_error)(void*, const char*, const char*)) {
+  (void)ctx; (void)set_error;
+  DLManagedTensorVersioned* m = calloc(1, sizeof(*m));
+  m->dl_tensor = *proto;
+  m->dl_tensor.data = arena;
+  m->dl_tensor.strides = NULL;
+  m->deleter = free_managed;
+  *out = m;
+  return 0;
+}
+
+static TVMFFIAny call_global(const char* name, TVMFFIAny* args, int n) {
+  TVMFFIByteArray arr = {name, strlen(name)};
+  TVMFFIObjectHandle f = NULL;
+  TVMFFIAny r;
+  memset(&r, 0, sizeof(r));
+  TVMFFIFunctionGetGlobal(&arr, &f);
+  TVMFFIFunctionCall(f, args, n, &r);
+  TVMFFIObjectDecRef(f);
+  return r;
+}
+
+static TVMFFIObjectHandle global(const char* name) {
+  TVMFFIByteArray arr = {name, strlen(name)};
+  TVMFFIObjectHandle f = NULL;
+  TVMFFIFunctionGetGlobal(&arr, &f);
+  return f;
 }
 
 static volatile int64_t sink;
@@ -72,6 +111,68 @@ int main(void) {
     TVMFFIErrorMoveFromRaised(&err);
     TVMFFIObjectDecRef(err);
   });
+
+  /* Tensors. */
+  float data[64];
+  int64_t shape[2] = {8, 8};
+  DLManagedTensor managed;
+  memset(&managed, 0, sizeof(managed));
+  managed.dl_tensor.data = data;
+  managed.dl_tensor.device.device_type = kDLCPU;
+  managed.dl_tensor.ndim = 2;
+  managed.dl_tensor.dtype.code = kDLFloat;
+  managed.dl_tensor.dtype.bits = 32;
+  managed.dl_tensor.dtype.lanes = 1;
+  managed.dl_tensor.shape = shape;
+  managed.deleter = noop_deleter;
+  BENCH("tensor_from_dlpack", N, {
+    TVMFFIObjectHandle t;
+    TVMFFITensorFromDLPack(&managed, 0, 0, &t);
+    TVMFFIObjectDecRef(t);
+  });
+  TVMFFIEnvSetDLPackManagedTensorAllocator(bench_allocator, 0, NULL);
+  DLTensor proto = managed.dl_tensor;
+  BENCH("tensor_env_alloc", N, {
+    TVMFFIObjectHandle t;
+    TVMFFIEnvTensorAlloc(&proto, &t);
+    TVMFFIObjectDecRef(t);
+  });
+
+  /* Containers through their globals. */
+  TVMFFIAny elems[16];
+  for (int i = 0; i < 16; ++i) {
+    memset(&elems[i], 0, sizeof(elems[i]));
+    elems[i].type_index = kTVMFFIInt;
+    elems[i].v_int64 = i;
+  }
+  TVMFFIAny arr = call_global("ffi.Array", elems, 16);
+  TVMFFIObjectHandle array_get = global("ffi.ArrayGetItem");
+  TVMFFIAny aargs[2] = {arr, elems[7]};
+  BENCH("array_get_item", N, { result.type_index = kTVMFFINone; TVMFFIFunctionCall(array_get, aargs, 2, &result); sink += result.v_int64; });
+
+  /* Maps keyed by strings longer than 7 bytes (heap strings) and ints. */
+  TVMFFIAny kv[128];
+  for (int i = 0; i < 64; ++i) {
+    char key[32];
+    snprintf(key, sizeof(key), "map-key-%04d", i);
+    TVMFFIByteArray k = {key, strlen(key)};
+    TVMFFIStringFromByteArray(&k, &kv[2 * i]);
+    kv[2 * i + 1] = elems[i % 16];
+  }
+  TVMFFIObjectHandle map_get = global("ffi.MapGetItem");
+  TVMFFIAny small_map = call_global("ffi.Map", kv, 2 * 3);
+  TVMFFIAny margs[2] = {small_map, kv[4]};
+  BENCH("map_get_item_small", N, { result.type_index = kTVMFFINone; TVMFFIFunctionCall(map_get, margs, 2, &result); sink += result.v_int64; });
+  TVMFFIAny dense = call_global("ffi.Map", kv, 2 * 64);
+  margs[0] = dense;
+  margs[1] = kv[2 * 41];
+  BENCH("map_get_item_dense", N, { result.type_index = kTVMFFINone; TVMFFIFunctionCall(map_get, margs, 2, &result); sink += result.v_int64; });
+  TVMFFIObjectDecRef(map_get);
+  TVMFFIObjectDecRef(array_get);
+  TVMFFIObjectDecRef(small_map.v_obj);
+  TVMFFIObjectDecRef(dense.v_obj);
+  TVMFFIObjectDecRef(arr.v_obj);
+  for (int i = 0; i < 64; ++i) TVMFFIObjectDecRef(kv[2 * i].v_obj);
   TVMFFIObjectDecRef(f);
   return (int)(sink & 0);
 }

@@ -207,6 +207,25 @@ impl<'a> AnyView<'a> {
         }
     }
 
+    /// The object as a borrowed reference that never touches the count;
+    /// the caller must not keep it beyond the view's lifetime.
+    pub fn borrow_object(&self) -> Option<core::mem::ManuallyDrop<ObjectRef>> {
+        // SAFETY: the view keeps the object alive for `'a`, and ManuallyDrop
+        // never releases the reference we did not take.
+        self.as_object_ptr()
+            .map(|p| core::mem::ManuallyDrop::new(unsafe { ObjectRef::from_raw(p) }))
+    }
+
+    /// The value as a lookup key: borrowed, except that raw strings and
+    /// byte-array pointers become (owned) String/Bytes values, as C++'s
+    /// `const Any&` parameters convert them.
+    pub fn as_key(&self) -> Result<Key<'a>> {
+        Ok(match self.0.type_index {
+            kTVMFFIRawStr | kTVMFFIByteArrayPtr => Key::Owned(self.to_owned_any()?),
+            _ => Key::Borrowed(self.0),
+        })
+    }
+
     /// A new strong reference to the object, if the value is one.
     pub fn to_object(&self) -> Option<ObjectRef> {
         // SAFETY: per `from_raw` the object is alive while the view is.
@@ -229,7 +248,13 @@ impl<'a> AnyView<'a> {
     /// references are rejected (use [`take_rvalue_ref`]).
     pub fn to_owned_any(&self) -> Result<Any> {
         let raw = *self.0;
-        Ok(match raw.type_index {
+        if is_object_index(raw.type_index) {
+            return Ok(match self.to_object() {
+                Some(obj) => Any::from(obj),
+                None => Any::NONE,
+            });
+        }
+        match raw.type_index {
             kTVMFFIRawStr | kTVMFFIByteArrayPtr => {
                 let kind = if raw.type_index == kTVMFFIRawStr {
                     string::TextKind::Str
@@ -238,18 +263,32 @@ impl<'a> AnyView<'a> {
                 };
                 let bytes = string::str_bytes_of(*self, kind)
                     .ok_or_else(|| Error::value("a raw string or byte array pointer is NULL"))?;
-                string::make_text(bytes, kind)
+                Ok(string::make_text(bytes, kind))
             }
             kTVMFFIObjectRValueRef => {
-                return Err(Error::type_error("an r-value reference cannot be borrowed"));
+                Err(Error::type_error("an r-value reference cannot be borrowed"))
             }
-            t if is_object_index(t) => match self.to_object() {
-                Some(obj) => Any::from(obj),
-                None => Any::NONE,
-            },
             // SAFETY: POD kinds carry no ownership; copying them is all.
-            _ => unsafe { Any::from_raw(raw) },
-        })
+            _ => Ok(unsafe { Any::from_raw(raw) }),
+        }
+    }
+}
+
+/// A value used as a lookup key (see [`AnyView::as_key`]).
+pub enum Key<'a> {
+    /// The caller's value as it is.
+    Borrowed(&'a TVMFFIAny),
+    /// A converted value.
+    Owned(Any),
+}
+
+impl Key<'_> {
+    /// The raw value.
+    pub fn raw(&self) -> &TVMFFIAny {
+        match self {
+            Key::Borrowed(raw) => raw,
+            Key::Owned(any) => &any.0,
+        }
     }
 }
 

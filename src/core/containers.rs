@@ -8,12 +8,13 @@ use super::function::{Args, Function, arg_type_error};
 use super::object::ObjectRef;
 use super::{map, seq};
 use crate::abi::*;
+use core::mem::ManuallyDrop;
 use std::sync::Mutex;
 
-/// Argument `i` as an object of `want`.
-fn obj_arg(name: &str, args: Args<'_>, i: usize, want: i32) -> Result<ObjectRef> {
+/// Argument `i` as a borrowed object of `want` (valid for the call).
+fn obj_arg(name: &str, args: Args<'_>, i: usize, want: i32) -> Result<ManuallyDrop<ObjectRef>> {
     let v = args.get(i);
-    match v.to_object() {
+    match v.borrow_object() {
         Some(obj) if obj.type_index() == want => Ok(obj),
         _ => Err(arg_type_error(
             name,
@@ -137,20 +138,20 @@ pub fn register(add: &mut dyn FnMut(&'static str, Function)) {
     for (t, prefix) in [(kTVMFFIArray, "Array"), (kTVMFFIList, "List")] {
         let name: &'static str = Box::leak(format!("ffi.{prefix}GetItem").into_boxed_str());
         fixed(add, name, 2, move |a| {
-            seq::get(&obj_arg(name, a, 0, t)?, t, int_arg(name, a, 1)?)
+            seq::get(&*obj_arg(name, a, 0, t)?, t, int_arg(name, a, 1)?)
         });
         let name: &'static str = Box::leak(format!("ffi.{prefix}Size").into_boxed_str());
         fixed(add, name, 1, move |a| {
             Ok(Any::from(
-                seq::elements(&obj_arg(name, a, 0, t)?, t)?.len() as i64
+                seq::elements(&*obj_arg(name, a, 0, t)?, t)?.len() as i64,
             ))
         });
         let name: &'static str = Box::leak(format!("ffi.{prefix}Contains").into_boxed_str());
         fixed(add, name, 2, move |a| {
             Ok(Any::from(seq::contains(
-                &obj_arg(name, a, 0, t)?,
+                &*obj_arg(name, a, 0, t)?,
                 t,
-                any_arg(a, 1)?.view().raw(),
+                a.get(1).as_key()?.raw(),
             )?))
         });
     }
@@ -166,7 +167,7 @@ pub fn register(add: &mut dyn FnMut(&'static str, Function)) {
                     .collect::<Result<Vec<_>>>()?;
                 seq::new_list(items)
             }
-            _ => obj_arg(name, a, 0, kTVMFFIList)?,
+            _ => ObjectRef::clone(&*obj_arg(name, a, 0, kTVMFFIList)?),
         };
         let m = seq::ListMut::new(&obj)?;
         Ok((obj, m))
@@ -208,6 +209,7 @@ pub fn register(add: &mut dyn FnMut(&'static str, Function)) {
         const NAME: &str = "ffi.ListReplaceSlice";
         let (_keep, mut l) = list(NAME, a)?;
         let replacement = obj_arg(NAME, a, 3, kTVMFFIList)?;
+        let replacement: &ObjectRef = &replacement;
         // Snapshot first: the replacement may be the list itself.
         let values = seq::elements(&replacement, kTVMFFIList)?
             .iter()
@@ -241,33 +243,33 @@ pub fn register(add: &mut dyn FnMut(&'static str, Function)) {
         );
         let name: &'static str = Box::leak(format!("ffi.{prefix}Size").into_boxed_str());
         fixed(add, name, 1, move |a| {
-            Ok(Any::from(map::size(&obj_arg(name, a, 0, t)?)? as i64))
+            Ok(Any::from(map::size(&*obj_arg(name, a, 0, t)?)? as i64))
         });
         let name: &'static str = Box::leak(format!("ffi.{prefix}GetItem").into_boxed_str());
         fixed(add, name, 2, move |a| {
-            map::at(&obj_arg(name, a, 0, t)?, any_arg(a, 1)?.view().raw())
+            map::at(&*obj_arg(name, a, 0, t)?, a.get(1).as_key()?.raw())
         });
         let name: &'static str = Box::leak(format!("ffi.{prefix}Count").into_boxed_str());
         fixed(add, name, 2, move |a| {
             Ok(Any::from(
-                map::get(&obj_arg(name, a, 0, t)?, any_arg(a, 1)?.view().raw())?.is_some() as i64,
+                map::get(&*obj_arg(name, a, 0, t)?, a.get(1).as_key()?.raw())?.is_some() as i64,
             ))
         });
         let name: &'static str =
             Box::leak(format!("ffi.{prefix}GetItemOrMissing").into_boxed_str());
         fixed(add, name, 2, move |a| {
-            let found = map::get(&obj_arg(name, a, 0, t)?, any_arg(a, 1)?.view().raw())?;
+            let found = map::get(&*obj_arg(name, a, 0, t)?, a.get(1).as_key()?.raw())?;
             Ok(found.unwrap_or_else(|| Any::from(super::builtins::invalid_object())))
         });
         let name: &'static str =
             Box::leak(format!("ffi.{prefix}ForwardIterFunctor").into_boxed_str());
         fixed(add, name, 1, move |a| {
-            Ok(iter_functor(map::items(&obj_arg(name, a, 0, t)?)?))
+            Ok(iter_functor(map::items(&*obj_arg(name, a, 0, t)?)?))
         });
     }
     fixed(add, "ffi.DictSetItem", 3, |a| {
         map::set(
-            &obj_arg("ffi.DictSetItem", a, 0, kTVMFFIDict)?,
+            &*obj_arg("ffi.DictSetItem", a, 0, kTVMFFIDict)?,
             any_arg(a, 1)?,
             any_arg(a, 2)?,
         )
@@ -275,13 +277,13 @@ pub fn register(add: &mut dyn FnMut(&'static str, Function)) {
     });
     fixed(add, "ffi.DictErase", 2, |a| {
         map::erase(
-            &obj_arg("ffi.DictErase", a, 0, kTVMFFIDict)?,
-            any_arg(a, 1)?.view().raw(),
+            &*obj_arg("ffi.DictErase", a, 0, kTVMFFIDict)?,
+            a.get(1).as_key()?.raw(),
         )
         .map(|_| NONE)
     });
     fixed(add, "ffi.DictClear", 1, |a| {
-        map::clear(&obj_arg("ffi.DictClear", a, 0, kTVMFFIDict)?).map(|_| NONE)
+        map::clear(&*obj_arg("ffi.DictClear", a, 0, kTVMFFIDict)?).map(|_| NONE)
     });
     fixed(add, "ffi.ContainerFindFirstNonCPUDevice", 1, |a| {
         let dev = first_non_cpu(a.get(0))?.unwrap_or(DLDevice {

@@ -53,9 +53,14 @@ impl core::fmt::Display for ErrorKind {
 }
 
 /// An error on its way to the C boundary, where it is raised into the
-/// thread-local slot.
+/// thread-local slot. One pointer wide, so `Result`s stay in registers.
 #[derive(Debug, thiserror::Error)]
-pub enum Error {
+#[error(transparent)]
+pub struct Error(Box<ErrorRepr>);
+
+/// What an [`Error`] holds.
+#[derive(Debug, thiserror::Error)]
+pub enum ErrorRepr {
     /// A new error of a known kind.
     #[error("{kind}: {message}")]
     New {
@@ -74,11 +79,21 @@ pub enum Error {
 
 impl Error {
     /// A new error of `kind`.
+    #[cold]
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        Error::New {
+        Error(Box::new(ErrorRepr::New {
             kind,
             message: message.into(),
-        }
+        }))
+    }
+    /// An existing Error object.
+    #[cold]
+    pub fn object(obj: ObjectRef) -> Self {
+        Error(Box::new(ErrorRepr::Object(obj)))
+    }
+    /// What the error holds.
+    pub fn repr(&self) -> &ErrorRepr {
+        &self.0
     }
     /// A `TypeError`.
     pub fn type_error(message: impl Into<String>) -> Self {
@@ -99,12 +114,13 @@ impl Error {
 
     /// The error raised by a callee that returned nonzero: whatever is in the
     /// slot, or an `InternalError` if the callee left it empty.
+    #[cold]
     pub fn from_raised(code: i32) -> Self {
         if code == -2 {
-            return Error::EnvAlreadySet;
+            return Error(Box::new(ErrorRepr::EnvAlreadySet));
         }
         match take_raised() {
-            Some(obj) => Error::Object(obj),
+            Some(obj) => Error::object(obj),
             None => Error::new(
                 ErrorKind::InternalError,
                 format!("a callee returned {code} without raising an error"),
@@ -114,16 +130,16 @@ impl Error {
 
     /// Converts the error into an Error object.
     pub fn into_object(self) -> ObjectRef {
-        match self {
-            Error::New { kind, message } => new_error(
+        match *self.0 {
+            ErrorRepr::New { kind, message } => new_error(
                 kind.as_str().as_bytes(),
                 message.as_bytes(),
                 b"",
                 None,
                 None,
             ),
-            Error::Object(obj) => obj,
-            Error::EnvAlreadySet => new_error(
+            ErrorRepr::Object(obj) => obj,
+            ErrorRepr::EnvAlreadySet => new_error(
                 b"EnvErrorAlreadySet",
                 b"a frontend error is already pending",
                 b"",

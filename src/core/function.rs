@@ -4,7 +4,7 @@
 //! with the official headers always goes through `safe_call`.
 
 use super::any::{Any, AnyView};
-use super::error::{Error, ErrorKind, Result, set_raised};
+use super::error::{Error, ErrorKind, ErrorRepr, Result, set_raised};
 use super::object::{ObjBox, ObjectRef, new_object};
 use crate::abi::*;
 use core::ffi::{c_int, c_void};
@@ -59,7 +59,7 @@ pub fn arg_type_error(name: &str, i: usize, expected: &str, got: AnyView<'_>) ->
 pub fn catch_to_code(f: impl FnOnce() -> Result<()>) -> c_int {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
         Ok(Ok(())) => 0,
-        Ok(Err(Error::EnvAlreadySet)) => -2,
+        Ok(Err(err)) if matches!(err.repr(), ErrorRepr::EnvAlreadySet) => -2,
         Ok(Err(err)) => {
             set_raised(err.into_object());
             -1

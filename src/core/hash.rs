@@ -107,7 +107,7 @@ fn call_custom(entry: TVMFFIAny, args: &[TVMFFIAny], expect: i32) -> Result<i64>
     if result.type_index == kTVMFFIError {
         // SAFETY: an owned Error object handed back by the callee.
         let err = unsafe { super::Any::from_raw(result) };
-        return Err(Error::Object(
+        return Err(Error::object(
             err.view().to_object().expect("an error object"),
         ));
     }
@@ -156,37 +156,74 @@ pub fn any_hash(value: &TVMFFIAny) -> Result<u64> {
     })
 }
 
-/// `AnyEqual`.
-pub fn any_equal(lhs: &TVMFFIAny, rhs: &TVMFFIAny) -> Result<bool> {
+/// The bytes of a String/Bytes object value.
+///
+/// # Safety
+/// `value` holds a live `kTVMFFIStr` or `kTVMFFIBytes` object.
+#[inline]
+unsafe fn heap_text(value: &TVMFFIAny) -> &[u8] {
+    // SAFETY: per the contract, the byte-array cell follows the header.
+    unsafe {
+        let cell = &*value
+            .value
+            .v_obj
+            .cast::<u8>()
+            .add(size_of::<TVMFFIObject>())
+            .cast::<TVMFFIByteArray>();
+        super::string::byte_slice(*cell)
+    }
+}
+
+/// `AnyEqual` without custom attributes: None when the answer needs the
+/// `__any_equal__` attribute of an object type.
+#[inline]
+fn quick_equal(lhs: &TVMFFIAny, rhs: &TVMFFIAny) -> Option<bool> {
     // SAFETY: both are valid 16-byte values; compare their raw bits.
     let bits = |a: &TVMFFIAny| unsafe { core::mem::transmute::<TVMFFIAny, [u64; 2]>(*a) };
     if bits(lhs) == bits(rhs) {
-        return Ok(true);
+        return Some(true);
     }
-    // SAFETY: the caller's values are valid.
-    let (l, r) = unsafe { (AnyView::from_raw(lhs), AnyView::from_raw(rhs)) };
     let (lt, rt) = (lhs.type_index, rhs.type_index);
     if lt == rt {
-        if lt == kTVMFFIStr {
-            return Ok(l.as_str_bytes() == r.as_str_bytes());
+        if lt == kTVMFFIStr || lt == kTVMFFIBytes {
+            // SAFETY: both are live String/Bytes objects.
+            return Some(unsafe { heap_text(lhs) == heap_text(rhs) });
         }
-        if lt == kTVMFFIBytes {
-            return Ok(l.as_bytes() == r.as_bytes());
-        }
-        if is_object_index(lt) {
-            if let Some(entry) = column_entry(COLUMNS.equal, lt) {
-                return Ok(call_custom(entry, &[*lhs, *rhs], kTVMFFIBool)? != 0);
-            }
-        }
-        return Ok(false);
+        return if is_object_index(lt) {
+            None
+        } else {
+            Some(false)
+        };
     }
     let text = |t: i32| match t {
         kTVMFFIStr | kTVMFFISmallStr => Some(TextKind::Str),
         kTVMFFIBytes | kTVMFFISmallBytes => Some(TextKind::Bytes),
         _ => None,
     };
-    Ok(match (text(lt), text(rt)) {
-        (Some(a), Some(b)) if a == b => str_bytes_of(l, a) == str_bytes_of(r, b),
+    Some(match (text(lt), text(rt)) {
+        (Some(a), Some(b)) if a == b => {
+            // SAFETY: the caller's values are valid.
+            let (l, r) = unsafe { (AnyView::from_raw(lhs), AnyView::from_raw(rhs)) };
+            str_bytes_of(l, a) == str_bytes_of(r, b)
+        }
         _ => false,
     })
+}
+
+/// `AnyEqual`.
+#[inline]
+pub fn any_equal(lhs: &TVMFFIAny, rhs: &TVMFFIAny) -> Result<bool> {
+    match quick_equal(lhs, rhs) {
+        Some(equal) => Ok(equal),
+        None => custom_equal(lhs, rhs),
+    }
+}
+
+/// Equality of two objects of the same type through `__any_equal__`.
+#[cold]
+fn custom_equal(lhs: &TVMFFIAny, rhs: &TVMFFIAny) -> Result<bool> {
+    match column_entry(COLUMNS.equal, lhs.type_index) {
+        Some(entry) => Ok(call_custom(entry, &[*lhs, *rhs], kTVMFFIBool)? != 0),
+        None => Ok(false),
+    }
 }

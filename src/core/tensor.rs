@@ -6,11 +6,11 @@
 //! tensor that keeps the Tensor alive until its deleter runs.
 
 use super::error::{Error, Result};
-use super::object::{ObjectRef, new_object};
+use super::object::ObjectRef;
 use crate::abi::*;
 use core::ffi::c_void;
 
-/// What keeps a tensor's data alive.
+/// What keeps a tensor's data alive; released when the Tensor dies.
 enum Owner {
     /// A DLPack 0.x managed tensor; its deleter runs at drop.
     Managed(*mut DLManagedTensor),
@@ -20,28 +20,11 @@ enum Owner {
     Source(#[allow(dead_code, reason = "held for its Drop")] ObjectRef),
 }
 
-/// The payload of our Tensor objects: the DLTensor first (at handle + 24),
-/// then storage for shape/strides the tensor owns, then the owner.
-#[repr(C)]
-struct TensorPayload {
-    dl: DLTensor,
-    /// Shape (views) and strides (views, or compact strides filled in when
-    /// the producer gave none): `dl.shape`/`dl.strides` may point here.
-    dims: Box<[i64]>,
-    owner: Owner,
-}
-
-// SAFETY: the producer's deleter may run on any thread (DLPack contract);
-// the payload is immutable after creation.
-unsafe impl Send for TensorPayload {}
-// SAFETY: see `Send`.
-unsafe impl Sync for TensorPayload {}
-
-impl Drop for TensorPayload {
+impl Drop for Owner {
     fn drop(&mut self) {
         // SAFETY: we own the managed tensor; its deleter runs exactly once.
         unsafe {
-            match self.owner {
+            match *self {
                 Owner::Managed(m) => {
                     if let Some(d) = (*m).deleter {
                         d(m)
@@ -55,6 +38,71 @@ impl Drop for TensorPayload {
                 Owner::Source(_) => {}
             }
         }
+    }
+}
+
+/// Our Tensor objects, from one `malloc`: the header, the DLTensor (at
+/// handle + 24, as C and C++ readers expect), the owner, then any shape and
+/// strides the tensor owns as trailing int64s.
+#[repr(C)]
+struct TensorObj {
+    header: TVMFFIObject,
+    dl: DLTensor,
+    owner: Owner,
+}
+
+unsafe extern "C" {
+    fn malloc(size: usize) -> *mut c_void;
+    fn free(ptr: *mut c_void);
+}
+
+unsafe extern "C" fn delete_tensor(this: *mut c_void, flags: core::ffi::c_int) {
+    let obj = this.cast::<TensorObj>();
+    if flags & kTVMFFIObjectDeleterFlagBitMaskStrong != 0 {
+        // A panic in a producer's deleter must not unwind into C.
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            // SAFETY: called once when the strong count reaches zero.
+            unsafe { core::ptr::drop_in_place(&raw mut (*obj).owner) }
+        }));
+    }
+    if flags & kTVMFFIObjectDeleterFlagBitMaskWeak != 0 {
+        // SAFETY: the object came from `malloc` in `new_tensor`.
+        unsafe { free(this) };
+    }
+}
+
+/// Allocates a Tensor with `extra` trailing int64s; `init` may point the
+/// DLTensor's shape/strides into them.
+fn new_tensor(
+    mut dl: DLTensor,
+    owner: Owner,
+    extra: usize,
+    init: impl FnOnce(&mut DLTensor, *mut i64),
+) -> ObjectRef {
+    let size = size_of::<TensorObj>() + extra * size_of::<i64>();
+    // SAFETY: plain C allocation, checked below.
+    let mem = unsafe { malloc(size) }.cast::<TensorObj>();
+    let Some(obj) = core::ptr::NonNull::new(mem) else {
+        std::alloc::handle_alloc_error(
+            core::alloc::Layout::from_size_align(size, 8).expect("layout"),
+        )
+    };
+    // SAFETY: `mem` holds the object and `extra` int64s after it.
+    unsafe {
+        init(&mut dl, mem.add(1).cast::<i64>());
+        mem.write(TensorObj {
+            header: TVMFFIObject {
+                combined_ref_count: core::sync::atomic::AtomicU64::new(
+                    super::object::INITIAL_REF_COUNT,
+                ),
+                type_index: kTVMFFITensor,
+                __padding: 0,
+                deleter: Some(delete_tensor),
+            },
+            dl,
+            owner,
+        });
+        ObjectRef::from_raw(obj.cast())
     }
 }
 
@@ -82,13 +130,13 @@ unsafe fn checked_shape(t: &DLTensor) -> Result<&[i64]> {
     Ok(unsafe { core::slice::from_raw_parts(t.shape, t.ndim as usize) })
 }
 
-/// Compact row-major strides of `shape`.
-fn compact_strides(shape: &[i64]) -> Box<[i64]> {
-    let mut strides = vec![1i64; shape.len()];
-    for k in (0..shape.len().saturating_sub(1)).rev() {
-        strides[k] = strides[k + 1].wrapping_mul(shape[k + 1]);
+/// Writes compact row-major strides of `shape` to `out`.
+fn fill_compact_strides(shape: &[i64], out: &mut [i64]) {
+    let mut stride = 1i64;
+    for k in (0..shape.len()).rev() {
+        out[k] = stride;
+        stride = stride.wrapping_mul(shape[k]);
     }
-    strides.into_boxed_slice()
 }
 
 /// Whether the tensor is row-major contiguous (size-1 dims ignored; empty
@@ -147,14 +195,20 @@ fn check_import(t: &DLTensor, require_alignment: i32, require_contiguous: bool) 
 }
 
 /// Wraps a checked DLTensor, filling in compact strides when it has none.
-fn wrap(mut dl: DLTensor, owner: Owner) -> ObjectRef {
-    let mut dims: Box<[i64]> = Box::default();
-    if dl.strides.is_null() && dl.ndim > 0 {
-        // SAFETY: checked by `check_import` (or by the allocator contract).
-        dims = compact_strides(unsafe { core::slice::from_raw_parts(dl.shape, dl.ndim as usize) });
-        dl.strides = dims.as_mut_ptr();
+fn wrap(dl: DLTensor, owner: Owner) -> ObjectRef {
+    if !dl.strides.is_null() || dl.ndim <= 0 {
+        return new_tensor(dl, owner, 0, |_, _| {});
     }
-    new_object(kTVMFFITensor, TensorPayload { dl, dims, owner })
+    let n = dl.ndim as usize;
+    new_tensor(dl, owner, n, |dl, extra| {
+        // SAFETY: `shape` was checked (or vouched for by the allocator);
+        // `extra` holds `n` int64s.
+        unsafe {
+            let shape = core::slice::from_raw_parts(dl.shape, n);
+            fill_compact_strides(shape, core::slice::from_raw_parts_mut(extra, n));
+        }
+        dl.strides = extra;
+    })
 }
 
 /// `TVMFFITensorFromDLPack`.
@@ -289,26 +343,31 @@ pub fn create_view(source: &ObjectRef, prototype: &DLTensor) -> Result<ObjectRef
         ));
     }
     let n = shape.len();
-    let mut dims = Vec::with_capacity(2 * n);
-    dims.extend_from_slice(shape);
-    if n > 0 {
-        // SAFETY: non-NULL strides hold `ndim` values.
-        dims.extend_from_slice(unsafe { core::slice::from_raw_parts(prototype.strides, n) });
+    if n == 0 {
+        return Ok(new_tensor(
+            *prototype,
+            Owner::Source(source.clone()),
+            0,
+            |dl, _| {
+                dl.shape = core::ptr::null_mut();
+                dl.strides = core::ptr::null_mut();
+            },
+        ));
     }
-    let mut dims = dims.into_boxed_slice();
-    let mut dl = *prototype;
-    (dl.shape, dl.strides) = if n == 0 {
-        (core::ptr::null_mut(), core::ptr::null_mut())
-    } else {
-        // SAFETY: `dims` holds 2n values.
-        (dims.as_mut_ptr(), unsafe { dims.as_mut_ptr().add(n) })
-    };
-    Ok(new_object(
-        kTVMFFITensor,
-        TensorPayload {
-            dl,
-            dims,
-            owner: Owner::Source(source.clone()),
+    // SAFETY: non-NULL strides hold `ndim` values.
+    let strides = unsafe { core::slice::from_raw_parts(prototype.strides, n) };
+    Ok(new_tensor(
+        *prototype,
+        Owner::Source(source.clone()),
+        2 * n,
+        |dl, extra| {
+            // SAFETY: `extra` holds 2n int64s: the shape, then the strides.
+            unsafe {
+                core::ptr::copy_nonoverlapping(shape.as_ptr(), extra, n);
+                core::ptr::copy_nonoverlapping(strides.as_ptr(), extra.add(n), n);
+                dl.shape = extra;
+                dl.strides = extra.add(n);
+            }
         },
     ))
 }
