@@ -86,3 +86,31 @@ const _: () = {
     assert!(offset_of!(DLManagedTensorVersioned, flags) == 24);
     assert!(offset_of!(DLManagedTensorVersioned, dl_tensor) == 32);
 };
+
+/// Our DLPack mirrors and dlpark's agree, so managed tensors pass between
+/// tvm-ffi-rs and the dlpark ecosystem by pointer.
+const _: () = {
+    use dlpark::ffi as dl;
+    assert!(size_of::<DLTensor>() == size_of::<dl::DLTensor>());
+    assert!(offset_of!(DLTensor, shape) == offset_of!(dl::DLTensor, shape));
+    assert!(offset_of!(DLTensor, strides) == offset_of!(dl::DLTensor, strides));
+    assert!(offset_of!(DLTensor, byte_offset) == offset_of!(dl::DLTensor, byte_offset));
+    assert!(size_of::<DLManagedTensorVersioned>() == size_of::<dl::DLManagedTensorVersioned>());
+    assert!(
+        offset_of!(DLManagedTensorVersioned, manager_ctx)
+            == offset_of!(dl::DLManagedTensorVersioned, manager_ctx)
+    );
+    assert!(
+        offset_of!(DLManagedTensorVersioned, deleter)
+            == offset_of!(dl::DLManagedTensorVersioned, deleter)
+    );
+    assert!(
+        offset_of!(DLManagedTensorVersioned, flags)
+            == offset_of!(dl::DLManagedTensorVersioned, flags)
+    );
+    assert!(
+        offset_of!(DLManagedTensorVersioned, dl_tensor)
+            == offset_of!(dl::DLManagedTensorVersioned, dl_tensor)
+    );
+    assert!(size_of::<DLManagedTensor>() == size_of::<dl::DLManagedTensor>());
+};

@@ -211,7 +211,7 @@ pub fn register(add: &mut dyn FnMut(&'static str, Function)) {
         let replacement = obj_arg(NAME, a, 3, kTVMFFIList)?;
         let replacement: &ObjectRef = &replacement;
         // Snapshot first: the replacement may be the list itself.
-        let values = seq::elements(&replacement, kTVMFFIList)?
+        let values = seq::elements(replacement, kTVMFFIList)?
             .iter()
             // SAFETY: stored elements are valid.
             .map(|v| unsafe { AnyView::from_raw(v) }.to_owned_any())

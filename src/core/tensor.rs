@@ -383,3 +383,25 @@ pub unsafe fn from_allocator(m: *mut DLManagedTensorVersioned) -> Result<ObjectR
     unsafe { checked_shape(&dl) }?;
     Ok(wrap(dl, Owner::Versioned(m)))
 }
+
+/// Takes a dlpark (DLPack 1.x) managed tensor into a Tensor without copying:
+/// the tensor owns it and runs its deleter when the last holder lets go. On
+/// failure the managed tensor is released.
+pub fn from_dlpark(tensor: dlpark::versioned::Dlpack) -> Result<ObjectRef> {
+    let raw = tensor.into_raw().cast::<DLManagedTensorVersioned>();
+    // SAFETY: dlpark's DLManagedTensorVersioned has our layout (asserted in
+    // `abi::layout`); ownership moved out of the dlpark handle.
+    unsafe { from_dlpack_versioned(raw, 0, false) }.inspect_err(|_| {
+        // SAFETY: the import failed, so the tensor is still ours to release.
+        drop(unsafe { dlpark::versioned::Dlpack::from_raw(raw.cast()) });
+    })
+}
+
+/// Exports a Tensor as a dlpark (DLPack 1.x) managed tensor sharing its data;
+/// dropping it releases the Tensor.
+pub fn to_dlpark(tensor: &ObjectRef) -> Result<dlpark::versioned::Dlpack> {
+    let raw = to_dlpack::<DLManagedTensorVersioned>(tensor)?;
+    // SAFETY: a fresh managed tensor of our making, same layout as dlpark's.
+    unsafe { dlpark::versioned::Dlpack::from_raw(raw.cast()) }
+        .map_err(|e| Error::runtime(format!("dlpark rejected the tensor: {e}")))
+}
