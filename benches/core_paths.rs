@@ -102,5 +102,77 @@ fn strings_and_errors(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, calls, registry_and_objects, strings_and_errors);
+unsafe extern "C" fn noop_deleter(_: *mut DLManagedTensor) {}
+
+fn tensors_and_containers(c: &mut Criterion) {
+    let mut data = [0f32; 64];
+    let mut shape = [8i64, 8];
+    let mut managed = DLManagedTensor {
+        dl_tensor: DLTensor {
+            data: data.as_mut_ptr().cast(),
+            device: DLDevice {
+                device_type: kDLCPU,
+                device_id: 0,
+            },
+            ndim: 2,
+            dtype: DLDataType {
+                code: kDLFloat as u8,
+                bits: 32,
+                lanes: 1,
+            },
+            shape: shape.as_mut_ptr(),
+            strides: std::ptr::null_mut(),
+            byte_offset: 0,
+        },
+        manager_ctx: std::ptr::null_mut(),
+        deleter: Some(noop_deleter),
+    };
+    c.bench_function("tensor_from_dlpack", |b| {
+        b.iter(|| {
+            let mut t = std::ptr::null_mut();
+            // SAFETY: a valid managed tensor whose deleter does nothing.
+            unsafe {
+                TVMFFITensorFromDLPack(&mut managed, 0, 0, &mut t);
+                TVMFFIObjectDecRef(black_box(t));
+            }
+        })
+    });
+    let get = |name: &str| tvm_ffi::core::registry::get_global(name.as_bytes()).unwrap();
+    let items: Vec<TVMFFIAny> = (0..16i64).map(|i| Any::from(i).into_raw()).collect();
+    let array = get("ffi.Array").call(&items).unwrap();
+    let array_get = get("ffi.ArrayGetItem");
+    let args = [*array.view().raw(), items[7]];
+    c.bench_function("array_get_item", |b| {
+        b.iter(|| black_box(array_get.call(&args).unwrap()))
+    });
+    let keys: Vec<Any> = (0..64)
+        .map(|i| {
+            tvm_ffi::core::string::make_text(
+                format!("map-key-{i:04}").as_bytes(),
+                tvm_ffi::core::string::TextKind::Str,
+            )
+        })
+        .collect();
+    let map_get = get("ffi.MapGetItem");
+    for (label, n) in [("map_get_item_small", 3), ("map_get_item_dense", 64)] {
+        let kv: Vec<TVMFFIAny> = keys[..n]
+            .iter()
+            .zip(items.iter().cycle())
+            .flat_map(|(k, v)| [*k.view().raw(), *v])
+            .collect();
+        let map = get("ffi.Map").call(&kv).unwrap();
+        let args = [*map.view().raw(), *keys[n / 2].view().raw()];
+        c.bench_function(label, |b| {
+            b.iter(|| black_box(map_get.call(&args).unwrap()))
+        });
+    }
+}
+
+criterion_group!(
+    benches,
+    calls,
+    registry_and_objects,
+    strings_and_errors,
+    tensors_and_containers
+);
 criterion_main!(benches);

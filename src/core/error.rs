@@ -54,9 +54,15 @@ impl core::fmt::Display for ErrorKind {
 
 /// An error on its way to the C boundary, where it is raised into the
 /// thread-local slot. One pointer wide, so `Result`s stay in registers.
-#[derive(Debug, thiserror::Error)]
+#[derive(thiserror::Error)]
 #[error(transparent)]
 pub struct Error(Box<ErrorRepr>);
+
+impl core::fmt::Debug for Error {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "Error({self})")
+    }
+}
 
 /// What an [`Error`] holds.
 #[derive(Debug, thiserror::Error)]
