@@ -23,5 +23,7 @@ pub mod abi;
 mod capi;
 /// cbindgen:ignore
 pub mod core;
+/// cbindgen:ignore
+pub mod module;
 
 pub use capi::*;

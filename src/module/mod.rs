@@ -1,0 +1,4 @@
+//! Modules and the artifacts that carry them: the `__tvm_ffi__library_bin`
+//! container (reader and writer).
+
+pub mod library_bin;
