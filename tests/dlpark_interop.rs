@@ -48,10 +48,8 @@ fn dlpark_round_trip_shares_data_and_releases_once() {
     let dl = dl_tensor(&tensor).unwrap();
     assert_eq!(dl.data, data.as_mut_ptr().cast(), "no copy on import");
     // SAFETY: compact strides were filled in for the 2 dimensions.
-    assert_eq!(
-        unsafe { std::slice::from_raw_parts(dl.strides, 2) },
-        &[3, 1]
-    );
+    let strides = unsafe { std::slice::from_raw_parts(dl.strides, 2) };
+    assert_eq!(strides, &[3, 1]);
 
     let exported = to_dlpark(&tensor).unwrap();
     drop(tensor);

@@ -112,3 +112,77 @@ pub unsafe extern "C" fn TVMFFIEnvTensorAlloc(
         Ok(())
     })
 }
+
+/// Finds `func_name` for a loaded library: in the imports of the module
+/// whose handle the library received in `__tvm_ffi__library_ctx`, then in
+/// the global registry. Ownership: `*out` is borrowed, kept alive by the
+/// module (lookups are cached).
+/// Errors: RuntimeError "Cannot find function ..." when absent; TypeError
+/// if `library_ctx` is not a module of this library; ValueError for NULLs.
+///
+/// # Safety
+/// `library_ctx` is NULL or the value written to `__tvm_ffi__library_ctx`;
+/// `func_name` is NULL or NUL-terminated; `out` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn TVMFFIEnvModLookupFromImports(
+    library_ctx: TVMFFIObjectHandle,
+    func_name: *const c_char,
+    out: *mut TVMFFIObjectHandle,
+) -> c_int {
+    ffi_call(|| {
+        // SAFETY: per the contract.
+        let (name, out) = unsafe {
+            (
+                arg_cstr(func_name, "func_name")?,
+                super::arg_out(out, "out")?,
+            )
+        };
+        // SAFETY: the context is a live module handle we wrote.
+        let obj = unsafe {
+            crate::core::ObjectRef::from_borrowed(super::arg_handle(library_ctx, "library_ctx")?)
+        };
+        let module = crate::module::Module::from_object(obj)?;
+        let f = module.lookup_from_imports(&String::from_utf8_lossy(name))?;
+        *out = f.as_object().as_ptr().cast();
+        Ok(())
+    })
+}
+
+/// Registers a `void*` value written into the variable `name` of every
+/// library loaded afterwards (if it exports one).
+/// Errors: ValueError if `name` is NULL.
+///
+/// # Safety
+/// `name` is NULL or NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn TVMFFIEnvModRegisterContextSymbol(
+    name: *const c_char,
+    symbol: *mut c_void,
+) -> c_int {
+    ffi_call(|| {
+        // SAFETY: per the contract.
+        let name = unsafe { arg_cstr(name, "name") }?;
+        crate::module::library::register_context_symbol(&String::from_utf8_lossy(name), symbol);
+        Ok(())
+    })
+}
+
+/// Registers a symbol of the system library (statically linked code), found
+/// by `ffi.SystemLib([prefix])` modules as `__tvm_ffi_<prefix><name>` or
+/// `__tvm_ffi_<name>`. Re-registering with another address warns.
+/// Errors: ValueError if `name` is NULL.
+///
+/// # Safety
+/// `name` is NULL or NUL-terminated; `symbol` follows the symbol convention.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn TVMFFIEnvModRegisterSystemLibSymbol(
+    name: *const c_char,
+    symbol: *mut c_void,
+) -> c_int {
+    ffi_call(|| {
+        // SAFETY: per the contract.
+        let name = unsafe { arg_cstr(name, "name") }?;
+        crate::module::library::register_system_symbol(&String::from_utf8_lossy(name), symbol);
+        Ok(())
+    })
+}

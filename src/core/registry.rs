@@ -18,7 +18,7 @@ type Table = HashMap<Box<[u8]>, Entry>;
 
 static TABLE: LazyLock<RwLock<Table>> = LazyLock::new(|| {
     let mut table = Table::new();
-    super::builtins::register(&mut |name, func| {
+    let mut add = |name: &'static str, func| {
         table.insert(
             name.as_bytes().into(),
             Entry {
@@ -26,7 +26,9 @@ static TABLE: LazyLock<RwLock<Table>> = LazyLock::new(|| {
                 metadata: Box::default(),
             },
         );
-    });
+    };
+    super::builtins::register(&mut add);
+    crate::module::globals::register(&mut add);
     RwLock::new(table)
 });
 

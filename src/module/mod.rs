@@ -2,3 +2,10 @@
 //! container (reader and writer).
 
 pub mod library_bin;
+pub mod object;
+pub mod symbols;
+
+pub use object::{Module, ModuleKind};
+pub mod globals;
+pub mod inspect;
+pub mod library;

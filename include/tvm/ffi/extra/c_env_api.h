@@ -82,6 +82,44 @@ TVM_FFI_DLL DLPackManagedTensorAllocator TVMFFIEnvGetDLPackManagedTensorAllocato
  */
 TVM_FFI_DLL int TVMFFIEnvTensorAlloc(DLTensor *prototype, TVMFFIObjectHandle *out);
 
+/**
+ * Finds `func_name` for a loaded library: in the imports of the module
+ * whose handle the library received in `__tvm_ffi__library_ctx`, then in
+ * the global registry. Ownership: `*out` is borrowed, kept alive by the
+ * module (lookups are cached).
+ * Errors: RuntimeError "Cannot find function ..." when absent; TypeError
+ * if `library_ctx` is not a module of this library; ValueError for NULLs.
+ *
+ * # Safety
+ * `library_ctx` is NULL or the value written to `__tvm_ffi__library_ctx`;
+ * `func_name` is NULL or NUL-terminated; `out` is NULL or writable.
+ */
+TVM_FFI_DLL
+int TVMFFIEnvModLookupFromImports(TVMFFIObjectHandle library_ctx,
+                                  const char *func_name,
+                                  TVMFFIObjectHandle *out);
+
+/**
+ * Registers a `void*` value written into the variable `name` of every
+ * library loaded afterwards (if it exports one).
+ * Errors: ValueError if `name` is NULL.
+ *
+ * # Safety
+ * `name` is NULL or NUL-terminated.
+ */
+TVM_FFI_DLL int TVMFFIEnvModRegisterContextSymbol(const char *name, void *symbol);
+
+/**
+ * Registers a symbol of the system library (statically linked code), found
+ * by `ffi.SystemLib([prefix])` modules as `__tvm_ffi_<prefix><name>` or
+ * `__tvm_ffi_<name>`. Re-registering with another address warns.
+ * Errors: ValueError if `name` is NULL.
+ *
+ * # Safety
+ * `name` is NULL or NUL-terminated; `symbol` follows the symbol convention.
+ */
+TVM_FFI_DLL int TVMFFIEnvModRegisterSystemLibSymbol(const char *name, void *symbol);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus

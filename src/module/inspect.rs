@@ -1,0 +1,99 @@
+//! Reading shared libraries and object files without running them: the
+//! exported `__tvm_ffi_<name>` functions and the embedded
+//! `__tvm_ffi__library_bin`, through the `object` crate.
+
+use super::library_bin::{self, LIB_KIND};
+use super::symbols::*;
+use crate::core::error::{Error, Result};
+use object::{Object, ObjectSection, ObjectSymbol};
+
+/// The size in the file's symbol tables of `name`, if it is defined there.
+pub fn symbol_size(path: &str, name: &str) -> Result<Option<u64>> {
+    let data =
+        std::fs::read(path).map_err(|e| Error::runtime(format!("cannot read {path}: {e}")))?;
+    let file = object::File::parse(&*data)
+        .map_err(|e| Error::value(format!("{path} is not an object file: {e}")))?;
+    Ok(file
+        .dynamic_symbols()
+        .chain(file.symbols())
+        .find(|s| s.is_definition() && s.name_bytes().ok() == Some(name.as_bytes()))
+        .map(|s| s.size()))
+}
+
+/// What a library or object file carries, read without loading it.
+#[derive(Debug, Default)]
+pub struct Inspection {
+    /// The `<name>`s of exported `__tvm_ffi_<name>` functions, sorted.
+    pub functions: Vec<String>,
+    /// The decoded module tree, if the file embeds one.
+    pub library_bin: Option<Vec<ModuleSummary>>,
+}
+
+/// One module of an embedded tree.
+#[derive(Debug, PartialEq, Eq)]
+pub struct ModuleSummary {
+    /// The kind (`_lib` for the library itself).
+    pub kind: String,
+    /// The payload size in bytes (0 for `_lib`).
+    pub size: usize,
+    /// The modules it imports.
+    pub imports: Vec<usize>,
+}
+
+/// Inspects a shared library or relocatable object file.
+pub fn inspect(data: &[u8]) -> Result<Inspection> {
+    let file =
+        object::File::parse(data).map_err(|e| Error::value(format!("not an object file: {e}")))?;
+    let mut out = Inspection::default();
+    let mut blob = None;
+    for sym in file.dynamic_symbols().chain(file.symbols()) {
+        let Ok(name) = sym.name() else { continue };
+        if !sym.is_definition() {
+            continue;
+        }
+        if name == LIBRARY_BIN {
+            let section = sym
+                .section_index()
+                .and_then(|i| file.section_by_index(i).ok());
+            let Some(section) = section else { continue };
+            let bytes = section
+                .data()
+                .map_err(|e| Error::value(format!("unreadable section of {LIBRARY_BIN}: {e}")))?;
+            let start = sym.address().checked_sub(section.address());
+            let slice = start
+                .and_then(|s| usize::try_from(s).ok())
+                .and_then(|s| bytes.get(s..s.checked_add(usize::try_from(sym.size()).ok()?)?));
+            blob =
+                Some(slice.ok_or_else(|| {
+                    Error::value(format!("{LIBRARY_BIN} lies outside its section"))
+                })?);
+        } else if let Some(f) = name.strip_prefix(FUNCTION_PREFIX) {
+            if !f.starts_with('_')
+                && sym.kind() == object::SymbolKind::Text
+                && !out.functions.iter().any(|x| x == f)
+            {
+                out.functions.push(f.to_string());
+            }
+        }
+    }
+    out.functions.sort();
+    if let Some(blob) = blob {
+        let tree = library_bin::parse(blob).map_err(|e| Error::value(e.to_string()))?;
+        out.library_bin = Some(
+            tree.modules
+                .iter()
+                .zip(&tree.imports)
+                .map(|(m, imports)| ModuleSummary {
+                    kind: String::from_utf8_lossy(m.kind).into_owned(),
+                    size: if m.kind == LIB_KIND {
+                        0
+                    } else {
+                        m.payload.map_or(0, <[u8]>::len)
+                    },
+                    imports: imports.clone(),
+                })
+                .collect(),
+        );
+    }
+    Ok(out)
+}
