@@ -1,7 +1,9 @@
 //! The module globals (`ffi.ModuleLoadFromFile`, `ffi.ModuleGetFunction`,
 //! ..., `ffi.SystemLib`), with the reference's names and conventions.
 
+use super::artifact;
 use super::library::{load_dso, system_lib};
+use super::library_bin::{self, LIB_KIND, LibraryBin, ModuleEntry};
 use super::object::Module;
 use super::symbols::LOAD_FROM_FILE_PREFIX;
 use crate::abi::*;
@@ -165,20 +167,27 @@ pub fn register(add: &mut dyn FnMut(&'static str, Function)) {
         ))
     });
     fixed(add, "ffi.ModuleGetWriteFormats", 1, |a| {
-        let formats = module_arg("ffi.ModuleGetWriteFormats", a, 0)?
+        let mut formats = module_arg("ffi.ModuleGetWriteFormats", a, 0)?
             .kind()
             .write_formats();
+        formats.extend(artifact::WRITE_FORMATS.iter().map(|f| f.to_string()));
         Ok(Any::from(seq::new_array(
             formats.iter().map(|f| text(f.as_bytes())).collect(),
         )))
     });
     fixed(add, "ffi.ModuleWriteToFile", 3, |a| {
         const N: &str = "ffi.ModuleWriteToFile";
-        module_arg(N, a, 0)?
-            .kind()
-            .write_to_file(&str_arg(N, a, 1)?, &str_arg(N, a, 2)?)?;
+        let (module, path, format) = (module_arg(N, a, 0)?, str_arg(N, a, 1)?, str_arg(N, a, 2)?);
+        // The tree formats (the whole import tree as a library_bin) come
+        // first; anything else is the module kind's own.
+        if artifact::WRITE_FORMATS.contains(&format.as_str()) {
+            artifact::write_tree(&module, &path, &format)?;
+        } else {
+            module.kind().write_to_file(&path, &format)?;
+        }
         Ok(Any::NONE)
     });
+    register_artifacts(add);
     fixed(add, "ffi.ModuleImportModule", 2, |a| {
         const N: &str = "ffi.ModuleImportModule";
         module_arg(N, a, 0)?.import(&module_arg(N, a, 1)?)?;
@@ -202,5 +211,172 @@ pub fn register(add: &mut dyn FnMut(&'static str, Function)) {
             .unwrap_or_else(|e| e.into_inner())
             .retain(|k| k.as_object() != m.as_object());
         Ok(Any::NONE)
+    });
+}
+
+fn bytes_arg<'a>(name: &str, args: Args<'a>, i: usize) -> Result<&'a [u8]> {
+    let v = args.get(i);
+    v.as_bytes()
+        .ok_or_else(|| arg_type_error(name, i, "bytes", v))
+}
+
+fn seq_arg(name: &str, args: Args<'_>, i: usize) -> Result<Vec<Any>> {
+    let v = args.get(i);
+    let obj = v
+        .to_object()
+        .filter(|o| matches!(o.type_index(), kTVMFFIArray | kTVMFFIList))
+        .ok_or_else(|| arg_type_error(name, i, "ffi.Array", v))?;
+    seq::elements(&obj, obj.type_index())?
+        .iter()
+        // SAFETY: stored elements are valid.
+        .map(|e| unsafe { crate::core::AnyView::from_raw(e) }.to_owned_any())
+        .collect()
+}
+
+/// `ffi.LibraryBinWrite` input: `[[kind, payload or None, [child, ...]], ...]`.
+fn write_blob(args: Args<'_>) -> Result<Vec<u8>> {
+    const N: &str = "ffi.LibraryBinWrite";
+    let entries = seq_arg(N, args, 0)?;
+    let mut owned: Vec<(Vec<u8>, Option<Vec<u8>>)> = Vec::new();
+    let mut imports = Vec::new();
+    for (i, e) in entries.iter().enumerate() {
+        let bad = || {
+            Error::type_error(format!(
+                "{N}: entry {i} must be [kind: str, payload: bytes or None, imports: [int]]"
+            ))
+        };
+        let obj = e
+            .view()
+            .to_object()
+            .filter(|o| matches!(o.type_index(), kTVMFFIArray | kTVMFFIList))
+            .ok_or_else(bad)?;
+        let parts = seq::elements(&obj, obj.type_index())?;
+        let [kind, payload, children] = parts else {
+            return Err(bad());
+        };
+        // SAFETY: stored elements are valid.
+        let (kind, payload, children) = unsafe {
+            (
+                crate::core::AnyView::from_raw(kind),
+                crate::core::AnyView::from_raw(payload),
+                crate::core::AnyView::from_raw(children),
+            )
+        };
+        let kind = kind.as_str_bytes().ok_or_else(bad)?.to_vec();
+        let payload = if payload.type_index() == kTVMFFINone {
+            None
+        } else {
+            Some(payload.as_bytes().ok_or_else(bad)?.to_vec())
+        };
+        let children = children.to_object().ok_or_else(bad)?;
+        let children = seq::elements(&children, children.type_index())?
+            .iter()
+            // SAFETY: stored elements are valid.
+            .map(|c| {
+                unsafe { crate::core::AnyView::from_raw(c) }
+                    .as_i64()
+                    .and_then(|c| usize::try_from(c).ok())
+                    .ok_or_else(bad)
+            })
+            .collect::<Result<Vec<usize>>>()?;
+        owned.push((kind, payload));
+        imports.push(children);
+    }
+    let modules = owned
+        .iter()
+        .map(|(k, p)| ModuleEntry {
+            kind: k,
+            payload: p.as_deref(),
+        })
+        .collect();
+    library_bin::write(&LibraryBin { modules, imports })
+        .map_err(|e| Error::value(format!("{N}: {e}")))
+}
+
+/// `[[kind, payload size, [child, ...]], ...]` of a decoded tree.
+fn describe_tree(modules: &[super::inspect::ModuleSummary]) -> Any {
+    let rows = modules
+        .iter()
+        .map(|m| {
+            let imports = seq::new_array(m.imports.iter().map(|&c| Any::from(c as i64)).collect());
+            Any::from(seq::new_array(vec![
+                text(m.kind.as_bytes()),
+                Any::from(m.size as i64),
+                Any::from(imports),
+            ]))
+        })
+        .collect();
+    Any::from(seq::new_array(rows))
+}
+
+/// The artifact globals, also exported from the library as `__tvm_ffi_*`.
+fn register_artifacts(add: &mut dyn FnMut(&'static str, Function)) {
+    fixed(add, "ffi.LibraryBinWrite", 1, |a| {
+        Ok(make_text(&write_blob(a)?, TextKind::Bytes))
+    });
+    fixed(add, "ffi.LibraryBinInspect", 1, |a| {
+        let tree = library_bin::parse(bytes_arg("ffi.LibraryBinInspect", a, 0)?)
+            .map_err(|e| Error::value(e.to_string()))?;
+        let summary: Vec<_> = tree
+            .modules
+            .iter()
+            .zip(&tree.imports)
+            .map(|(m, imports)| super::inspect::ModuleSummary {
+                kind: String::from_utf8_lossy(m.kind).into_owned(),
+                size: if m.kind == LIB_KIND {
+                    0
+                } else {
+                    m.payload.map_or(0, <[u8]>::len)
+                },
+                imports: imports.clone(),
+            })
+            .collect();
+        Ok(describe_tree(&summary))
+    });
+    fixed(add, "ffi.LibraryBinToCSource", 1, |a| {
+        Ok(text(
+            artifact::to_c_source(bytes_arg("ffi.LibraryBinToCSource", a, 0)?).as_bytes(),
+        ))
+    });
+    fixed(add, "ffi.LibraryBinWriteObject", 2, |a| {
+        const N: &str = "ffi.LibraryBinWriteObject";
+        let (blob, path) = (bytes_arg(N, a, 0)?, str_arg(N, a, 1)?);
+        library_bin::parse(blob).map_err(|e| Error::value(e.to_string()))?;
+        std::fs::write(&path, artifact::to_object_file(blob)?)
+            .map_err(|e| Error::runtime(format!("cannot write {path}: {e}")))?;
+        Ok(Any::NONE)
+    });
+    fixed(add, "ffi.LibraryBinBuildSharedLibrary", 3, |a| {
+        const N: &str = "ffi.LibraryBinBuildSharedLibrary";
+        let blob = bytes_arg(N, a, 0)?;
+        library_bin::parse(blob).map_err(|e| Error::value(e.to_string()))?;
+        let objects: Vec<String> = seq_arg(N, a, 1)?
+            .iter()
+            .map(|o| {
+                o.view()
+                    .as_str_bytes()
+                    .map(|b| String::from_utf8_lossy(b).into_owned())
+            })
+            .collect::<Option<_>>()
+            .ok_or_else(|| Error::type_error(format!("{N}: objects must be paths (str)")))?;
+        let paths: Vec<&std::path::Path> = objects.iter().map(std::path::Path::new).collect();
+        artifact::build_shared_library(blob, &paths, std::path::Path::new(&str_arg(N, a, 2)?))?;
+        Ok(Any::NONE)
+    });
+    fixed(add, "ffi.InspectFile", 1, |a| {
+        let path = str_arg("ffi.InspectFile", a, 0)?;
+        let data =
+            std::fs::read(&path).map_err(|e| Error::runtime(format!("cannot read {path}: {e}")))?;
+        let found = super::inspect::inspect(&data)?;
+        let functions =
+            seq::new_array(found.functions.iter().map(|f| text(f.as_bytes())).collect());
+        let modules = found
+            .library_bin
+            .as_deref()
+            .map_or(Any::NONE, describe_tree);
+        Ok(Any::from(seq::new_array(vec![
+            Any::from(functions),
+            modules,
+        ])))
     });
 }

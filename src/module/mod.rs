@@ -6,6 +6,7 @@ pub mod object;
 pub mod symbols;
 
 pub use object::{Module, ModuleKind};
+pub mod artifact;
 pub mod globals;
 pub mod inspect;
 pub mod library;
