@@ -150,6 +150,26 @@ int main(void) {
   any_release(&sys_mod);
   any_release(&root);
 
+#ifdef OFFICIAL_EXT
+  /* A library built with the official C++ headers for the official runtime. */
+  TVMFFIAny ext_path = text_arg(OFFICIAL_EXT);
+  TVMFFIAny ext = call("ffi.ModuleLoadFromFile", &ext_path, 1);
+  TVMFFIAny add_one = get_function(ext, "add_one", 0);
+  TVMFFIAny x = any_int(41);
+  printf("official-built add_one(41) = %lld\n", (long long)call_int(add_one, &x, 1));
+  TVMFFIAny word = text_arg("x");
+  EXPECT_RAISES("official-built add_one('x')", TVMFFIFunctionCall(add_one.v_obj, &word, 1, &two[0]));
+  TVMFFIAny greet = get_function(ext, "greet", 0);
+  TVMFFIAny who = text_arg("from a Rust runtime, or not");
+  TVMFFIAny greeting = any_none();
+  CHECK_OK(TVMFFIFunctionCall(greet.v_obj, &who, 1, &greeting));
+  print_text("official-built greet", greeting);
+  any_release(&greeting);
+  any_release(&greet);
+  any_release(&add_one);
+  any_release(&ext);
+#endif
+
   /* Files that cannot be loaded. */
   TVMFFIAny bad = text_arg("/nonexistent/library.so");
   EXPECT_RAISES("missing file", TVMFFIFunctionCall(get_global("ffi.ModuleLoadFromFile"), &bad, 1, &two[0]));

@@ -6,7 +6,9 @@
 #   2. cargo test (unit tests, header freshness, exported symbols, boundary),
 #   3. the C tests under ctest, against our library and the official one,
 #      with transcript diffs,
-#   4. the C tests under valgrind (leaks and invalid accesses), when present.
+#   4. cross-loading: the official Python package loads our library as a
+#      module and runs an artifact built by our writer,
+#   5. the C tests under valgrind (leaks and invalid accesses), when present.
 set -euo pipefail
 mkdir -p "$(dirname "${BASH_SOURCE[0]}")/../target"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -30,6 +32,10 @@ echo "== C tests (ours and official, with transcript diffs)"
 "$venv/bin/ctest" --test-dir target/c-tests --output-on-failure | tee target/ctest.log
 ctest_passed=$(awk '/tests passed/ { print $NF }' target/ctest.log)
 
+echo "== cross-loading with the official Python package"
+"$venv/bin/python" tests/cross_load.py | tee target/cross-load.log
+cross_passed=$(awk '/^cross-load:/ { print $2 }' target/cross-load.log)
+
 echo "== example"
 cargo run --release --locked --example add_one_c
 
@@ -43,4 +49,4 @@ if command -v valgrind >/dev/null 2>&1; then
   done
 fi
 echo "== all tests passed"
-echo "summary: $((cargo_passed + ctest_passed)) passed, 0 failed"
+echo "summary: $((cargo_passed + ctest_passed + cross_passed)) passed, 0 failed"

@@ -6,9 +6,11 @@
 //! safe to load beside another `libtvm_ffi.so`.
 
 use crate::abi::TVMFFIAny;
+use crate::core::error::{error_cell, take_raised};
 use crate::core::function::raise_code;
 use crate::core::{Error, registry};
-use core::ffi::{c_int, c_void};
+use core::ffi::{c_char, c_int, c_void};
+use std::ffi::CString;
 
 /// Calls the global `name` with the packed arguments.
 ///
@@ -31,11 +33,51 @@ unsafe fn forward(
             .add(size_of::<crate::abi::TVMFFIObject>())
             .cast::<crate::abi::TVMFFIFunctionCell>()
     };
-    match cell.safe_call {
+    let code = match cell.safe_call {
         // SAFETY: forwarding the caller's arguments to our own function.
         Some(call) => unsafe { call(handle.cast(), args, num_args, result) },
         None => raise_code(Error::runtime(format!("{name} has no safe_call"))),
+    };
+    if code != 0 {
+        relay_error_to_host();
     }
+    code
+}
+
+type SetRaisedFromCStr = unsafe extern "C" fn(*const c_char, *const c_char);
+
+/// When another TVM-FFI runtime hosts the process (loaded globally, as the
+/// official Python package loads its library) and calls us as a module, it
+/// looks for errors in its own thread-local slot: hand ours over to it.
+fn relay_error_to_host() {
+    let global = libloading::os::unix::Library::this();
+    // SAFETY: the symbol has this signature in every TVM-FFI runtime.
+    let host = unsafe { global.get::<SetRaisedFromCStr>(b"TVMFFIErrorSetRaisedFromCStr") }
+        .ok()
+        .map(|s| *s);
+    let ours: SetRaisedFromCStr = crate::capi::TVMFFIErrorSetRaisedFromCStr;
+    let Some(host) = host.filter(|h| *h as usize != ours as usize) else {
+        return;
+    };
+    let Some(err) = take_raised() else { return };
+    let cell = error_cell(&err);
+    // SAFETY: the cell's arrays describe the error's own storage.
+    let text = |a: Option<crate::abi::TVMFFIByteArray>| {
+        let bytes = a
+            .map(|a| unsafe { crate::core::string::byte_slice(a) })
+            .unwrap_or(b"");
+        CString::new(
+            bytes
+                .iter()
+                .copied()
+                .filter(|&b| b != 0)
+                .collect::<Vec<u8>>(),
+        )
+        .unwrap_or_default()
+    };
+    let (kind, message) = (text(cell.map(|c| c.kind)), text(cell.map(|c| c.message)));
+    // SAFETY: NUL-terminated strings, valid for the call.
+    unsafe { host(kind.as_ptr(), message.as_ptr()) };
 }
 
 macro_rules! export_packed {
