@@ -61,8 +61,8 @@ fn relay_error_to_host() {
     };
     let Some(err) = take_raised() else { return };
     let cell = error_cell(&err);
-    // SAFETY: the cell's arrays describe the error's own storage.
     let text = |a: Option<crate::abi::TVMFFIByteArray>| {
+        // SAFETY: the cell's arrays describe the error's own storage.
         let bytes = a
             .map(|a| unsafe { crate::core::string::byte_slice(a) })
             .unwrap_or(b"");

@@ -271,8 +271,8 @@ fn write_blob(args: Args<'_>) -> Result<Vec<u8>> {
         let children = children.to_object().ok_or_else(bad)?;
         let children = seq::elements(&children, children.type_index())?
             .iter()
-            // SAFETY: stored elements are valid.
             .map(|c| {
+                // SAFETY: stored elements are valid.
                 unsafe { crate::core::AnyView::from_raw(c) }
                     .as_i64()
                     .and_then(|c| usize::try_from(c).ok())
