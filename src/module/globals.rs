@@ -187,6 +187,30 @@ pub fn register(add: &mut dyn FnMut(&'static str, Function)) {
         }
         Ok(Any::NONE)
     });
+    add(
+        "ffi.ModuleFromExternC",
+        Function::from_closure(|a| {
+            const N: &str = "ffi.ModuleFromExternC";
+            a.expect_len(N, 5)?;
+            let ptr = |i| {
+                let v = a.get(i);
+                v.as_opaque_ptr()
+                    .ok_or_else(|| arg_type_error(N, i, "void*", v))
+            };
+            // SAFETY: the caller passes C callbacks of the documented
+            // signatures (module::extern_c), the contract of this global.
+            let kind = unsafe {
+                super::extern_c::ExternCModule::new(
+                    str_arg(N, a, 0)?,
+                    ptr(1)?,
+                    ptr(2)?,
+                    ptr(3)?,
+                    ptr(4)?,
+                )
+            }?;
+            Ok(module_any(Module::new(kind)))
+        }),
+    );
     register_artifacts(add);
     fixed(add, "ffi.ModuleImportModule", 2, |a| {
         const N: &str = "ffi.ModuleImportModule";
