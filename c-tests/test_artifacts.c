@@ -158,6 +158,16 @@ int main(void) {
   CHECK_OK(TVMFFIBytesFromByteArray(&junk, &junk_bytes));
   EXPECT_RAISES("inspect a hostile blob", TVMFFIFunctionCall(get_global("ffi.LibraryBinInspect"), &junk_bytes, 1, &kind));
 
+  any_release(&junk_bytes);
+  any_release(&blob);
+  any_release(&tree);
+  any_release(&entries[0]);
+  any_release(&entries[1]);
+  any_release(&payload);
+  any_release(&lib_children);
+  any_release(&none_children);
+  any_release(&no_objects);
+  any_release(&kind);
   any_release(&loaded);
   any_release(&mod);
   printf("C module state released: %d\n", deleted);
