@@ -13,8 +13,21 @@ build() { # name include libdir
 }
 build bench_ours "$root/include" "$root/target/release"
 build bench_official "$official/include" "$official/lib"
-"$out/bench_official" > "$out/official.txt"
-"$out/bench_ours" > "$out/ours.txt"
+build_module() { # name include libdir
+  gcc -O2 -std=c11 -I"$2" "$root/c-tests/bench/bench_module.c" -L"$3" -Wl,-rpath,"$3" -ltvm_ffi -o "$out/$1"
+}
+build_module bench_module_ours "$root/include" "$root/target/release"
+build_module bench_module_official "$official/include" "$official/lib"
+# A library exporting 1000 __tvm_ffi_ functions.
+{
+  echo '#include <tvm/ffi/c_api.h>'
+  for i in $(seq 0 999); do
+    echo "int __tvm_ffi_f$i(void* s, const TVMFFIAny* a, int n, TVMFFIAny* r) { (void)s; (void)n; r->type_index = kTVMFFIInt; r->zero_padding = 0; r->v_int64 = a[0].v_int64 + $i; return 0; }"
+  done
+} > "$out/lib1000.c"
+gcc -O2 -shared -fPIC -I"$root/include" "$out/lib1000.c" -o "$out/lib1000.so"
+{ "$out/bench_official"; "$out/bench_module_official" "$out/lib1000.so"; } > "$out/official.txt"
+{ "$out/bench_ours"; "$out/bench_module_ours" "$out/lib1000.so"; } > "$out/ours.txt"
 printf "%-28s %10s %10s %8s\n" path official_ns ours_ns ratio
 join <(sort "$out/official.txt") <(sort "$out/ours.txt") |
   awk '{ printf "%-28s %10.2f %10.2f %8.3f\n", $1, $2, $3, $3 / $2 }'

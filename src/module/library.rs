@@ -206,7 +206,12 @@ pub fn load_dso(path: &str) -> Result<Module> {
         )
     })?;
     let symbols = Arc::new(Symbols::Dso(lib.into(), path.to_string()));
-    let blob_size = super::inspect::symbol_size(path, LIBRARY_BIN)?;
+    // Only a library that embeds a tree needs its file read, to bound the
+    // blob by the symbol's size.
+    let blob_size = match symbols.get(LIBRARY_BIN) {
+        Some(_) => super::inspect::symbol_size(path, LIBRARY_BIN)?,
+        None => None,
+    };
     library_module(symbols, blob_size)
 }
 
