@@ -36,6 +36,18 @@ echo "== cross-loading with the official Python package"
 "$venv/bin/python" tests/cross_load.py | tee target/cross-load.log
 cross_passed=$(awk '/^cross-load:/ { print $2 }' target/cross-load.log)
 
+echo "== fuzzing the library_bin parser (bounded)"
+fuzz_rc=0
+fuzz/run.sh "${TVM_FFI_FUZZ_SECONDS:-30}" || fuzz_rc=$?
+if [ "$fuzz_rc" -eq 3 ]; then
+  echo "warning: cargo-fuzz could not be installed; the deterministic mutation test ran instead"
+elif [ "$fuzz_rc" -ne 0 ]; then
+  echo "fuzzing found a failure (target/fuzz.log, fuzz/artifacts)"
+  exit 1
+else
+  echo "fuzzing: no crash"
+fi
+
 echo "== example"
 cargo run --release --locked --example add_one_c
 
