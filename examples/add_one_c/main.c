@@ -1,41 +1,9 @@
-/* The main example: a C kernel in the style of the TVM-FFI compiler guide's
- * `add_one_c`, registered as a global function through libtvm_ffi.so, looked
- * up by name and called with the packed calling convention. */
+/* The host: loads the kernel library (with its embedded module tree) through
+ * the C API, looks the kernel up, calls it on a tensor, and shows how an
+ * error travels back. Usage: main <path to the kernel library>. */
 #include <stdio.h>
 #include <string.h>
 #include <tvm/ffi/c_api.h>
-#include <tvm/ffi/extra/c_env_api.h>
-
-/* y[i] = x[i] + 1 for 1-D float32 tensors passed as DLTensor* or Tensor. */
-static int add_one_c(void* self, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
-  (void)self;
-  DLTensor* t[2];
-  if (num_args != 2) {
-    TVMFFIErrorSetRaisedFromCStr("ValueError", "add_one_c expects 2 arguments (x, y)");
-    return -1;
-  }
-  for (int i = 0; i < 2; ++i) {
-    if (args[i].type_index == kTVMFFIDLTensorPtr) {
-      t[i] = (DLTensor*)args[i].v_ptr;
-    } else if (args[i].type_index == kTVMFFITensor) {
-      t[i] = (DLTensor*)((char*)args[i].v_obj + sizeof(TVMFFIObject));
-    } else {
-      TVMFFIErrorSetRaisedFromCStr("TypeError", "add_one_c expects tensors");
-      return -1;
-    }
-  }
-  if (t[0]->ndim != 1 || t[0]->dtype.code != kDLFloat || t[0]->dtype.bits != 32) {
-    TVMFFIErrorSetRaisedFromCStr("ValueError", "add_one_c expects a 1-D float32 tensor");
-    return -1;
-  }
-  /* A GPU kernel would launch on the stream its caller set. */
-  (void)TVMFFIEnvGetStream(t[0]->device.device_type, t[0]->device.device_id);
-  for (int64_t i = 0; i < t[0]->shape[0]; ++i) {
-    ((float*)t[1]->data)[i] = ((float*)t[0]->data)[i] + 1.0f;
-  }
-  result->type_index = kTVMFFINone;
-  return 0;
-}
 
 /* Prints and releases the raised error. */
 static void report_error(void) {
@@ -47,44 +15,79 @@ static void report_error(void) {
   TVMFFIObjectDecRef(err);
 }
 
-int main(void) {
+/* Calls a global function by name; 0 on success. */
+static int call_global(const char* name, TVMFFIAny* args, int n, TVMFFIAny* result) {
+  TVMFFIByteArray arr = {name, strlen(name)};
+  TVMFFIObjectHandle f = NULL;
+  if (TVMFFIFunctionGetGlobal(&arr, &f) != 0 || f == NULL) return -1;
+  memset(result, 0, sizeof(*result));
+  int rc = TVMFFIFunctionCall(f, args, n, result);
+  TVMFFIObjectDecRef(f);
+  return rc;
+}
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    fprintf(stderr, "usage: %s <kernel library>\n", argv[0]);
+    return 2;
+  }
   TVMFFIVersion version;
   TVMFFIGetVersion(&version);
   printf("libtvm_ffi ABI %u.%u.%u\n", version.major, version.minor, version.patch);
 
-  /* Register the kernel as a global function. */
-  TVMFFIObjectHandle func = NULL;
-  TVMFFIByteArray name = {"example.add_one_c", strlen("example.add_one_c")};
-  if (TVMFFIFunctionCreate(NULL, add_one_c, NULL, &func) != 0 ||
-      TVMFFIFunctionSetGlobal(&name, func, 0) != 0) {
+  /* Load the library: its embedded tree is decoded, `_lib` is the library. */
+  TVMFFIAny path, module, kind;
+  memset(&path, 0, sizeof(path));
+  path.type_index = kTVMFFIRawStr;
+  path.v_c_str = argv[1];
+  if (call_global("ffi.ModuleLoadFromFile", &path, 1, &module) != 0) {
     report_error();
     return 1;
   }
-  TVMFFIObjectDecRef(func); /* the registry holds its own reference */
+  if (call_global("ffi.ModuleGetKind", &module, 1, &kind) == 0) {
+    printf("loaded %s: a module of kind '%.*s'\n", argv[1], (int)kind.small_str_len, kind.v_bytes);
+  }
 
-  /* Anyone in the process can now find it by name and call it. */
-  TVMFFIObjectHandle found = NULL;
-  if (TVMFFIFunctionGetGlobal(&name, &found) != 0 || found == NULL) return 1;
+  /* Look the kernel up (and its doc) by name. */
+  TVMFFIAny query[3], func, doc;
+  memset(query, 0, sizeof(query));
+  query[0] = module;
+  query[1].type_index = kTVMFFIRawStr;
+  query[1].v_c_str = "add_one_c";
+  query[2].type_index = kTVMFFIBool;
+  if (call_global("ffi.ModuleGetFunction", query, 3, &func) != 0 || func.type_index != kTVMFFIFunction) {
+    fprintf(stderr, "add_one_c not found\n");
+    return 1;
+  }
+  if (call_global("ffi.ModuleGetFunctionDoc", query, 3, &doc) == 0 && doc.type_index == kTVMFFIStr) {
+    const TVMFFIByteArray* text = (const TVMFFIByteArray*)((char*)doc.v_obj + sizeof(TVMFFIObject));
+    printf("doc: %.*s\n", (int)text->size, text->data);
+    TVMFFIObjectDecRef(doc.v_obj);
+  }
+
+  /* Call it on tensors described by DLPack's DLTensor. */
   float xs[4] = {1, 2, 3, 4}, ys[4] = {0, 0, 0, 0};
   int64_t shape[1] = {4};
   DLTensor x = {xs, {kDLCPU, 0}, 1, {kDLFloat, 32, 1}, shape, NULL, 0};
   DLTensor y = {ys, {kDLCPU, 0}, 1, {kDLFloat, 32, 1}, shape, NULL, 0};
-  TVMFFIAny args[2];
+  TVMFFIAny args[2], result;
   memset(args, 0, sizeof(args));
   args[0].type_index = kTVMFFIDLTensorPtr;
   args[0].v_ptr = &x;
   args[1].type_index = kTVMFFIDLTensorPtr;
   args[1].v_ptr = &y;
-  TVMFFIAny result;
   memset(&result, 0, sizeof(result));
-  if (TVMFFIFunctionCall(found, args, 2, &result) != 0) {
+  if (TVMFFIFunctionCall(func.v_obj, args, 2, &result) != 0) {
     report_error();
     return 1;
   }
   printf("add_one_c([1 2 3 4]) = [%g %g %g %g]\n", ys[0], ys[1], ys[2], ys[3]);
 
   /* Errors travel back through the thread-local slot. */
-  if (TVMFFIFunctionCall(found, args, 1, &result) != 0) report_error();
-  TVMFFIObjectDecRef(found);
+  memset(&result, 0, sizeof(result));
+  if (TVMFFIFunctionCall(func.v_obj, args, 1, &result) != 0) report_error();
+
+  TVMFFIObjectDecRef(func.v_obj);
+  TVMFFIObjectDecRef(module.v_obj);
   return ys[3] == 5.0f ? 0 : 1;
 }
