@@ -16,6 +16,11 @@ int main(void) {
   EXPECT_RAISES("BytesFromByteArray out NULL", TVMFFIBytesFromByteArray(&name, NULL));
   EXPECT_RAISES("FunctionCreate(NULL safe_call)", TVMFFIFunctionCreate(NULL, NULL, NULL, &h));
   EXPECT_RAISES("FunctionCall(NULL)", TVMFFIFunctionCall(NULL, NULL, 0, &any));
+  TVMFFIAny not_a_function = any_none();
+  TVMFFIByteArray long_text = byte_array("a string, not a function");
+  CHECK_OK(TVMFFIStringFromByteArray(&long_text, &not_a_function));
+  EXPECT_RAISES("FunctionCall(a String)", TVMFFIFunctionCall(not_a_function.v_obj, NULL, 0, &any));
+  any_release(&not_a_function);
   EXPECT_RAISES("GetGlobal(NULL name)", TVMFFIFunctionGetGlobal(NULL, &h));
   EXPECT_RAISES("SetGlobal(NULL f)", TVMFFIFunctionSetGlobal(&name, NULL, 0));
   EXPECT_RAISES("SetGlobalFromMethodInfo(NULL)", TVMFFIFunctionSetGlobalFromMethodInfo(NULL, 0));

@@ -52,27 +52,39 @@ pub unsafe extern "C" fn TVMFFIFunctionCall(
     result: *mut TVMFFIAny,
 ) -> c_int {
     if func.is_null() {
-        return raise_null("func");
+        return raise_func_null();
     }
-    // SAFETY: a live Function has its cell right after the header.
-    let cell = unsafe {
-        &*func
+    // SAFETY: a non-NULL handle is a live object per the contract.
+    let type_index = unsafe { (*func.cast::<TVMFFIObject>()).type_index };
+    if type_index != kTVMFFIFunction {
+        return raise_not_function(type_index);
+    }
+    // SAFETY: a Function has its cell right after the header and always a
+    // safe_call (every implementation sets it). A tail call, as in the
+    // reference.
+    unsafe {
+        let cell = &*func
             .cast::<u8>()
             .add(size_of::<TVMFFIObject>())
-            .cast::<TVMFFIFunctionCell>()
-    };
-    match cell.safe_call {
-        // SAFETY: forwarding the caller's arguments per the packed convention.
-        Some(safe_call) => unsafe { safe_call(func, args, num_args, result) },
-        None => raise_no_safe_call(),
+            .cast::<TVMFFIFunctionCell>();
+        cell.safe_call.unwrap_unchecked()(func, args, num_args, result)
     }
 }
 
-/// Raises the error for a Function object whose cell has no `safe_call`.
+/// Raises the error for a NULL `func`. C ABI, so the hot path can tail-call it.
 #[cold]
 #[inline(never)]
-fn raise_no_safe_call() -> c_int {
-    raise_code(Error::runtime("the function has no safe_call"))
+extern "C" fn raise_func_null() -> c_int {
+    raise_null("func")
+}
+
+/// Raises the error for calling something that is not a Function.
+#[cold]
+#[inline(never)]
+extern "C" fn raise_not_function(type_index: i32) -> c_int {
+    raise_code(Error::type_error(format!(
+        "`func` is not an ffi.Function (type index {type_index})"
+    )))
 }
 
 /// Looks up a global function. Ownership: `*out` receives a new reference,
