@@ -122,4 +122,13 @@ static inline TVMFFIObjectHandle get_global(const char* name) {
   return f;
 }
 
+/* Calls the global `name`, failing the test on error; the result is owned. */
+static inline TVMFFIAny call_global(const char* name, TVMFFIAny* args, int n) {
+  TVMFFIObjectHandle f = get_global(name);
+  TVMFFIAny r = any_none();
+  CHECK_OK(TVMFFIFunctionCall(f, args, n, &r));
+  TVMFFIObjectDecRef(f);
+  return r;
+}
+
 #endif  /* TVM_FFI_RS_C_TESTS_COMMON_H_ */

@@ -34,14 +34,6 @@ static void scaler_delete(void* self) {
   ++deleted;
 }
 
-static TVMFFIAny call(const char* name, TVMFFIAny* args, int n) {
-  TVMFFIObjectHandle f = get_global(name);
-  TVMFFIAny r = any_none();
-  CHECK_OK(TVMFFIFunctionCall(f, args, n, &r));
-  TVMFFIObjectDecRef(f);
-  return r;
-}
-
 static TVMFFIAny ptr_arg(void* p) {
   TVMFFIAny a = any_none();
   if (p) {
@@ -63,7 +55,7 @@ static TVMFFIAny make_scaler(int64_t factor) {
   s->factor = factor;
   TVMFFIAny args[5] = {str_arg("scaler"), ptr_arg(s), ptr_arg((void*)scaler_get_function),
                        ptr_arg((void*)scaler_save), ptr_arg((void*)scaler_delete)};
-  return call("ffi.ModuleFromExternC", args, 5);
+  return call_global("ffi.ModuleFromExternC", args, 5);
 }
 
 /* ffi.Module.load_from_bytes.scaler: the payload is the factor. */
@@ -80,7 +72,7 @@ static int64_t call_scale(TVMFFIAny mod, int64_t x, int query_imports) {
   TVMFFIAny q[3] = {mod, str_arg("scale"), any_none()};
   q[2].type_index = kTVMFFIBool;
   q[2].v_int64 = query_imports;
-  TVMFFIAny f = call("ffi.ModuleGetFunction", q, 3);
+  TVMFFIAny f = call_global("ffi.ModuleGetFunction", q, 3);
   CHECK(f.type_index == kTVMFFIFunction);
   TVMFFIAny arg = any_int(x), r = any_none();
   CHECK_OK(TVMFFIFunctionCall(f.v_obj, &arg, 1, &r));
@@ -100,9 +92,9 @@ static long file_size(const char* path) {
 int main(void) {
   TVMFFIAny mod = make_scaler(7);
   printf("C kind: scale(6) = %lld\n", (long long)call_scale(mod, 6, 0));
-  TVMFFIAny kind = call("ffi.ModuleGetKind", &mod, 1);
+  TVMFFIAny kind = call_global("ffi.ModuleGetKind", &mod, 1);
   TVMFFIByteArray k = any_text(&kind);
-  printf("kind %.*s, mask %lld\n", (int)k.size, k.data, (long long)call("ffi.ModuleGetPropertyMask", &mod, 1).v_int64);
+  printf("kind %.*s, mask %lld\n", (int)k.size, k.data, (long long)call_global("ffi.ModuleGetPropertyMask", &mod, 1).v_int64);
 
   /* Export the tree in every format. */
   char dir[] = "/tmp/tvm-ffi-artifacts-XXXXXX";
@@ -112,7 +104,7 @@ int main(void) {
   for (int i = 0; i < 4; ++i) {
     snprintf(paths[i], sizeof(paths[i]), "%s/tree.%s", dir, formats[i]);
     TVMFFIAny w[3] = {mod, str_arg(paths[i]), str_arg(formats[i])};
-    call("ffi.ModuleWriteToFile", w, 3);
+    call_global("ffi.ModuleWriteToFile", w, 3);
     printf("wrote %s: %s\n", formats[i], file_size(paths[i]) > 0 ? "non-empty" : "MISSING");
   }
   TVMFFIAny bad_fmt[3] = {mod, str_arg(paths[0]), str_arg("zip")};
@@ -120,28 +112,28 @@ int main(void) {
 
   /* The object file and the shared library carry the tree. */
   TVMFFIAny obj_path = str_arg(paths[2]);
-  TVMFFIAny inspected = call("ffi.InspectFile", &obj_path, 1);
+  TVMFFIAny inspected = call_global("ffi.InspectFile", &obj_path, 1);
   printf("inspect .o: type %d\n", inspected.type_index);
   any_release(&inspected);
 
   /* A shared library: `_lib` importing a scaler, built by our writer. */
   TVMFFIAny lib_children = any_none(), none_children = any_none();
   TVMFFIAny one = any_int(1);
-  lib_children = call("ffi.Array", &one, 1);
-  none_children = call("ffi.Array", NULL, 0);
+  lib_children = call_global("ffi.Array", &one, 1);
+  none_children = call_global("ffi.Array", NULL, 0);
   TVMFFIByteArray payload_text = byte_array("5");
   TVMFFIAny payload = any_none();
   CHECK_OK(TVMFFIBytesFromByteArray(&payload_text, &payload));
   TVMFFIAny e0[3] = {str_arg("_lib"), any_none(), lib_children};
   TVMFFIAny e1[3] = {str_arg("scaler"), payload, none_children};
-  TVMFFIAny entries[2] = {call("ffi.Array", e0, 3), call("ffi.Array", e1, 3)};
-  TVMFFIAny tree = call("ffi.Array", entries, 2);
-  TVMFFIAny blob = call("ffi.LibraryBinWrite", &tree, 1);
+  TVMFFIAny entries[2] = {call_global("ffi.Array", e0, 3), call_global("ffi.Array", e1, 3)};
+  TVMFFIAny tree = call_global("ffi.Array", entries, 2);
+  TVMFFIAny blob = call_global("ffi.LibraryBinWrite", &tree, 1);
   char so_path[256];
   snprintf(so_path, sizeof(so_path), "%s/with_scaler.so", dir);
-  TVMFFIAny no_objects = call("ffi.Array", NULL, 0);
+  TVMFFIAny no_objects = call_global("ffi.Array", NULL, 0);
   TVMFFIAny build[3] = {blob, no_objects, str_arg(so_path)};
-  call("ffi.LibraryBinBuildSharedLibrary", build, 3);
+  call_global("ffi.LibraryBinBuildSharedLibrary", build, 3);
   TVMFFIAny so_arg = str_arg(so_path);
   EXPECT_RAISES("load before the loader exists", TVMFFIFunctionCall(get_global("ffi.ModuleLoadFromFile"), &so_arg, 1, &kind));
   TVMFFIObjectHandle loader = NULL;
@@ -149,7 +141,7 @@ int main(void) {
   TVMFFIByteArray loader_name = byte_array("ffi.Module.load_from_bytes.scaler");
   CHECK_OK(TVMFFIFunctionSetGlobal(&loader_name, loader, 0));
   TVMFFIObjectDecRef(loader);
-  TVMFFIAny loaded = call("ffi.ModuleLoadFromFile", &so_arg, 1);
+  TVMFFIAny loaded = call_global("ffi.ModuleLoadFromFile", &so_arg, 1);
   printf("loaded library: scale(6) through its import = %lld\n", (long long)call_scale(loaded, 6, 1));
 
   /* Hostile blobs are rejected with the offset named. */

@@ -3,14 +3,6 @@
  * byte), which must be bit-identical to the official library's. */
 #include "common.h"
 
-static TVMFFIAny call(const char* name, TVMFFIAny* args, int n) {
-  TVMFFIObjectHandle f = get_global(name);
-  TVMFFIAny r = any_none();
-  CHECK_OK(TVMFFIFunctionCall(f, args, n, &r));
-  TVMFFIObjectDecRef(f);
-  return r;
-}
-
 static void expect_error(const char* label, const char* name, TVMFFIAny* args, int n) {
   TVMFFIObjectHandle f = get_global(name);
   TVMFFIAny r = any_none();
@@ -81,7 +73,7 @@ static void print_map(const char* label, TVMFFIAny m) {
   }
   /* Iteration order through the functor. */
   TVMFFIAny arg = obj(m);
-  TVMFFIAny it = call(m.type_index == kTVMFFIMap ? "ffi.MapForwardIterFunctor" : "ffi.DictForwardIterFunctor", &arg, 1);
+  TVMFFIAny it = call_global(m.type_index == kTVMFFIMap ? "ffi.MapForwardIterFunctor" : "ffi.DictForwardIterFunctor", &arg, 1);
   printf("\n  items:");
   for (uint64_t i = 0; i < s->size; ++i) {
     TVMFFIAny c = any_int(0);
@@ -104,17 +96,17 @@ static void print_map(const char* label, TVMFFIAny m) {
 }
 
 static int64_t get_int(const char* name, TVMFFIAny* args, int n) {
-  TVMFFIAny r = call(name, args, n);
+  TVMFFIAny r = call_global(name, args, n);
   return r.v_int64;
 }
 
 int main(void) {
   /* Arrays. */
   TVMFFIAny elems[4] = {any_int(1), str("two"), str("a long string element"), any_none()};
-  TVMFFIAny arr = call("ffi.Array", elems, 4);
+  TVMFFIAny arr = call_global("ffi.Array", elems, 4);
   print_seq("array", arr);
   TVMFFIAny a2[2] = {obj(arr), any_int(2)};
-  TVMFFIAny item = call("ffi.ArrayGetItem", a2, 2);
+  TVMFFIAny item = call_global("ffi.ArrayGetItem", a2, 2);
   printf("array[2] = ");
   print_value(item);
   printf("\n");
@@ -127,49 +119,49 @@ int main(void) {
   expect_error("array index 7", "ffi.ArrayGetItem", a2, 2);
   a2[1] = any_int(-1);
   expect_error("array index -1", "ffi.ArrayGetItem", a2, 2);
-  TVMFFIAny empty = call("ffi.Array", NULL, 0);
+  TVMFFIAny empty = call_global("ffi.Array", NULL, 0);
   print_seq("empty array", empty);
   any_release(&empty);
 
   /* Lists. */
-  TVMFFIAny list = call("ffi.List", elems, 2);
+  TVMFFIAny list = call_global("ffi.List", elems, 2);
   TVMFFIAny l3[3] = {obj(list), any_int(10), any_none()};
-  call("ffi.ListAppend", l3, 2);
+  call_global("ffi.ListAppend", l3, 2);
   l3[1] = any_int(0);
   l3[2] = any_int(99);
-  call("ffi.ListInsert", l3, 3);
+  call_global("ffi.ListInsert", l3, 3);
   print_seq("list after append/insert", list);
   l3[1] = any_int(1);
   l3[2] = str("replaced");
-  call("ffi.ListSetItem", l3, 3);
+  call_global("ffi.ListSetItem", l3, 3);
   any_release(&l3[2]);
   l3[1] = any_int(0);
-  TVMFFIAny popped = call("ffi.ListPop", l3, 2);
+  TVMFFIAny popped = call_global("ffi.ListPop", l3, 2);
   printf("popped ");
   print_value(popped);
   printf("\n");
   print_seq("list", list);
   for (int i = 0; i < 6; ++i) {
     l3[1] = any_int(100 + i);
-    call("ffi.ListAppend", l3, 2);
+    call_global("ffi.ListAppend", l3, 2);
   }
   l3[1] = any_int(2);
   l3[2] = any_int(5);
-  call("ffi.ListEraseRange", l3, 3);
+  call_global("ffi.ListEraseRange", l3, 3);
   l3[1] = any_int(0);
-  call("ffi.ListErase", l3, 2);
+  call_global("ffi.ListErase", l3, 2);
   print_seq("list after erase", list);
   TVMFFIAny rep_elems[2] = {any_int(-1), any_int(-2)};
-  TVMFFIAny rep = call("ffi.List", rep_elems, 2);
+  TVMFFIAny rep = call_global("ffi.List", rep_elems, 2);
   TVMFFIAny l4[4] = {obj(list), any_int(1), any_int(3), obj(rep)};
-  call("ffi.ListReplaceSlice", l4, 4);
+  call_global("ffi.ListReplaceSlice", l4, 4);
   print_seq("list after replace slice", list);
   l4[3] = obj(list);
   l4[1] = any_int(0);
   l4[2] = any_int(1);
-  call("ffi.ListReplaceSlice", l4, 4);
+  call_global("ffi.ListReplaceSlice", l4, 4);
   print_seq("list after replacing with itself", list);
-  call("ffi.ListReverse", l3, 1);
+  call_global("ffi.ListReverse", l3, 1);
   print_seq("reversed", list);
   printf("list size %lld contains 103 %lld\n", (long long)get_int("ffi.ListSize", l3, 1),
          (long long)(l3[1] = any_int(103), get_int("ffi.ListContains", l3, 2)));
@@ -181,12 +173,12 @@ int main(void) {
   l3[1] = any_int(3);
   l3[2] = any_int(1);
   expect_error("list erase range 3..1", "ffi.ListEraseRange", l3, 3);
-  call("ffi.ListClear", l3, 1);
+  call_global("ffi.ListClear", l3, 1);
   print_seq("cleared", list);
   /* A List parameter takes an Array as a copy: the Array is unchanged. */
   l3[0] = obj(arr);
   l3[1] = any_int(5);
-  call("ffi.ListAppend", l3, 2);
+  call_global("ffi.ListAppend", l3, 2);
   print_seq("array after ListAppend on it", arr);
   any_release(&rep);
   any_release(&list);
@@ -194,10 +186,10 @@ int main(void) {
   /* Maps: small, growing to dense, string/int/None keys. */
   TVMFFIAny kv[8] = {str("a"), any_int(1), any_int(2), str("two"), any_none(), any_int(0),
                      str("a key longer than seven"), any_int(4)};
-  TVMFFIAny m = call("ffi.Map", kv, 8);
+  TVMFFIAny m = call_global("ffi.Map", kv, 8);
   print_map("map of 4", m);
   TVMFFIAny q[2] = {obj(m), str("a key longer than seven")};
-  TVMFFIAny got = call("ffi.MapGetItem", q, 2);
+  TVMFFIAny got = call_global("ffi.MapGetItem", q, 2);
   printf("map[long key] = ");
   print_value(got);
   printf(" count %lld\n", (long long)get_int("ffi.MapCount", q, 2));
@@ -208,8 +200,8 @@ int main(void) {
   printf("map[raw 'a'] = %lld\n", (long long)get_int("ffi.MapGetItem", q, 2));
   q[1] = any_int(12345);
   expect_error("map missing key", "ffi.MapGetItem", q, 2);
-  TVMFFIAny missing = call("ffi.MapGetItemOrMissing", q, 2);
-  TVMFFIAny invalid = call("ffi.GetInvalidObject", NULL, 0);
+  TVMFFIAny missing = call_global("ffi.MapGetItemOrMissing", q, 2);
+  TVMFFIAny invalid = call_global("ffi.GetInvalidObject", NULL, 0);
   printf("missing is the invalid object %d\n", missing.v_obj == invalid.v_obj);
   any_release(&missing);
   any_release(&invalid);
@@ -226,7 +218,7 @@ int main(void) {
   for (int n = 5; n <= 40; n += 7) {
     char label[32];
     snprintf(label, sizeof(label), "map of %d", n);
-    TVMFFIAny dm = call("ffi.Map", big, 2 * n);
+    TVMFFIAny dm = call_global("ffi.Map", big, 2 * n);
     print_map(label, dm);
     any_release(&dm);
   }
@@ -235,19 +227,19 @@ int main(void) {
   for (int i = 0; i < 10; ++i) dup[i] = big[i];
   dup[10] = big[2];
   dup[11] = any_int(-7);
-  TVMFFIAny dm = call("ffi.Map", dup, 12);
+  TVMFFIAny dm = call_global("ffi.Map", dup, 12);
   print_map("map with a repeated key", dm);
   any_release(&dm);
   TVMFFIAny odd = any_int(1);
   expect_error("map with an odd argument count", "ffi.Map", &odd, 1);
 
   /* Dicts mutate in place, through small and dense layouts. */
-  TVMFFIAny d = call("ffi.Dict", NULL, 0);
+  TVMFFIAny d = call_global("ffi.Dict", NULL, 0);
   TVMFFIAny d3[3] = {obj(d), any_none(), any_none()};
   for (int i = 0; i < 24; ++i) {
     d3[1] = big[2 * i];
     d3[2] = any_int(i * i);
-    call("ffi.DictSetItem", d3, 3);
+    call_global("ffi.DictSetItem", d3, 3);
     if (i == 1 || i == 3 || i == 4 || i == 23) {
       char label[32];
       snprintf(label, sizeof(label), "dict after %d sets", i + 1);
@@ -256,18 +248,18 @@ int main(void) {
   }
   for (int i = 0; i < 24; i += 3) {
     d3[1] = big[2 * i];
-    call("ffi.DictErase", d3, 2);
+    call_global("ffi.DictErase", d3, 2);
   }
   print_map("dict after erasing every third", d);
   d3[1] = big[2];
   d3[2] = any_int(-1);
-  call("ffi.DictSetItem", d3, 3);
+  call_global("ffi.DictSetItem", d3, 3);
   print_map("dict after updating an existing key", d);
   printf("dict size %lld count %lld\n", (long long)get_int("ffi.DictSize", d3, 1),
          (long long)get_int("ffi.DictCount", d3, 2));
   d3[1] = any_int(-999);
   expect_error("dict missing key", "ffi.DictGetItem", d3, 2);
-  call("ffi.DictClear", d3, 1);
+  call_global("ffi.DictClear", d3, 1);
   print_map("cleared dict", d);
   d3[0] = obj(arr);
   expect_error("DictSize on an Array", "ffi.DictSize", d3, 1);
@@ -275,7 +267,7 @@ int main(void) {
   for (int i = 0; i < 80; ++i) any_release(&big[i]);
 
   /* Finding a non-CPU device inside nested containers. */
-  TVMFFIAny dev = call("ffi.ContainerFindFirstNonCPUDevice", &arr, 1);
+  TVMFFIAny dev = call_global("ffi.ContainerFindFirstNonCPUDevice", &arr, 1);
   printf("first non-CPU device in an array of scalars: type %d device %d:%d\n", dev.type_index,
          dev.v_device.device_type, dev.v_device.device_id);
   any_release(&arr);

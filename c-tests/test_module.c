@@ -11,14 +11,6 @@ static TVMFFIAny text_arg(const char* s) {
   return a;
 }
 
-static TVMFFIAny call(const char* name, TVMFFIAny* args, int n) {
-  TVMFFIObjectHandle f = get_global(name);
-  TVMFFIAny r = any_none();
-  CHECK_OK(TVMFFIFunctionCall(f, args, n, &r));
-  TVMFFIObjectDecRef(f);
-  return r;
-}
-
 static void print_text(const char* label, TVMFFIAny v) {
   TVMFFIByteArray t = any_text(&v);
   if (v.type_index == kTVMFFINone) printf("%s: None\n", label);
@@ -44,7 +36,7 @@ static int load_test_kind(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAn
   char prefix[64];
   snprintf(prefix, sizeof(prefix), "%.*s", (int)payload.size, payload.data);
   TVMFFIAny p = text_arg(prefix);
-  *result = call("ffi.SystemLib", &p, 1);
+  *result = call_global("ffi.SystemLib", &p, 1);
   return 0;
 }
 
@@ -52,7 +44,7 @@ static TVMFFIAny get_function(TVMFFIAny mod, const char* name, int query_imports
   TVMFFIAny args[3] = {mod, text_arg(name), any_none()};
   args[2].type_index = kTVMFFIBool;
   args[2].v_int64 = query_imports;
-  return call("ffi.ModuleGetFunction", args, 3);
+  return call_global("ffi.ModuleGetFunction", args, 3);
 }
 
 static int64_t call_int(TVMFFIAny f, TVMFFIAny* args, int n) {
@@ -64,23 +56,23 @@ static int64_t call_int(TVMFFIAny f, TVMFFIAny* args, int n) {
 int main(void) {
   CHECK_OK(TVMFFIEnvModRegisterContextSymbol("plugin_context_value", (void*)0x1234));
   TVMFFIAny path = text_arg(PLUGIN_PLAIN);
-  TVMFFIAny mod = call("ffi.ModuleLoadFromFile", &path, 1);
+  TVMFFIAny mod = call_global("ffi.ModuleLoadFromFile", &path, 1);
   printf("module type %d\n", mod.type_index);
-  print_text("kind", call("ffi.ModuleGetKind", &mod, 1));
-  printf("property mask %lld\n", (long long)call("ffi.ModuleGetPropertyMask", &mod, 1).v_int64);
+  print_text("kind", call_global("ffi.ModuleGetKind", &mod, 1));
+  printf("property mask %lld\n", (long long)call_global("ffi.ModuleGetPropertyMask", &mod, 1).v_int64);
   TVMFFIAny q[3] = {mod, text_arg("add"), any_int(0)};
-  printf("implements add %lld, ", (long long)call("ffi.ModuleImplementsFunction", q, 3).v_int64);
+  printf("implements add %lld, ", (long long)call_global("ffi.ModuleImplementsFunction", q, 3).v_int64);
   q[1] = text_arg("nope");
-  printf("nope %lld\n", (long long)call("ffi.ModuleImplementsFunction", q, 3).v_int64);
+  printf("nope %lld\n", (long long)call_global("ffi.ModuleImplementsFunction", q, 3).v_int64);
   q[1] = text_arg("add");
-  TVMFFIAny doc = call("ffi.ModuleGetFunctionDoc", q, 3);
+  TVMFFIAny doc = call_global("ffi.ModuleGetFunctionDoc", q, 3);
   print_text("doc", doc);
   any_release(&doc);
-  TVMFFIAny meta = call("ffi.ModuleGetFunctionMetadata", q, 3);
+  TVMFFIAny meta = call_global("ffi.ModuleGetFunctionMetadata", q, 3);
   print_text("metadata", meta);
   any_release(&meta);
   q[1] = text_arg("nope");
-  print_text("doc of a missing function", call("ffi.ModuleGetFunctionDoc", q, 3));
+  print_text("doc of a missing function", call_global("ffi.ModuleGetFunctionDoc", q, 3));
 
   TVMFFIAny add = get_function(mod, "add", 0);
   TVMFFIAny two[2] = {any_int(2), any_int(40)};
@@ -125,8 +117,8 @@ int main(void) {
   TVMFFIByteArray loader_name = byte_array("ffi.Module.load_from_bytes.test_kind");
   CHECK_OK(TVMFFIFunctionSetGlobal(&loader_name, loader, 0));
   TVMFFIObjectDecRef(loader);
-  TVMFFIAny root = call("ffi.ModuleLoadFromFile", &with_bin, 1);
-  print_text("root kind", call("ffi.ModuleGetKind", &root, 1));
+  TVMFFIAny root = call_global("ffi.ModuleLoadFromFile", &with_bin, 1);
+  print_text("root kind", call_global("ffi.ModuleGetKind", &root, 1));
   TVMFFIAny tri = get_function(root, "triple", 0);
   printf("triple without imports -> type %d\n", tri.type_index);
   tri = get_function(root, "triple", 1);
@@ -140,20 +132,20 @@ int main(void) {
 
   /* Import cycles are refused. */
   TVMFFIAny p = text_arg("");
-  TVMFFIAny sys_mod = call("ffi.SystemLib", &p, 1);
+  TVMFFIAny sys_mod = call_global("ffi.SystemLib", &p, 1);
   TVMFFIAny imp[2] = {sys_mod, root};
-  call("ffi.ModuleImportModule", imp, 2);
+  call_global("ffi.ModuleImportModule", imp, 2);
   imp[0] = root;
   imp[1] = sys_mod;
   EXPECT_RAISES("cyclic import", TVMFFIFunctionCall(get_global("ffi.ModuleImportModule"), imp, 2, &two[0]));
-  call("ffi.ModuleClearImports", &sys_mod, 1);
+  call_global("ffi.ModuleClearImports", &sys_mod, 1);
   any_release(&sys_mod);
   any_release(&root);
 
 #ifdef OFFICIAL_EXT
   /* A library built with the official C++ headers for the official runtime. */
   TVMFFIAny ext_path = text_arg(OFFICIAL_EXT);
-  TVMFFIAny ext = call("ffi.ModuleLoadFromFile", &ext_path, 1);
+  TVMFFIAny ext = call_global("ffi.ModuleLoadFromFile", &ext_path, 1);
   TVMFFIAny add_one = get_function(ext, "add_one", 0);
   TVMFFIAny x = any_int(41);
   printf("official-built add_one(41) = %lld\n", (long long)call_int(add_one, &x, 1));

@@ -4,7 +4,7 @@
 
 use super::any::{Any, AnyView};
 use super::error::{Error, ErrorKind, Result};
-use super::function::{Args, Function, arg_type_error};
+use super::function::{Args, Function, arg_type_error, register_fixed as fixed};
 use super::object::ObjectRef;
 use super::{map, seq};
 use crate::abi::*;
@@ -39,22 +39,6 @@ fn any_arg(args: Args<'_>, i: usize) -> Result<Any> {
 /// All arguments as owned values.
 fn all_args(args: Args<'_>) -> Result<Vec<Any>> {
     (0..args.len()).map(|i| any_arg(args, i)).collect()
-}
-
-/// Registers a global taking a fixed number of arguments.
-fn fixed(
-    add: &mut dyn FnMut(&'static str, Function),
-    name: &'static str,
-    n: usize,
-    f: impl Fn(Args<'_>) -> Result<Any> + Send + Sync + 'static,
-) {
-    add(
-        name,
-        Function::from_closure(move |args| {
-            args.expect_len(name, n)?;
-            f(args)
-        }),
-    );
 }
 
 /// Pairs `k0, v0, k1, v1, ...` of a packed call.

@@ -8,7 +8,7 @@ use super::object::Module;
 use super::symbols::LOAD_FROM_FILE_PREFIX;
 use crate::abi::*;
 use crate::core::error::{Error, Result};
-use crate::core::function::{Args, arg_type_error};
+use crate::core::function::{Args, arg_type_error, register_fixed as fixed};
 use crate::core::string::{TextKind, make_text};
 use crate::core::{Any, Function, ObjectRef, registry, seq};
 use std::sync::{LazyLock, Mutex};
@@ -72,22 +72,6 @@ pub fn load_from_file(path: &str) -> Result<Module> {
             .to_object()
             .ok_or_else(|| Error::type_error(format!("{loader_name} did not return a Module")))?,
     )
-}
-
-/// Registers a global taking exactly `n` arguments.
-fn fixed(
-    add: &mut dyn FnMut(&'static str, Function),
-    name: &'static str,
-    n: usize,
-    f: impl Fn(Args<'_>) -> Result<Any> + Send + Sync + 'static,
-) {
-    add(
-        name,
-        Function::from_closure(move |args| {
-            args.expect_len(name, n)?;
-            f(args)
-        }),
-    );
 }
 
 /// Calls `add(name, function)` for every module global.
