@@ -11,6 +11,26 @@ fn borrowed(handle: TVMFFIObjectHandle, name: &str) -> crate::core::Result<Objec
     Ok(unsafe { ObjectRef::from_borrowed(arg_handle(handle, name)?) })
 }
 
+/// Shared body of the two imports: checks the pointers, then wraps.
+///
+/// # Safety
+/// `from` is NULL or a valid managed tensor; `out` is NULL or writable.
+unsafe fn import<M>(
+    from: *mut M,
+    out: *mut TVMFFIObjectHandle,
+    wrap: impl FnOnce(*mut M) -> crate::core::Result<ObjectRef>,
+) -> c_int {
+    ffi_call(|| {
+        // SAFETY: per the contract.
+        let out = unsafe { arg_out(out, "out") }?;
+        if from.is_null() {
+            return Err(null_arg("from"));
+        }
+        *out = wrap(from)?.into_raw().as_ptr().cast();
+        Ok(())
+    })
+}
+
 /// Wraps a DLPack 0.x managed tensor in a Tensor without copying. With
 /// `require_alignment` > 0 the first element must be aligned to that many
 /// bytes; with `require_contiguous` the tensor must be row-major compact.
@@ -29,17 +49,12 @@ pub unsafe extern "C" fn TVMFFITensorFromDLPack(
     require_contiguous: i32,
     out: *mut TVMFFIObjectHandle,
 ) -> c_int {
-    ffi_call(|| {
-        // SAFETY: per the contract.
-        let out = unsafe { arg_out(out, "out") }?;
-        if from.is_null() {
-            return Err(null_arg("from"));
-        }
-        // SAFETY: a valid managed tensor per the contract.
-        let t = unsafe { tensor::from_dlpack(from, require_alignment, require_contiguous != 0) }?;
-        *out = t.into_raw().as_ptr().cast();
-        Ok(())
-    })
+    // SAFETY: forwarded contract.
+    unsafe {
+        import(from, out, |m| {
+            tensor::from_dlpack(m, require_alignment, require_contiguous != 0)
+        })
+    }
 }
 
 /// Wraps a DLPack 1.x managed tensor in a Tensor without copying; as
@@ -55,19 +70,12 @@ pub unsafe extern "C" fn TVMFFITensorFromDLPackVersioned(
     require_contiguous: i32,
     out: *mut TVMFFIObjectHandle,
 ) -> c_int {
-    ffi_call(|| {
-        // SAFETY: per the contract.
-        let out = unsafe { arg_out(out, "out") }?;
-        if from.is_null() {
-            return Err(null_arg("from"));
-        }
-        // SAFETY: a valid managed tensor per the contract.
-        let t = unsafe {
-            tensor::from_dlpack_versioned(from, require_alignment, require_contiguous != 0)
-        }?;
-        *out = t.into_raw().as_ptr().cast();
-        Ok(())
-    })
+    // SAFETY: forwarded contract.
+    unsafe {
+        import(from, out, |m| {
+            tensor::from_dlpack_versioned(m, require_alignment, require_contiguous != 0)
+        })
+    }
 }
 
 /// Exports a Tensor as a DLPack 0.x managed tensor sharing its data.
