@@ -78,6 +78,19 @@ pub unsafe extern "C" fn TVMFFITensorFromDLPackVersioned(
     }
 }
 
+/// Shared body of the two exports.
+///
+/// # Safety
+/// `from` is NULL or a live object; `out` is NULL or writable.
+unsafe fn export<M: tensor::ManagedTensor>(from: TVMFFIObjectHandle, out: *mut *mut M) -> c_int {
+    ffi_call(|| {
+        // SAFETY: per the contract.
+        let out = unsafe { arg_out(out, "out") }?;
+        *out = tensor::to_dlpack(&borrowed(from, "from")?)?;
+        Ok(())
+    })
+}
+
 /// Exports a Tensor as a DLPack 0.x managed tensor sharing its data.
 /// Ownership: the caller owns `*out` and must call its deleter once, which
 /// releases the reference it holds to the Tensor.
@@ -90,12 +103,8 @@ pub unsafe extern "C" fn TVMFFITensorToDLPack(
     from: TVMFFIObjectHandle,
     out: *mut *mut DLManagedTensor,
 ) -> c_int {
-    ffi_call(|| {
-        // SAFETY: per the contract.
-        let out = unsafe { arg_out(out, "out") }?;
-        *out = tensor::to_dlpack(&borrowed(from, "from")?)?;
-        Ok(())
-    })
+    // SAFETY: forwarded contract.
+    unsafe { export(from, out) }
 }
 
 /// Exports a Tensor as a DLPack 1.x managed tensor sharing its data; as
@@ -108,12 +117,8 @@ pub unsafe extern "C" fn TVMFFITensorToDLPackVersioned(
     from: TVMFFIObjectHandle,
     out: *mut *mut DLManagedTensorVersioned,
 ) -> c_int {
-    ffi_call(|| {
-        // SAFETY: per the contract.
-        let out = unsafe { arg_out(out, "out") }?;
-        *out = tensor::to_dlpack(&borrowed(from, "from")?)?;
-        Ok(())
-    })
+    // SAFETY: forwarded contract.
+    unsafe { export(from, out) }
 }
 
 /// Creates a Tensor described by `prototype` (its data pointer, dtype,

@@ -845,10 +845,3 @@ pub fn items(obj: &ObjectRef) -> Result<Vec<(Any, Any)>> {
         })
         .collect()
 }
-
-/// Whether a map uses the small layout, and its slot count (tests and benches).
-pub fn layout(obj: &ObjectRef) -> Result<(bool, u64)> {
-    // SAFETY: `obj` keeps the state alive.
-    let s = unsafe { &*state_of(obj)? };
-    Ok((s.is_small(), s.num_slots()))
-}
