@@ -71,6 +71,11 @@ impl Any {
         Any::pod(kTVMFFIDevice, TVMFFIAnyValue { v_device: device })
     }
 
+    /// A data type value.
+    pub fn dtype(dtype: DLDataType) -> Self {
+        Any::pod(kTVMFFIDataType, TVMFFIAnyValue { v_dtype: dtype })
+    }
+
     /// An opaque pointer value (`kTVMFFIOpaquePtr`, or None when NULL).
     pub fn opaque_ptr(ptr: *mut c_void) -> Self {
         if ptr.is_null() {
@@ -185,6 +190,27 @@ impl<'a> AnyView<'a> {
             kTVMFFIInt | kTVMFFIBool => Some(unsafe { self.0.value.v_int64 }),
             _ => None,
         }
+    }
+
+    /// The value as a float (`float`, `int` or `bool`, as C++ casts).
+    pub fn as_f64(&self) -> Option<f64> {
+        match self.0.type_index {
+            // SAFETY: floats store `v_float64`.
+            kTVMFFIFloat => Some(unsafe { self.0.value.v_float64 }),
+            _ => self.as_i64().map(|i| i as f64),
+        }
+    }
+
+    /// The value as a data type.
+    pub fn as_dtype(&self) -> Option<DLDataType> {
+        // SAFETY: data types store `v_dtype`.
+        (self.0.type_index == kTVMFFIDataType).then(|| unsafe { self.0.value.v_dtype })
+    }
+
+    /// The value as a device.
+    pub fn as_device(&self) -> Option<DLDevice> {
+        // SAFETY: devices store `v_device`.
+        (self.0.type_index == kTVMFFIDevice).then(|| unsafe { self.0.value.v_device })
     }
 
     /// The value as a pointer (`void*`, or None as NULL).

@@ -1,61 +1,53 @@
 //! The built-in global functions (`ffi.*`) the reference runtime registers,
 //! with the same names and calling conventions.
 
-use super::any::{Any, AnyView};
-use super::function::{Args, Function, arg_type_error};
+use super::any::Any;
+use super::function::{Function, arg_type_error};
+use super::registry::{self, Globals};
+use super::signature::{ArrayRet, BytesAny, BytesArg, ObjectT, Owned, Str, StrAny, StrRet};
 use super::string::{TextKind, make_text};
-use super::{Error, ObjectRef, Result, registry};
+use super::{Error, ObjectRef, Result};
 use crate::abi::*;
+use crate::typed_fn;
+use core::ffi::c_void;
 use std::sync::{Arc, LazyLock};
 
-/// Calls `add(name, function)` for every built-in global.
-pub fn register(add: &mut dyn FnMut(&'static str, Function)) {
-    add(
+/// Registers every built-in global of the core.
+pub fn register(g: &mut Globals<'_>) {
+    g.add(typed_fn!(
         "ffi.FunctionListGlobalNamesFunctor",
-        Function::from_closure(list_global_names_functor),
-    );
-    add(
+        || -> Function { Ok(list_global_names_functor()) }
+    ));
+    g.add(typed_fn!(
         "ffi.FunctionRemoveGlobal",
-        Function::from_closure(|args| {
-            let name = str_arg("ffi.FunctionRemoveGlobal", args, 0, 1)?;
-            Ok(Any::from(registry::remove_global(name)))
-        }),
-    );
-    add(
+        |name: Str<'_>| -> bool { Ok(registry::remove_global(name.0)) }
+    ));
+    g.add(typed_fn!(
         "ffi.GetGlobalFuncMetadata",
-        Function::from_closure(|args| {
-            let name = str_arg("ffi.GetGlobalFuncMetadata", args, 0, 1)?;
-            match registry::metadata(name) {
-                Some(meta) => Ok(make_text(&meta, TextKind::Str)),
+        |name: Str<'_>| -> StrRet {
+            match registry::metadata(name.0) {
+                Some(meta) => Ok(StrRet(meta.into())),
                 None => Err(Error::runtime(format!(
                     "Global Function is not found: {}",
-                    String::from_utf8_lossy(name)
+                    String::from_utf8_lossy(name.0)
                 ))),
             }
-        }),
-    );
-    add(
-        "ffi.String",
-        Function::from_closure(|args| {
-            Ok(make_text(str_arg("ffi.String", args, 0, 1)?, TextKind::Str))
-        }),
-    );
-    add(
-        "ffi.Bytes",
-        Function::from_closure(|args| {
-            args.expect_len("ffi.Bytes", 1)?;
-            let v = args.get(0);
-            let bytes = v
-                .as_bytes()
-                .ok_or_else(|| arg_type_error("ffi.Bytes", 0, "ffi.Bytes", v))?;
-            Ok(make_text(bytes, TextKind::Bytes))
-        }),
-    );
-    add(
+        }
+    ));
+    // A string object comes back as the same object, as in the reference.
+    g.add(typed_fn!("ffi.String", |s: Str<'_>| -> StrAny {
+        Ok(StrAny(same_or_new(s.0, TextKind::Str)?))
+    }));
+    g.add(typed_fn!("ffi.Bytes", |b: BytesArg<'_>| -> BytesAny {
+        Ok(BytesAny(same_or_new(b.0, TextKind::Bytes)?))
+    }));
+    g.add(typed_fn!(
         "ffi.FunctionFromExternC",
-        Function::from_closure(function_from_extern_c),
-    );
-    add(
+        |this: *mut c_void, safe_call: *mut c_void, deleter: *mut c_void| -> Function {
+            function_from_extern_c(this, safe_call, deleter)
+        }
+    ));
+    g.packed(
         "ffi.Shape",
         Function::from_closure(|args| {
             let dims = (0..args.len())
@@ -68,15 +60,25 @@ pub fn register(add: &mut dyn FnMut(&'static str, Function)) {
             Ok(Any::from(super::scalar::new_shape(&dims)))
         }),
     );
-    add(
-        "ffi.GetInvalidObject",
-        Function::from_closure(|_| Ok(Any::from(invalid_object()))),
-    );
-    super::containers::register(add);
-    add(
-        "ffi.GetKwargsObject",
-        Function::from_closure(|_| Ok(Any::from(singleton(&KWARGS)))),
-    );
+    g.add(typed_fn!("ffi.GetInvalidObject", || -> Owned<ObjectT> {
+        Ok(Owned::new(invalid_object()))
+    }));
+    super::containers::register(g);
+    g.add(typed_fn!("ffi.GetKwargsObject", || -> Owned<ObjectT> {
+        Ok(Owned::new(singleton(&KWARGS)))
+    }));
+    g.add(typed_fn!(
+        "ffi.GetRegisteredTypeKeys",
+        || -> ArrayRet<StrRet> {
+            let keys = super::type_table::registered_keys()
+                .iter()
+                .map(|k| make_text(k, TextKind::Str))
+                .collect();
+            Ok(ArrayRet::new(super::seq::new_array(keys)))
+        }
+    ));
+    g.add(super::reflected::visit_interrupt_global());
+    super::dataclass::register(g);
 }
 
 /// Process-wide plain `ffi.Object` markers handed to frontends.
@@ -88,32 +90,21 @@ fn singleton(cell: &LazyLock<ObjectRef>) -> ObjectRef {
     ObjectRef::clone(cell)
 }
 
+/// The process-wide KWARGS marker (`ffi.GetKwargsObject`).
+pub fn kwargs_object() -> ObjectRef {
+    singleton(&KWARGS)
+}
+
 /// The process-wide "missing" marker (`ffi.GetInvalidObject`).
 pub fn invalid_object() -> ObjectRef {
     singleton(&INVALID)
 }
 
-/// Argument `i` of `n` as string text.
-fn str_arg<'a>(name: &str, args: Args<'a>, i: usize, n: usize) -> Result<&'a [u8]> {
-    args.expect_len(name, n)?;
-    let v = args.get(i);
-    v.as_str_bytes()
-        .ok_or_else(|| arg_type_error(name, i, "ffi.String", v))
-}
-
-/// Argument `i` as an opaque pointer.
-fn ptr_arg(name: &str, args: Args<'_>, i: usize) -> Result<*mut core::ffi::c_void> {
-    let v: AnyView<'_> = args.get(i);
-    v.as_opaque_ptr()
-        .ok_or_else(|| arg_type_error(name, i, "void*", v))
-}
-
 /// `ffi.FunctionListGlobalNamesFunctor()`: a functor over a snapshot of the
 /// names, `f(-1)` = count, `f(i)` = i-th name.
-fn list_global_names_functor(args: Args<'_>) -> Result<Any> {
-    args.expect_len("ffi.FunctionListGlobalNamesFunctor", 0)?;
+fn list_global_names_functor() -> Function {
     let names: Arc<[Box<[u8]>]> = registry::list_names().into();
-    let functor = Function::from_closure(move |args| {
+    Function::from_closure(move |args| {
         const NAME: &str = "ffi.FunctionListGlobalNamesFunctor.<functor>";
         args.expect_len(NAME, 1)?;
         let v = args.get(0);
@@ -130,30 +121,30 @@ fn list_global_names_functor(args: Args<'_>) -> Result<Any> {
             ))
         })?;
         Ok(make_text(name, TextKind::Str))
-    });
-    Ok(Any::from(functor.into_object()))
+    })
+}
+
+/// The argument itself when it is already a string (bytes) object, else a
+/// new value with its text.
+fn same_or_new(text: &[u8], kind: TextKind) -> Result<Any> {
+    Ok(make_text(text, kind))
 }
 
 /// `ffi.FunctionFromExternC(self, safe_call, deleter)`.
-fn function_from_extern_c(args: Args<'_>) -> Result<Any> {
+fn function_from_extern_c(
+    this: *mut c_void,
+    safe_call: *mut c_void,
+    deleter: *mut c_void,
+) -> Result<Function> {
     const NAME: &str = "ffi.FunctionFromExternC";
-    args.expect_len(NAME, 3)?;
-    let this = ptr_arg(NAME, args, 0)?;
-    let safe_call = ptr_arg(NAME, args, 1)?;
-    let deleter = ptr_arg(NAME, args, 2)?;
     // SAFETY: the caller hands us C function pointers of these signatures
     // (or NULL), which is the documented contract of this global.
     let (safe_call, deleter) = unsafe {
         (
-            core::mem::transmute::<*mut core::ffi::c_void, TVMFFISafeCallType>(safe_call),
-            core::mem::transmute::<
-                *mut core::ffi::c_void,
-                Option<unsafe extern "C" fn(*mut core::ffi::c_void)>,
-            >(deleter),
+            core::mem::transmute::<*mut c_void, TVMFFISafeCallType>(safe_call),
+            core::mem::transmute::<*mut c_void, Option<unsafe extern "C" fn(*mut c_void)>>(deleter),
         )
     };
     let safe_call = safe_call.ok_or_else(|| Error::value(format!("{NAME}: safe_call is NULL")))?;
-    Ok(Any::from(
-        Function::from_extern_c(this, safe_call, deleter).into_object(),
-    ))
+    Ok(Function::from_extern_c(this, safe_call, deleter))
 }

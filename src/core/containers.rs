@@ -4,32 +4,14 @@
 
 use super::any::{Any, AnyView};
 use super::error::{Error, ErrorKind, Result};
-use super::function::{Args, Function, arg_type_error, register_fixed as fixed};
+use super::function::{Args, Function, arg_type_error};
 use super::object::ObjectRef;
+use super::registry::Globals;
+use super::signature::{ArrayT, DictT, ListT, MapT, Obj, ObjType, Param, Schema};
 use super::{map, seq};
 use crate::abi::*;
-use core::mem::ManuallyDrop;
+use crate::typed_fn;
 use std::sync::Mutex;
-
-/// Argument `i` as a borrowed object of `want` (valid for the call).
-fn obj_arg(name: &str, args: Args<'_>, i: usize, want: i32) -> Result<ManuallyDrop<ObjectRef>> {
-    let v = args.get(i);
-    match v.borrow_object() {
-        Some(obj) if obj.type_index() == want => Ok(obj),
-        _ => Err(arg_type_error(
-            name,
-            i,
-            &super::type_table::type_key_of(want),
-            v,
-        )),
-    }
-}
-
-/// Argument `i` as an int.
-fn int_arg(name: &str, args: Args<'_>, i: usize) -> Result<i64> {
-    let v = args.get(i);
-    v.as_i64().ok_or_else(|| arg_type_error(name, i, "int", v))
-}
 
 /// Argument `i` as an owned value (raw strings become Strings).
 fn any_arg(args: Args<'_>, i: usize) -> Result<Any> {
@@ -59,12 +41,15 @@ fn pairs(name: &str, args: Args<'_>) -> Result<Vec<(Any, Any)>> {
 
 /// `ffi.MapForwardIterFunctor`: f(0) = key, f(1) = value, f(2) = advance
 /// (false at the end), over a snapshot of the entries.
-fn iter_functor(items: Vec<(Any, Any)>) -> Any {
+fn iter_functor(items: Vec<(Any, Any)>) -> Function {
     let position = Mutex::new(0usize);
-    let f = Function::from_closure(move |args| {
+    Function::from_closure(move |args| {
         const NAME: &str = "ffi.MapForwardIterFunctor.<functor>";
         args.expect_len(NAME, 1)?;
-        let command = int_arg(NAME, args, 0)?;
+        let v = args.get(0);
+        let command = v
+            .as_i64()
+            .ok_or_else(|| arg_type_error(NAME, 0, "int", v))?;
         let mut pos = position.lock().unwrap_or_else(|e| e.into_inner());
         if command == 2 {
             *pos += 1;
@@ -74,8 +59,7 @@ fn iter_functor(items: Vec<(Any, Any)>) -> Any {
             .get(*pos)
             .ok_or_else(|| Error::new(ErrorKind::IndexError, "iterator is at the end"))?;
         Ok(if command == 0 { k.clone() } else { v.clone() })
-    });
-    Any::from(f.into_object())
+    })
 }
 
 /// The first non-CPU device of the tensors in a (nested) container.
@@ -109,171 +93,204 @@ fn first_non_cpu(value: AnyView<'_>) -> Result<Option<DLDevice>> {
     }
 }
 
-/// Calls `add(name, function)` for every container global.
-pub fn register(add: &mut dyn FnMut(&'static str, Function)) {
-    add(
+/// A `List<Any>` parameter: a List as it is, or an Array converted into a
+/// fresh List (so mutations land in the copy), as the reference's
+/// `List<Any>` conversion does.
+pub struct ListArg(ObjectRef);
+
+impl Param<'_> for ListArg {
+    fn schema() -> Schema {
+        Schema::list_of(Schema::ANY)
+    }
+    fn from_view(v: AnyView<'_>) -> Option<Self> {
+        let obj = v.to_object()?;
+        match obj.type_index() {
+            kTVMFFIList => Some(ListArg(obj)),
+            kTVMFFIArray => Some(ListArg(seq::new_list(copy_elements(&obj, kTVMFFIArray)?))),
+            _ => None,
+        }
+    }
+}
+
+impl ListArg {
+    /// A mutable view of the list (the argument keeps it alive).
+    fn edit(&self) -> Result<seq::ListMut> {
+        seq::ListMut::new(&self.0)
+    }
+}
+
+/// A `Dict<Any, Any>` parameter: a Dict as it is, or a Map converted into a
+/// fresh Dict, as the reference's `Dict<Any, Any>` conversion does.
+pub struct DictArg(ObjectRef);
+
+impl Param<'_> for DictArg {
+    fn schema() -> Schema {
+        Schema::dict_of(Schema::ANY, Schema::ANY)
+    }
+    fn from_view(v: AnyView<'_>) -> Option<Self> {
+        let obj = v.to_object()?;
+        match obj.type_index() {
+            kTVMFFIDict => Some(DictArg(obj)),
+            kTVMFFIMap => Some(DictArg(
+                map::new_map(kTVMFFIDict, map::items(&obj).ok()?).ok()?,
+            )),
+            _ => None,
+        }
+    }
+}
+
+/// Owned copies of the elements of an Array or List.
+fn copy_elements(obj: &ObjectRef, t: i32) -> Option<Vec<Any>> {
+    seq::elements(obj, t)
+        .ok()?
+        .iter()
+        // SAFETY: stored elements are valid.
+        .map(|v| unsafe { AnyView::from_raw(v) }.to_owned_any().ok())
+        .collect()
+}
+
+/// The globals shared by Array and List (`K` names the bare type).
+fn register_seq<K: ObjType + 'static>(g: &mut Globals<'_>, t: i32, prefix: &str) {
+    let name = |suffix: &str| -> &'static str {
+        Box::leak(format!("ffi.{prefix}{suffix}").into_boxed_str())
+    };
+    g.add(typed_fn!(name("GetItem"), |s: Obj<K>, i: i64| -> Any {
+        seq::get(&s, t, i)
+    }));
+    g.add(typed_fn!(name("Size"), |s: Obj<K>| -> i64 {
+        Ok(seq::elements(&s, t)?.len() as i64)
+    }));
+    g.add(typed_fn!(name("Contains"), |s: Obj<K>,
+                                       v: AnyView<'_>|
+     -> bool {
+        seq::contains(&s, t, v.as_key()?.raw())
+    }));
+}
+
+/// The globals shared by Map and Dict (`K` names the bare type).
+fn register_map<K: ObjType + 'static>(g: &mut Globals<'_>, t: i32, prefix: &str) {
+    let name = |suffix: &str| -> &'static str {
+        Box::leak(format!("ffi.{prefix}{suffix}").into_boxed_str())
+    };
+    let ctor = name("");
+    g.packed(
+        ctor,
+        Function::from_closure(move |a| Ok(Any::from(map::new_map(t, pairs(ctor, a)?)?))),
+    );
+    g.add(typed_fn!(name("Size"), |m: Obj<K>| -> i64 {
+        Ok(map::size(&m)? as i64)
+    }));
+    g.add(typed_fn!(name("GetItem"), |m: Obj<K>,
+                                      k: AnyView<'_>|
+     -> Any {
+        map::at(&m, k.as_key()?.raw())
+    }));
+    g.add(typed_fn!(name("Count"), |m: Obj<K>,
+                                    k: AnyView<'_>|
+     -> i64 {
+        Ok(map::get(&m, k.as_key()?.raw())?.is_some() as i64)
+    }));
+    g.add(typed_fn!(name("GetItemOrMissing"), |m: Obj<K>,
+                                               k: AnyView<'_>|
+     -> Any {
+        let found = map::get(&m, k.as_key()?.raw())?;
+        Ok(found.unwrap_or_else(|| Any::from(super::builtins::invalid_object())))
+    }));
+    g.add(typed_fn!(
+        name("ForwardIterFunctor"),
+        |m: Obj<K>| -> Function { Ok(iter_functor(map::items(&m)?)) }
+    ));
+}
+
+/// Registers every container global.
+pub fn register(g: &mut Globals<'_>) {
+    g.packed(
         "ffi.Array",
         Function::from_closure(|args| Ok(Any::from(seq::new_array(all_args(args)?)))),
     );
-    add(
+    g.packed(
         "ffi.List",
         Function::from_closure(|args| Ok(Any::from(seq::new_list(all_args(args)?)))),
     );
-    for (t, prefix) in [(kTVMFFIArray, "Array"), (kTVMFFIList, "List")] {
-        let name: &'static str = Box::leak(format!("ffi.{prefix}GetItem").into_boxed_str());
-        fixed(add, name, 2, move |a| {
-            seq::get(&*obj_arg(name, a, 0, t)?, t, int_arg(name, a, 1)?)
-        });
-        let name: &'static str = Box::leak(format!("ffi.{prefix}Size").into_boxed_str());
-        fixed(add, name, 1, move |a| {
-            Ok(Any::from(
-                seq::elements(&*obj_arg(name, a, 0, t)?, t)?.len() as i64,
-            ))
-        });
-        let name: &'static str = Box::leak(format!("ffi.{prefix}Contains").into_boxed_str());
-        fixed(add, name, 2, move |a| {
-            Ok(Any::from(seq::contains(
-                &*obj_arg(name, a, 0, t)?,
-                t,
-                a.get(1).as_key()?.raw(),
-            )?))
-        });
-    }
-    // A List parameter also takes an Array, converted into a fresh List (so
-    // mutations land in the copy), as the reference's `List<Any>` does.
-    let list = |name, a: Args<'_>| -> Result<(ObjectRef, seq::ListMut)> {
-        let obj = match a.get(0).to_object() {
-            Some(arr) if arr.type_index() == kTVMFFIArray => {
-                let items = seq::elements(&arr, kTVMFFIArray)?
-                    .iter()
-                    // SAFETY: stored elements are valid.
-                    .map(|v| unsafe { AnyView::from_raw(v) }.to_owned_any())
-                    .collect::<Result<Vec<_>>>()?;
-                seq::new_list(items)
-            }
-            _ => ObjectRef::clone(&*obj_arg(name, a, 0, kTVMFFIList)?),
-        };
-        let m = seq::ListMut::new(&obj)?;
-        Ok((obj, m))
-    };
-    const NONE: Any = Any::NONE;
-    fixed(add, "ffi.ListSetItem", 3, move |a| {
-        let (_keep, mut l) = list("ffi.ListSetItem", a)?;
-        l.set(int_arg("ffi.ListSetItem", a, 1)?, any_arg(a, 2)?)
-            .map(|_| NONE)
-    });
-    fixed(add, "ffi.ListAppend", 2, move |a| {
-        let (obj, mut l) = list("ffi.ListAppend", a)?;
-        let n = seq::elements(&obj, kTVMFFIList)?.len() as i64;
-        l.insert(n, vec![any_arg(a, 1)?]).map(|_| NONE)
-    });
-    fixed(add, "ffi.ListInsert", 3, move |a| {
-        let (_keep, mut l) = list("ffi.ListInsert", a)?;
-        l.insert(int_arg("ffi.ListInsert", a, 1)?, vec![any_arg(a, 2)?])
-            .map(|_| NONE)
-    });
-    fixed(add, "ffi.ListPop", 2, move |a| {
-        let (_keep, mut l) = list("ffi.ListPop", a)?;
-        l.pop(int_arg("ffi.ListPop", a, 1)?)
-    });
-    fixed(add, "ffi.ListErase", 2, move |a| {
-        let (_keep, mut l) = list("ffi.ListErase", a)?;
-        let i = int_arg("ffi.ListErase", a, 1)?;
-        l.pop(i).map(|_| NONE)
-    });
-    fixed(add, "ffi.ListEraseRange", 3, move |a| {
-        let (_keep, mut l) = list("ffi.ListEraseRange", a)?;
-        l.erase(
-            int_arg("ffi.ListEraseRange", a, 1)?,
-            int_arg("ffi.ListEraseRange", a, 2)?,
-        )
-        .map(|_| NONE)
-    });
-    fixed(add, "ffi.ListReplaceSlice", 4, move |a| {
-        const NAME: &str = "ffi.ListReplaceSlice";
-        let (_keep, mut l) = list(NAME, a)?;
-        let replacement = obj_arg(NAME, a, 3, kTVMFFIList)?;
-        let replacement: &ObjectRef = &replacement;
+    register_seq::<ArrayT>(g, kTVMFFIArray, "Array");
+    register_seq::<ListT>(g, kTVMFFIList, "List");
+    g.add(typed_fn!("ffi.ListSetItem", |l: ListArg,
+                                        i: i64,
+                                        v: AnyView<'_>|
+     -> () {
+        l.edit()?.set(i, v.to_owned_any()?)
+    }));
+    g.add(typed_fn!("ffi.ListAppend", |l: ListArg,
+                                       v: AnyView<'_>|
+     -> () {
+        let n = seq::elements(&l.0, kTVMFFIList)?.len() as i64;
+        l.edit()?.insert(n, vec![v.to_owned_any()?])
+    }));
+    g.add(typed_fn!("ffi.ListInsert", |l: ListArg,
+                                       i: i64,
+                                       v: AnyView<'_>|
+     -> () {
+        l.edit()?.insert(i, vec![v.to_owned_any()?])
+    }));
+    g.add(typed_fn!("ffi.ListPop", |l: ListArg, i: i64| -> Any {
+        l.edit()?.pop(i)
+    }));
+    g.add(typed_fn!("ffi.ListErase", |l: ListArg, i: i64| -> () {
+        l.edit()?.pop(i).map(drop)
+    }));
+    g.add(typed_fn!("ffi.ListEraseRange", |l: ListArg,
+                                           start: i64,
+                                           stop: i64|
+     -> () {
+        l.edit()?.erase(start, stop)
+    }));
+    g.add(typed_fn!("ffi.ListReplaceSlice", |l: ListArg,
+                                             start: i64,
+                                             stop: i64,
+                                             replacement: ListArg|
+     -> () {
         // Snapshot first: the replacement may be the list itself.
-        let values = seq::elements(replacement, kTVMFFIList)?
-            .iter()
-            // SAFETY: stored elements are valid.
-            .map(|v| unsafe { AnyView::from_raw(v) }.to_owned_any())
-            .collect::<Result<Vec<_>>>()?;
-        let (start, stop) = (int_arg(NAME, a, 1)?, int_arg(NAME, a, 2)?);
-        l.erase(start, stop)?;
-        l.insert(start, values).map(|_| NONE)
-    });
-    fixed(add, "ffi.ListReverse", 1, move |a| {
-        let (_keep, mut l) = list("ffi.ListReverse", a)?;
-        l.reverse();
-        Ok(NONE)
-    });
-    fixed(add, "ffi.ListClear", 1, move |a| {
-        let (_keep, mut l) = list("ffi.ListClear", a)?;
-        l.clear();
-        Ok(NONE)
-    });
-    fixed(add, "ffi.ListReserve", 2, move |a| {
-        let (_keep, mut l) = list("ffi.ListReserve", a)?;
-        l.reserve(int_arg("ffi.ListReserve", a, 1)?.max(0) as usize);
-        Ok(NONE)
-    });
-    for (t, prefix) in [(kTVMFFIMap, "Map"), (kTVMFFIDict, "Dict")] {
-        let name: &'static str = Box::leak(format!("ffi.{prefix}").into_boxed_str());
-        add(
-            name,
-            Function::from_closure(move |a| Ok(Any::from(map::new_map(t, pairs(name, a)?)?))),
-        );
-        let name: &'static str = Box::leak(format!("ffi.{prefix}Size").into_boxed_str());
-        fixed(add, name, 1, move |a| {
-            Ok(Any::from(map::size(&*obj_arg(name, a, 0, t)?)? as i64))
-        });
-        let name: &'static str = Box::leak(format!("ffi.{prefix}GetItem").into_boxed_str());
-        fixed(add, name, 2, move |a| {
-            map::at(&*obj_arg(name, a, 0, t)?, a.get(1).as_key()?.raw())
-        });
-        let name: &'static str = Box::leak(format!("ffi.{prefix}Count").into_boxed_str());
-        fixed(add, name, 2, move |a| {
-            Ok(Any::from(
-                map::get(&*obj_arg(name, a, 0, t)?, a.get(1).as_key()?.raw())?.is_some() as i64,
-            ))
-        });
-        let name: &'static str =
-            Box::leak(format!("ffi.{prefix}GetItemOrMissing").into_boxed_str());
-        fixed(add, name, 2, move |a| {
-            let found = map::get(&*obj_arg(name, a, 0, t)?, a.get(1).as_key()?.raw())?;
-            Ok(found.unwrap_or_else(|| Any::from(super::builtins::invalid_object())))
-        });
-        let name: &'static str =
-            Box::leak(format!("ffi.{prefix}ForwardIterFunctor").into_boxed_str());
-        fixed(add, name, 1, move |a| {
-            Ok(iter_functor(map::items(&*obj_arg(name, a, 0, t)?)?))
-        });
-    }
-    fixed(add, "ffi.DictSetItem", 3, |a| {
-        map::set(
-            &*obj_arg("ffi.DictSetItem", a, 0, kTVMFFIDict)?,
-            any_arg(a, 1)?,
-            any_arg(a, 2)?,
-        )
-        .map(|_| NONE)
-    });
-    fixed(add, "ffi.DictErase", 2, |a| {
-        map::erase(
-            &*obj_arg("ffi.DictErase", a, 0, kTVMFFIDict)?,
-            a.get(1).as_key()?.raw(),
-        )
-        .map(|_| NONE)
-    });
-    fixed(add, "ffi.DictClear", 1, |a| {
-        map::clear(&*obj_arg("ffi.DictClear", a, 0, kTVMFFIDict)?).map(|_| NONE)
-    });
-    fixed(add, "ffi.ContainerFindFirstNonCPUDevice", 1, |a| {
-        let dev = first_non_cpu(a.get(0))?.unwrap_or(DLDevice {
-            device_type: kDLCPU,
-            device_id: 0,
-        });
-        Ok(Any::device(dev))
-    });
+        let values = copy_elements(&replacement.0, kTVMFFIList)
+            .ok_or_else(|| Error::type_error("a replacement element cannot be copied"))?;
+        let mut edit = l.edit()?;
+        edit.erase(start, stop)?;
+        edit.insert(start, values)
+    }));
+    g.add(typed_fn!("ffi.ListReverse", |l: ListArg| -> () {
+        l.edit()?.reverse();
+        Ok(())
+    }));
+    g.add(typed_fn!("ffi.ListClear", |l: ListArg| -> () {
+        l.edit()?.clear();
+        Ok(())
+    }));
+    g.add(typed_fn!("ffi.ListReserve", |l: ListArg, n: i64| -> () {
+        l.edit()?.reserve(n.max(0) as usize);
+        Ok(())
+    }));
+    register_map::<MapT>(g, kTVMFFIMap, "Map");
+    register_map::<DictT>(g, kTVMFFIDict, "Dict");
+    g.add(typed_fn!("ffi.DictSetItem", |d: DictArg,
+                                        k: AnyView<'_>,
+                                        v: AnyView<'_>|
+     -> () {
+        map::set(&d.0, k.to_owned_any()?, v.to_owned_any()?)
+    }));
+    g.add(typed_fn!("ffi.DictErase", |d: DictArg,
+                                      k: AnyView<'_>|
+     -> () {
+        map::erase(&d.0, k.as_key()?.raw())
+    }));
+    g.add(typed_fn!("ffi.DictClear", |d: DictArg| -> () {
+        map::clear(&d.0)
+    }));
+    g.add(typed_fn!(
+        "ffi.ContainerFindFirstNonCPUDevice",
+        |v: AnyView<'_>| -> DLDevice {
+            Ok(first_non_cpu(v)?.unwrap_or(DLDevice {
+                device_type: kDLCPU,
+                device_id: 0,
+            }))
+        }
+    ));
 }

@@ -134,6 +134,31 @@ impl Error {
         }
     }
 
+    /// The same kind with a new message made from the old one; the original
+    /// error becomes the cause (as C++ rethrows with context).
+    pub fn rewrap(self, message: impl FnOnce(&str) -> String) -> Error {
+        let cause = self.into_object();
+        let (kind, old, backtrace) = match error_cell(&cause) {
+            // SAFETY: the cell's arrays describe the error's own storage.
+            Some(cell) => unsafe {
+                (
+                    super::string::byte_slice(cell.kind).to_vec(),
+                    String::from_utf8_lossy(super::string::byte_slice(cell.message)).into_owned(),
+                    super::string::byte_slice(cell.backtrace).to_vec(),
+                )
+            },
+            None => (b"InternalError".to_vec(), String::new(), Vec::new()),
+        };
+        let text = message(&old);
+        Error::object(new_error(
+            &kind,
+            text.as_bytes(),
+            &backtrace,
+            Some(cause),
+            None,
+        ))
+    }
+
     /// Converts the error into an Error object.
     pub fn into_object(self) -> ObjectRef {
         match *self.0 {

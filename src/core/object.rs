@@ -112,6 +112,11 @@ impl ObjectRef {
         Self(ptr)
     }
 
+    /// Gives up the reference as a raw handle (see [`ObjectRef::into_raw`]).
+    pub fn into_raw_ptr(self) -> *mut TVMFFIObject {
+        self.into_raw().as_ptr()
+    }
+
     /// Gives up ownership, returning the raw handle with its strong reference.
     #[inline]
     pub fn into_raw(self) -> NonNull<TVMFFIObject> {
@@ -140,11 +145,13 @@ impl ObjectRef {
         (count & STRONG_MASK) as u32
     }
 
-    /// Reinterprets the object as an [`ObjBox<T>`] made by [`new_object`].
+    /// Reinterprets the memory after the header as a `T`.
     ///
     /// # Safety
-    /// The object was created by `new_object::<T>` (checked by the caller,
-    /// usually through its type index).
+    /// The object was created by `new_object::<T>`, or is a foreign object
+    /// whose layout after the header is `T`'s (a `#[repr(C)]` mirror of the
+    /// reference's C++ class of the object's type index); the caller checks
+    /// this, usually through the type index.
     #[inline]
     pub unsafe fn payload<T>(&self) -> &T {
         // SAFETY: per the contract the allocation is an `ObjBox<T>`, alive

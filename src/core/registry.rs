@@ -5,6 +5,7 @@
 
 use super::Function;
 use super::error::{Error, Result};
+use super::signature::Described;
 use std::collections::HashMap;
 use std::sync::{LazyLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
@@ -16,19 +17,31 @@ struct Entry {
 
 type Table = HashMap<Box<[u8]>, Entry>;
 
-static TABLE: LazyLock<RwLock<Table>> = LazyLock::new(|| {
-    let mut table = Table::new();
-    let mut add = |name: &'static str, func| {
-        table.insert(
-            name.as_bytes().into(),
+/// Collects the built-in globals while the table is being made.
+pub struct Globals<'t>(&'t mut Table);
+
+impl Globals<'_> {
+    /// Registers a described function.
+    pub fn add(&mut self, d: Described) {
+        self.0.insert(
+            d.name.as_bytes().into(),
             Entry {
-                func,
-                metadata: Box::default(),
+                func: d.func,
+                metadata: d.metadata.into_bytes().into(),
             },
         );
-    };
-    super::builtins::register(&mut add);
-    crate::module::globals::register(&mut add);
+    }
+    /// Registers a packed (variadic) function.
+    pub fn packed(&mut self, name: &'static str, func: Function) {
+        self.add(Described::packed(name, func));
+    }
+}
+
+static TABLE: LazyLock<RwLock<Table>> = LazyLock::new(|| {
+    let mut table = Table::new();
+    let mut globals = Globals(&mut table);
+    super::builtins::register(&mut globals);
+    crate::module::globals::register(&mut globals);
     RwLock::new(table)
 });
 

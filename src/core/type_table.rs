@@ -32,7 +32,9 @@ struct Column {
     data: Vec<Any>,
 }
 
-struct Table {
+/// The type table. Outside this module it is only reachable, mutably, by
+/// the registration of the built-in reflected types while the table is made.
+pub struct Table {
     entries: Vec<Option<Box<Entry>>>,
     by_key: HashMap<Box<[u8]>, i32>,
     next_dynamic: i32,
@@ -92,6 +94,34 @@ const OBJECT_KEYS: [(&str, i32, Option<i32>); 14] = [
     ("ffi.OpaquePyObject", kTVMFFIOpaquePyObject, None),
     ("ffi.VisitInterrupt", kTVMFFIVisitInterrupt, None),
 ];
+
+/// The attribute columns the reference declares at start-up (C++ readers
+/// such as `AnyHash` and the reflection creator consult them directly).
+const DECLARED_COLUMNS: [&str; 19] = [
+    "__ffi_convert__",
+    "__ffi_type_final__",
+    "__ffi_new__",
+    "__ffi_init__",
+    "__ffi_shallow_copy__",
+    "__ffi_repr__",
+    "__any_hash__",
+    "__any_equal__",
+    "__s_visit__",
+    "__s_mutate__",
+    "__s_maybe_inplace_mutate__",
+    "__data_to_json__",
+    "__data_from_json__",
+    "__ffi_eq__",
+    "__ffi_hash__",
+    "__ffi_compare__",
+    "__s_equal__",
+    "__s_hash__",
+    "__ffi_enum__",
+];
+
+/// Attribute columns grow up to this many slots: a bound on what a hostile
+/// type index can make us allocate (16 MiB per column).
+const MAX_COLUMN_SLOTS: usize = 1 << 20;
 
 /// Metadata of a built-in type: no doc, no creator, not structural.
 fn builtin_metadata(total_size: i32) -> TVMFFITypeMetadata {
@@ -161,11 +191,11 @@ impl Table {
                     .expect("first metadata");
             }
         }
-        // Map hashing and equality consult these columns (C++ readers too).
-        for column in [&b"__any_hash__"[..], b"__any_equal__"] {
-            t.register_attr(kTVMFFINone, column, AnyView::none())
+        for column in DECLARED_COLUMNS {
+            t.register_attr(kTVMFFINone, column.as_bytes(), AnyView::none())
                 .expect("declaring a column");
         }
+        super::reflected::register(&mut t);
         t
     }
 
@@ -179,7 +209,8 @@ impl Table {
             })
     }
 
-    fn get_or_alloc(
+    /// See the public function of the same name.
+    pub fn get_or_alloc(
         &mut self,
         key: &[u8],
         static_index: i32,
@@ -339,7 +370,8 @@ impl Table {
         self.copy_string(&bytes)
     }
 
-    fn register_field(&mut self, type_index: i32, info: &TVMFFIFieldInfo) -> Result<()> {
+    /// See the public function of the same name.
+    pub fn register_field(&mut self, type_index: i32, info: &TVMFFIFieldInfo) -> Result<()> {
         // SAFETY: see `copy_text`.
         let name = unsafe { super::string::byte_slice(info.name) }.to_vec();
         let entry = self.entry_mut(type_index)?;
@@ -389,7 +421,8 @@ impl Table {
         Ok(())
     }
 
-    fn register_method(&mut self, type_index: i32, info: &TVMFFIMethodInfo) -> Result<()> {
+    /// See the public function of the same name.
+    pub fn register_method(&mut self, type_index: i32, info: &TVMFFIMethodInfo) -> Result<()> {
         self.entry_mut(type_index)?;
         let mut method = *info;
         method.name = self.copy_text(&info.name);
@@ -404,7 +437,8 @@ impl Table {
         Ok(())
     }
 
-    fn register_metadata(&mut self, type_index: i32, meta: &TVMFFITypeMetadata) -> Result<()> {
+    /// See the public function of the same name.
+    pub fn register_metadata(&mut self, type_index: i32, meta: &TVMFFITypeMetadata) -> Result<()> {
         if self.entry_mut(type_index)?.metadata.is_some() {
             let entry = self.entry_mut(type_index)?;
             return Err(Error::runtime(format!(
@@ -421,7 +455,13 @@ impl Table {
         Ok(())
     }
 
-    fn register_attr(&mut self, type_index: i32, name: &[u8], value: AnyView<'_>) -> Result<()> {
+    /// See the public function of the same name.
+    pub fn register_attr(
+        &mut self,
+        type_index: i32,
+        name: &[u8],
+        value: AnyView<'_>,
+    ) -> Result<()> {
         let column_index = match self.column_by_name.get(name) {
             Some(&i) => i,
             None => {
@@ -441,9 +481,11 @@ impl Table {
         if type_index == kTVMFFINone {
             return Ok(());
         }
+        // The reference accepts a type index the table does not know yet (a
+        // column may be filled before its type registers).
         let slot_index = usize::try_from(type_index)
             .ok()
-            .filter(|&i| i < self.entries.len())
+            .filter(|&i| i < MAX_COLUMN_SLOTS)
             .ok_or_else(|| Error::value(format!("TypeAttr: invalid type index {type_index}")))?;
         let value = value.to_owned_any()?;
         let column = &mut self.columns[column_index];
@@ -452,7 +494,9 @@ impl Table {
         }
         if column.data[slot_index].type_index() != kTVMFFINone {
             return Err(Error::runtime(format!(
-                "TypeAttr `{}` is already registered for type index {type_index}",
+                "TypeAttr `{}` is already registered for type index {type_index}. To update the \
+                 stored value, register a mutable container (e.g., Dict/List) once and mutate it \
+                 in place on subsequent calls.",
                 String::from_utf8_lossy(name)
             )));
         }
@@ -486,14 +530,67 @@ pub fn get_or_alloc_index(
 /// `TVMFFITypeKeyToIndex`.
 pub fn key_to_index(key: &[u8]) -> Result<i32> {
     table().by_key.get(key).copied().ok_or_else(|| {
-        let message = format!("Cannot find type `{}`", String::from_utf8_lossy(key));
+        let message = format!(
+            "Check failed: (it != type_key2index_.end()) is false: Cannot find type `{}`",
+            String::from_utf8_lossy(key)
+        );
         Error::new(ErrorKind::InternalError, message)
     })
+}
+
+/// The keys of every registered type, in type index order
+/// (`ffi.GetRegisteredTypeKeys`).
+pub fn registered_keys() -> Vec<Vec<u8>> {
+    let t = table();
+    t.entries
+        .iter()
+        .flatten()
+        // SAFETY: keys live in the pool.
+        .map(|e| unsafe { super::string::byte_slice(e.info.type_key) }.to_vec())
+        .collect()
 }
 
 /// `TVMFFIGetTypeInfo`: a pointer valid for the life of the process.
 pub fn type_info(type_index: i32) -> Result<*const TVMFFITypeInfo> {
     Ok(&table().entry_mut(type_index)?.info)
+}
+
+/// The fields of `type_index` and of its ancestors below `ffi.Object`,
+/// parent first (the order C++'s `ForEachFieldInfo` visits them), copied.
+pub fn fields_with_ancestors(type_index: i32) -> Result<Vec<TVMFFIFieldInfo>> {
+    let mut t = table();
+    let entry = t.entry_mut(type_index)?;
+    let mut out = Vec::new();
+    for &ancestor in entry.ancestors.iter().skip(1) {
+        // SAFETY: ancestors point to boxed entries that are never freed,
+        // whose field vectors are only changed under the lock we hold.
+        let info = unsafe { &*ancestor };
+        if info.num_fields > 0 {
+            // SAFETY: as above; `fields` holds `num_fields` records.
+            out.extend_from_slice(unsafe {
+                core::slice::from_raw_parts(info.fields, info.num_fields as usize)
+            });
+        }
+    }
+    out.extend_from_slice(&entry.fields);
+    Ok(out)
+}
+
+/// The native creator of `type_index` (`metadata.creator`), if any.
+pub fn creator_of(type_index: i32) -> Result<TVMFFIObjectCreator> {
+    Ok(table()
+        .entry_mut(type_index)?
+        .metadata
+        .as_ref()
+        .and_then(|m| m.creator))
+}
+
+/// The value of attribute `name` for `type_index`, if set.
+pub fn attr_value(name: &str, type_index: i32) -> Option<Any> {
+    let t = table();
+    let column = &t.columns[*t.column_by_name.get(name.as_bytes())?];
+    let value = column.data.get(usize::try_from(type_index).ok()?)?;
+    (value.type_index() != kTVMFFINone).then(|| value.clone())
 }
 
 /// The type key of `type_index`, for messages (`<unknown:N>` if none).

@@ -8,43 +8,42 @@ use super::object::Module;
 use super::symbols::LOAD_FROM_FILE_PREFIX;
 use crate::abi::*;
 use crate::core::error::{Error, Result};
-use crate::core::function::{Args, arg_type_error, register_fixed as fixed};
+use crate::core::registry::Globals;
+use crate::core::signature::{
+    ArrayRet, BytesAny, BytesArg, ModuleT, Obj, ObjType, Owned, Param, Schema, Str, StrRet,
+    obj_type,
+};
 use crate::core::string::{TextKind, make_text};
-use crate::core::{Any, Function, ObjectRef, registry, seq};
+use crate::core::{Any, AnyView, Function, ObjectRef, registry, seq};
+use crate::typed_fn;
+use core::ffi::c_void;
 use std::sync::{LazyLock, Mutex};
 
 /// Modules kept alive on request (`ffi.ModuleGlobalsAdd`).
 static KEPT: LazyLock<Mutex<Vec<Module>>> = LazyLock::new(Default::default);
 
-fn module_arg(name: &str, args: Args<'_>, i: usize) -> Result<Module> {
-    let v = args.get(i);
-    v.to_object()
-        .filter(|o| o.type_index() == kTVMFFIModule)
-        .ok_or_else(|| arg_type_error(name, i, "ffi.Module", v))
-        .and_then(Module::from_object)
+impl Param<'_> for Module {
+    fn schema() -> Schema {
+        Schema::object("ffi.Module")
+    }
+    fn from_view(v: AnyView<'_>) -> Option<Self> {
+        v.to_object()
+            .filter(|o| o.type_index() == kTVMFFIModule)
+            .and_then(|o| Module::from_object(o).ok())
+    }
 }
 
-fn str_arg(name: &str, args: Args<'_>, i: usize) -> Result<String> {
-    let v = args.get(i);
-    let bytes = v
-        .as_str_bytes()
-        .ok_or_else(|| arg_type_error(name, i, "str", v))?;
-    Ok(String::from_utf8_lossy(bytes).into_owned())
-}
-
-fn bool_arg(name: &str, args: Args<'_>, i: usize) -> Result<bool> {
-    let v = args.get(i);
-    v.as_i64()
-        .map(|b| b != 0)
-        .ok_or_else(|| arg_type_error(name, i, "bool", v))
+/// A `str` argument as an owned Rust string (lossy: paths and names).
+fn lossy(s: Str<'_>) -> String {
+    String::from_utf8_lossy(s.0).into_owned()
 }
 
 fn text(bytes: &[u8]) -> Any {
     make_text(bytes, TextKind::Str)
 }
 
-fn module_any(m: Module) -> Any {
-    Any::from(ObjectRef::clone(m.as_object()))
+fn module_ret(m: Module) -> Owned<ModuleT> {
+    Owned::new(ObjectRef::clone(m.as_object()))
 }
 
 /// `ffi.ModuleLoadFromFile`: the loader of the file's extension
@@ -74,177 +73,162 @@ pub fn load_from_file(path: &str) -> Result<Module> {
     )
 }
 
-/// Calls `add(name, function)` for every module global.
-pub fn register(add: &mut dyn FnMut(&'static str, Function)) {
-    fixed(add, "ffi.ModuleLoadFromFile", 1, |a| {
-        Ok(module_any(load_from_file(&str_arg(
-            "ffi.ModuleLoadFromFile",
-            a,
-            0,
-        )?)?))
-    });
-    fixed(add, "ffi.Module.load_from_file.so", 2, |a| {
-        Ok(module_any(load_dso(&str_arg(
-            "ffi.Module.load_from_file.so",
-            a,
-            0,
-        )?)?))
-    });
-    add(
+/// Registers every module global.
+pub fn register(g: &mut Globals<'_>) {
+    g.add(typed_fn!(
+        "ffi.ModuleLoadFromFile",
+        |path: Str<'_>| -> Owned<ModuleT> { Ok(module_ret(load_from_file(&lossy(path))?)) }
+    ));
+    g.add(typed_fn!("ffi.Module.load_from_file.so", |path: Str<
+        '_,
+    >,
+                                                     _format: Str<
+        '_,
+    >|
+     -> Owned<
+        ModuleT,
+    > {
+        Ok(module_ret(load_dso(&lossy(path))?))
+    }));
+    g.packed(
         "ffi.SystemLib",
         Function::from_closure(|a| {
-            let prefix = if a.is_empty() {
-                String::new()
-            } else {
-                str_arg("ffi.SystemLib", a, 0)?
+            let prefix = match a.len() {
+                0 => String::new(),
+                _ => {
+                    let v = a.get(0);
+                    let s = v.as_str_bytes().ok_or_else(|| {
+                        Error::type_error(format!(
+                            "Cannot convert from type `{}` to `str`",
+                            crate::core::type_table::type_key_of(v.type_index())
+                        ))
+                    })?;
+                    String::from_utf8_lossy(s).into_owned()
+                }
             };
-            Ok(module_any(system_lib(&prefix)?))
+            Ok(Any::from(module_ret(system_lib(&prefix)?).0))
         }),
     );
-    fixed(add, "ffi.ModuleGetFunction", 3, |a| {
-        const N: &str = "ffi.ModuleGetFunction";
-        let found = module_arg(N, a, 0)?.get_function(&str_arg(N, a, 1)?, bool_arg(N, a, 2)?)?;
-        Ok(found.map_or(Any::NONE, |f| Any::from(f.into_object())))
-    });
-    fixed(add, "ffi.ModuleImplementsFunction", 3, |a| {
-        const N: &str = "ffi.ModuleImplementsFunction";
-        Ok(Any::from(module_arg(N, a, 0)?.implements_function(
-            &str_arg(N, a, 1)?,
-            bool_arg(N, a, 2)?,
-        )?))
-    });
-    for (name, doc) in [
-        ("ffi.ModuleGetFunctionDoc", true),
-        ("ffi.ModuleGetFunctionMetadata", false),
-    ] {
-        fixed(add, name, 3, move |a| {
-            let found = module_arg(name, a, 0)?.function_info(
-                &str_arg(name, a, 1)?,
-                doc,
-                bool_arg(name, a, 2)?,
-            )?;
-            Ok(found.map_or(Any::NONE, |t| text(&t)))
-        });
-    }
-    fixed(add, "ffi.ModuleGetKind", 1, |a| {
-        Ok(text(
-            module_arg("ffi.ModuleGetKind", a, 0)?
-                .kind()
-                .kind()
-                .as_bytes(),
-        ))
-    });
-    fixed(add, "ffi.ModuleGetPropertyMask", 1, |a| {
-        Ok(Any::from(
-            module_arg("ffi.ModuleGetPropertyMask", a, 0)?
-                .kind()
-                .property_mask(),
-        ))
-    });
-    fixed(add, "ffi.ModuleInspectSource", 2, |a| {
-        const N: &str = "ffi.ModuleInspectSource";
-        Ok(text(
-            module_arg(N, a, 0)?
-                .kind()
-                .inspect_source(&str_arg(N, a, 1)?)
-                .as_bytes(),
-        ))
-    });
-    fixed(add, "ffi.ModuleGetWriteFormats", 1, |a| {
-        let mut formats = module_arg("ffi.ModuleGetWriteFormats", a, 0)?
-            .kind()
-            .write_formats();
-        formats.extend(artifact::WRITE_FORMATS.iter().map(|f| f.to_string()));
-        Ok(Any::from(seq::new_array(
-            formats.iter().map(|f| text(f.as_bytes())).collect(),
-        )))
-    });
-    fixed(add, "ffi.ModuleWriteToFile", 3, |a| {
-        const N: &str = "ffi.ModuleWriteToFile";
-        let (module, path, format) = (module_arg(N, a, 0)?, str_arg(N, a, 1)?, str_arg(N, a, 2)?);
+    g.add(typed_fn!(
+        "ffi.ModuleGetFunction",
+        |m: Module, name: Str<'_>, query_imports: bool| -> Option<Function> {
+            m.get_function(&lossy(name), query_imports)
+        }
+    ));
+    g.add(typed_fn!(
+        "ffi.ModuleImplementsFunction",
+        |m: Module, name: Str<'_>, query_imports: bool| -> bool {
+            m.implements_function(&lossy(name), query_imports)
+        }
+    ));
+    g.add(typed_fn!(
+        "ffi.ModuleGetFunctionDoc",
+        |m: Module, name: Str<'_>, query_imports: bool| -> Option<StrRet> {
+            Ok(m.function_info(&lossy(name), true, query_imports)?
+                .map(|t| StrRet(t.into())))
+        }
+    ));
+    g.add(typed_fn!(
+        "ffi.ModuleGetFunctionMetadata",
+        |m: Module, name: Str<'_>, query_imports: bool| -> Option<StrRet> {
+            Ok(m.function_info(&lossy(name), false, query_imports)?
+                .map(|t| StrRet(t.into())))
+        }
+    ));
+    g.add(typed_fn!("ffi.ModuleGetKind", |m: Module| -> StrRet {
+        Ok(StrRet(m.kind().kind().as_bytes().to_vec()))
+    }));
+    g.add(typed_fn!("ffi.ModuleGetPropertyMask", |m: Module| -> i64 {
+        Ok(m.kind().property_mask())
+    }));
+    g.add(typed_fn!("ffi.ModuleInspectSource", |m: Module,
+                                                format: Str<'_>|
+     -> StrRet {
+        Ok(StrRet(m.kind().inspect_source(&lossy(format)).into_bytes()))
+    }));
+    g.add(typed_fn!(
+        "ffi.ModuleGetWriteFormats",
+        |m: Module| -> ArrayRet<StrRet> {
+            let mut formats = m.kind().write_formats();
+            formats.extend(artifact::WRITE_FORMATS.iter().map(|f| f.to_string()));
+            Ok(ArrayRet::new(seq::new_array(
+                formats.iter().map(|f| text(f.as_bytes())).collect(),
+            )))
+        }
+    ));
+    g.add(typed_fn!("ffi.ModuleWriteToFile", |m: Module,
+                                              path: Str<'_>,
+                                              format: Str<'_>|
+     -> () {
+        let (path, format) = (lossy(path), lossy(format));
         // The tree formats (the whole import tree as a library_bin) come
         // first; anything else is the module kind's own.
         if artifact::WRITE_FORMATS.contains(&format.as_str()) {
-            artifact::write_tree(&module, &path, &format)?;
+            artifact::write_tree(&m, &path, &format)
         } else {
-            module.kind().write_to_file(&path, &format)?;
+            m.kind().write_to_file(&path, &format)
         }
-        Ok(Any::NONE)
-    });
-    add(
+    }));
+    g.add(typed_fn!(
         "ffi.ModuleFromExternC",
-        Function::from_closure(|a| {
-            const N: &str = "ffi.ModuleFromExternC";
-            a.expect_len(N, 5)?;
-            let ptr = |i| {
-                let v = a.get(i);
-                v.as_opaque_ptr()
-                    .ok_or_else(|| arg_type_error(N, i, "void*", v))
-            };
+        |kind: Str<'_>,
+         this: *mut c_void,
+         get_function: *mut c_void,
+         save_to_bytes: *mut c_void,
+         deleter: *mut c_void|
+         -> Owned<ModuleT> {
             // SAFETY: the caller passes C callbacks of the documented
             // signatures (module::extern_c), the contract of this global.
             let kind = unsafe {
                 super::extern_c::ExternCModule::new(
-                    str_arg(N, a, 0)?,
-                    ptr(1)?,
-                    ptr(2)?,
-                    ptr(3)?,
-                    ptr(4)?,
+                    lossy(kind),
+                    this,
+                    get_function,
+                    save_to_bytes,
+                    deleter,
                 )
             }?;
-            Ok(module_any(Module::new(kind)))
-        }),
-    );
-    register_artifacts(add);
-    fixed(add, "ffi.ModuleImportModule", 2, |a| {
-        const N: &str = "ffi.ModuleImportModule";
-        module_arg(N, a, 0)?.import(&module_arg(N, a, 1)?)?;
-        Ok(Any::NONE)
-    });
-    fixed(add, "ffi.ModuleClearImports", 1, |a| {
-        module_arg("ffi.ModuleClearImports", a, 0)?.clear_imports();
-        Ok(Any::NONE)
-    });
-    fixed(add, "ffi.ModuleGlobalsAdd", 1, |a| {
-        let m = module_arg("ffi.ModuleGlobalsAdd", a, 0)?;
+            Ok(module_ret(Module::new(kind)))
+        }
+    ));
+    register_artifacts(g);
+    g.add(typed_fn!("ffi.ModuleImportModule", |m: Module,
+                                               other: Module|
+     -> () {
+        m.import(&other)
+    }));
+    g.add(typed_fn!("ffi.ModuleClearImports", |m: Module| -> () {
+        m.clear_imports();
+        Ok(())
+    }));
+    g.add(typed_fn!("ffi.ModuleGlobalsAdd", |m: Module| -> () {
         let mut kept = KEPT.lock().unwrap_or_else(|e| e.into_inner());
         if !kept.iter().any(|k| k.as_object() == m.as_object()) {
             kept.push(m);
         }
-        Ok(Any::NONE)
-    });
-    fixed(add, "ffi.ModuleGlobalsRemove", 1, |a| {
-        let m = module_arg("ffi.ModuleGlobalsRemove", a, 0)?;
+        Ok(())
+    }));
+    g.add(typed_fn!("ffi.ModuleGlobalsRemove", |m: Module| -> () {
         KEPT.lock()
             .unwrap_or_else(|e| e.into_inner())
             .retain(|k| k.as_object() != m.as_object());
-        Ok(Any::NONE)
-    });
+        Ok(())
+    }));
 }
 
-fn bytes_arg<'a>(name: &str, args: Args<'a>, i: usize) -> Result<&'a [u8]> {
-    let v = args.get(i);
-    v.as_bytes()
-        .ok_or_else(|| arg_type_error(name, i, "bytes", v))
-}
-
-fn seq_arg(name: &str, args: Args<'_>, i: usize) -> Result<Vec<Any>> {
-    let v = args.get(i);
-    let obj = v
-        .to_object()
-        .filter(|o| matches!(o.type_index(), kTVMFFIArray | kTVMFFIList))
-        .ok_or_else(|| arg_type_error(name, i, "ffi.Array", v))?;
-    seq::elements(&obj, obj.type_index())?
+/// Owned copies of the elements of an Array or List argument.
+fn elements_of(seq_obj: &ObjectRef) -> Result<Vec<Any>> {
+    seq::elements(seq_obj, seq_obj.type_index())?
         .iter()
         // SAFETY: stored elements are valid.
-        .map(|e| unsafe { crate::core::AnyView::from_raw(e) }.to_owned_any())
+        .map(|e| unsafe { AnyView::from_raw(e) }.to_owned_any())
         .collect()
 }
 
 /// `ffi.LibraryBinWrite` input: `[[kind, payload or None, [child, ...]], ...]`.
-fn write_blob(args: Args<'_>) -> Result<Vec<u8>> {
+fn write_blob(entries: &ObjectRef) -> Result<Vec<u8>> {
     const N: &str = "ffi.LibraryBinWrite";
-    let entries = seq_arg(N, args, 0)?;
+    let entries = elements_of(entries)?;
     let mut owned: Vec<(Vec<u8>, Option<Vec<u8>>)> = Vec::new();
     let mut imports = Vec::new();
     for (i, e) in entries.iter().enumerate() {
@@ -318,61 +302,71 @@ fn describe_tree(modules: &[super::inspect::ModuleSummary]) -> Any {
 }
 
 /// The artifact globals, also exported from the library as `__tvm_ffi_*`.
-fn register_artifacts(add: &mut dyn FnMut(&'static str, Function)) {
-    fixed(add, "ffi.LibraryBinWrite", 1, |a| {
-        Ok(make_text(&write_blob(a)?, TextKind::Bytes))
-    });
-    fixed(add, "ffi.LibraryBinInspect", 1, |a| {
-        let tree = library_bin::parse(bytes_arg("ffi.LibraryBinInspect", a, 0)?)
-            .map_err(|e| Error::value(e.to_string()))?;
-        let summary: Vec<_> = tree
-            .modules
-            .iter()
-            .zip(&tree.imports)
-            .map(|(m, imports)| super::inspect::ModuleSummary {
-                kind: String::from_utf8_lossy(m.kind).into_owned(),
-                size: if m.kind == LIB_KIND {
-                    0
-                } else {
-                    m.payload.map_or(0, <[u8]>::len)
-                },
-                imports: imports.clone(),
-            })
-            .collect();
-        Ok(describe_tree(&summary))
-    });
-    fixed(add, "ffi.LibraryBinToCSource", 1, |a| {
-        Ok(text(
-            artifact::to_c_source(bytes_arg("ffi.LibraryBinToCSource", a, 0)?).as_bytes(),
-        ))
-    });
-    fixed(add, "ffi.LibraryBinWriteObject", 2, |a| {
-        const N: &str = "ffi.LibraryBinWriteObject";
-        let (blob, path) = (bytes_arg(N, a, 0)?, str_arg(N, a, 1)?);
-        library_bin::parse(blob).map_err(|e| Error::value(e.to_string()))?;
-        std::fs::write(&path, artifact::to_object_file(blob)?)
-            .map_err(|e| Error::runtime(format!("cannot write {path}: {e}")))?;
-        Ok(Any::NONE)
-    });
-    fixed(add, "ffi.LibraryBinBuildSharedLibrary", 3, |a| {
-        const N: &str = "ffi.LibraryBinBuildSharedLibrary";
-        let blob = bytes_arg(N, a, 0)?;
-        library_bin::parse(blob).map_err(|e| Error::value(e.to_string()))?;
-        let objects: Vec<String> = seq_arg(N, a, 1)?
-            .iter()
-            .map(|o| {
-                o.view()
-                    .as_str_bytes()
-                    .map(|b| String::from_utf8_lossy(b).into_owned())
-            })
-            .collect::<Option<_>>()
-            .ok_or_else(|| Error::type_error(format!("{N}: objects must be paths (str)")))?;
-        let paths: Vec<&std::path::Path> = objects.iter().map(std::path::Path::new).collect();
-        artifact::build_shared_library(blob, &paths, std::path::Path::new(&str_arg(N, a, 2)?))?;
-        Ok(Any::NONE)
-    });
-    fixed(add, "ffi.InspectFile", 1, |a| {
-        let path = str_arg("ffi.InspectFile", a, 0)?;
+fn register_artifacts(g: &mut Globals<'_>) {
+    g.add(typed_fn!("ffi.LibraryBinWrite", |entries: Obj<
+        '_,
+        SeqT,
+    >|
+     -> BytesAny {
+        Ok(BytesAny(make_text(&write_blob(&entries)?, TextKind::Bytes)))
+    }));
+    g.add(typed_fn!(
+        "ffi.LibraryBinInspect",
+        |blob: BytesArg<'_>| -> Any {
+            let tree = library_bin::parse(blob.0).map_err(|e| Error::value(e.to_string()))?;
+            let summary: Vec<_> = tree
+                .modules
+                .iter()
+                .zip(&tree.imports)
+                .map(|(m, imports)| super::inspect::ModuleSummary {
+                    kind: String::from_utf8_lossy(m.kind).into_owned(),
+                    size: if m.kind == LIB_KIND {
+                        0
+                    } else {
+                        m.payload.map_or(0, <[u8]>::len)
+                    },
+                    imports: imports.clone(),
+                })
+                .collect();
+            Ok(describe_tree(&summary))
+        }
+    ));
+    g.add(typed_fn!("ffi.LibraryBinToCSource", |blob: BytesArg<
+        '_,
+    >|
+     -> StrRet {
+        Ok(StrRet(artifact::to_c_source(blob.0).into_bytes()))
+    }));
+    g.add(typed_fn!("ffi.LibraryBinWriteObject", |blob: BytesArg<
+        '_,
+    >,
+                                                  path: Str<'_>|
+     -> () {
+        let path = lossy(path);
+        library_bin::parse(blob.0).map_err(|e| Error::value(e.to_string()))?;
+        std::fs::write(&path, artifact::to_object_file(blob.0)?)
+            .map_err(|e| Error::runtime(format!("cannot write {path}: {e}")))
+    }));
+    g.add(typed_fn!(
+        "ffi.LibraryBinBuildSharedLibrary",
+        |blob: BytesArg<'_>, objects: Obj<'_, SeqT>, out: Str<'_>| -> () {
+            const N: &str = "ffi.LibraryBinBuildSharedLibrary";
+            library_bin::parse(blob.0).map_err(|e| Error::value(e.to_string()))?;
+            let objects: Vec<String> = elements_of(&objects)?
+                .iter()
+                .map(|o| {
+                    o.view()
+                        .as_str_bytes()
+                        .map(|b| String::from_utf8_lossy(b).into_owned())
+                })
+                .collect::<Option<_>>()
+                .ok_or_else(|| Error::type_error(format!("{N}: objects must be paths (str)")))?;
+            let paths: Vec<&std::path::Path> = objects.iter().map(std::path::Path::new).collect();
+            artifact::build_shared_library(blob.0, &paths, std::path::Path::new(&lossy(out)))
+        }
+    ));
+    g.add(typed_fn!("ffi.InspectFile", |path: Str<'_>| -> Any {
+        let path = lossy(path);
         let data =
             std::fs::read(&path).map_err(|e| Error::runtime(format!("cannot read {path}: {e}")))?;
         let found = super::inspect::inspect(&data)?;
@@ -386,5 +380,13 @@ fn register_artifacts(add: &mut dyn FnMut(&'static str, Function)) {
             Any::from(functions),
             modules,
         ])))
-    });
+    }));
 }
+
+obj_type!(
+    /// An Array or a List (a sequence argument of the artifact globals).
+    SeqT,
+    Schema::object("ffi.Array"),
+    kTVMFFIArray,
+    kTVMFFIList
+);

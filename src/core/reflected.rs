@@ -1,0 +1,1129 @@
+//! The reflected built-in types: the reference's fields, methods, metadata
+//! and type attributes of `ffi.Module`, `ffi.VisitInterrupt`, `ffi.BigInt`
+//! and the ten dynamic types it registers at start-up (`ffi.EnumState` at
+//! 128 through `ffi.StructuralKey` at 137, in the same order, so dynamic
+//! indices match the reference's), plus the `__ffi_convert__` attributes of
+//! the static object types.
+//!
+//! Objects of these types may also be made by C++ code compiled with the
+//! official headers (its own allocation, its own deleter), so every payload
+//! here is a `#[repr(C)]` mirror of the reference's class layout and code
+//! reading them goes by layout only.
+
+use super::any::{Any, AnyView, is_object_index};
+use super::error::{Error, ErrorKind, Result};
+use super::field::{self, Storage};
+use super::function::{Function, catch_to_code};
+use super::object::{ObjectRef, new_object};
+use super::signature::{
+    ArrayRet, Described, FunctionT, Obj, ObjType, ObjectT, Owned, Schema, Str, StrRet, obj_type,
+};
+use super::type_table::Table;
+use super::{map, seq};
+use crate::abi::*;
+use crate::typed_fn;
+use core::ffi::{c_int, c_void};
+use core::mem::offset_of;
+
+/// `ffi.EnumState`.
+pub const kEnumState: i32 = 128;
+/// `ffi.Enum`.
+pub const kEnum: i32 = 129;
+/// `ffi.IntEnum`.
+pub const kIntEnum: i32 = 130;
+/// `ffi.StrEnum`.
+pub const kStrEnum: i32 = 131;
+/// `ffi.reflection.AccessStep`.
+pub const kAccessStep: i32 = 132;
+/// `ffi.reflection.AccessPath`.
+pub const kAccessPath: i32 = 133;
+/// `ffi.StructuralVisitor`.
+pub const kStructuralVisitor: i32 = 134;
+/// `ffi.VisitErrorContext`.
+pub const kVisitErrorContext: i32 = 135;
+/// `ffi.StructuralMutator`.
+pub const kStructuralMutator: i32 = 136;
+/// `ffi.StructuralKey`.
+pub const kStructuralKey: i32 = 137;
+
+/// The header size: payloads start right after it.
+const HEADER: i64 = size_of::<TVMFFIObject>() as i64;
+
+/// `ffi.VisitInterrupt`: `Any value` (total size 40).
+#[repr(C)]
+#[derive(Clone, Default)]
+pub struct VisitInterruptObj {
+    /// The value carried out of the visit.
+    pub value: AnyField,
+}
+
+/// `ffi.EnumState`: entries (List), indexes (Dict), attrs (Dict).
+#[repr(C)]
+#[derive(Clone)]
+pub struct EnumStateObj {
+    /// Enum singletons in registration order.
+    pub entries: Option<ObjectRef>,
+    /// Integer and string indices to singletons.
+    pub indexes: Option<ObjectRef>,
+    /// Attribute columns keyed by singleton.
+    pub attrs: Option<ObjectRef>,
+}
+
+impl Default for EnumStateObj {
+    fn default() -> Self {
+        let dict = || map::new_map(kTVMFFIDict, Vec::new()).ok();
+        EnumStateObj {
+            entries: Some(seq::new_list(Vec::new())),
+            indexes: dict(),
+            attrs: dict(),
+        }
+    }
+}
+
+/// `ffi.Enum` (and `ffi.IntEnum`, `ffi.StrEnum`): `int64 _int_index`,
+/// `String _str_index`.
+#[repr(C)]
+#[derive(Clone)]
+pub struct EnumObj {
+    /// The canonical integer index.
+    pub int_index: i64,
+    /// The canonical string index (a `String`, 16 bytes).
+    pub str_index: AnyField,
+}
+
+impl Default for EnumObj {
+    fn default() -> Self {
+        EnumObj {
+            int_index: 0,
+            str_index: AnyField(super::string::make_text(b"", super::string::TextKind::Str)),
+        }
+    }
+}
+
+/// `ffi.reflection.AccessStep`: `int32 kind`, `Any key`.
+#[repr(C)]
+#[derive(Clone, Default)]
+pub struct AccessStepObj {
+    /// An `AccessKind`.
+    pub kind: i32,
+    /// The attribute name, index or map key.
+    pub key: AnyField,
+}
+
+/// `ffi.reflection.AccessPath`: parent, step, depth.
+#[repr(C)]
+#[derive(Clone, Default)]
+pub struct AccessPathObj {
+    /// The parent path (None at the root).
+    pub parent: Option<ObjectRef>,
+    /// The last step (None at the root).
+    pub step: Option<ObjectRef>,
+    /// The number of steps.
+    pub depth: i32,
+}
+
+/// `ffi.VisitErrorContext`: reverse_visit_pattern (List), prev_error_context.
+#[repr(C)]
+#[derive(Clone)]
+pub struct VisitErrorContextObj {
+    /// The visit pattern, innermost first.
+    pub reverse_visit_pattern: Option<ObjectRef>,
+    /// The enclosing context, if any.
+    pub prev_error_context: Option<ObjectRef>,
+}
+
+impl Default for VisitErrorContextObj {
+    fn default() -> Self {
+        VisitErrorContextObj {
+            reverse_visit_pattern: Some(seq::new_list(Vec::new())),
+            prev_error_context: None,
+        }
+    }
+}
+
+/// `ffi.StructuralKey`: `Any key`, `int64 hash_i64`.
+#[repr(C)]
+#[derive(Clone, Default)]
+pub struct StructuralKeyObj {
+    /// The key.
+    pub key: AnyField,
+    /// Its structural hash.
+    pub hash_i64: i64,
+}
+
+/// An `Any` stored in an object (None by default).
+#[repr(transparent)]
+#[derive(Clone)]
+pub struct AnyField(pub Any);
+
+impl Default for AnyField {
+    fn default() -> Self {
+        AnyField(Any::NONE)
+    }
+}
+
+const _: () = {
+    assert!(size_of::<Option<ObjectRef>>() == 8);
+    assert!(size_of::<AnyField>() == 16);
+    assert!(size_of::<VisitInterruptObj>() == 16);
+    assert!(size_of::<EnumStateObj>() == 24);
+    assert!(size_of::<EnumObj>() == 24 && offset_of!(EnumObj, str_index) == 8);
+    assert!(size_of::<AccessStepObj>() == 24 && offset_of!(AccessStepObj, key) == 8);
+    assert!(size_of::<AccessPathObj>() == 24 && offset_of!(AccessPathObj, depth) == 16);
+    assert!(size_of::<VisitErrorContextObj>() == 16);
+    assert!(size_of::<StructuralKeyObj>() == 24 && offset_of!(StructuralKeyObj, hash_i64) == 16);
+};
+
+obj_type!(
+    /// `ffi.reflection.AccessPath`.
+    AccessPathT,
+    Schema::object("ffi.reflection.AccessPath"),
+    kAccessPath
+);
+obj_type!(
+    /// `ffi.reflection.AccessStep`.
+    AccessStepT,
+    Schema::object("ffi.reflection.AccessStep"),
+    kAccessStep
+);
+obj_type!(
+    /// `ffi.VisitInterrupt`.
+    VisitInterruptT,
+    Schema::object("ffi.VisitInterrupt"),
+    kTVMFFIVisitInterrupt
+);
+
+/// The payload of an AccessPath object (ours or a C++ one: same layout).
+fn path_of(obj: &ObjectRef) -> &AccessPathObj {
+    debug_assert_eq!(obj.type_index(), kAccessPath);
+    // SAFETY: AccessPath objects have the AccessPathObj layout (checked by
+    // the caller through the type index).
+    unsafe { obj.payload::<AccessPathObj>() }
+}
+
+/// The payload of an AccessStep object.
+fn step_of(obj: &ObjectRef) -> &AccessStepObj {
+    debug_assert_eq!(obj.type_index(), kAccessStep);
+    // SAFETY: as `path_of`.
+    unsafe { obj.payload::<AccessStepObj>() }
+}
+
+/// The parent of a path, if it is an AccessPath.
+fn parent_of(path: &AccessPathObj) -> Option<&ObjectRef> {
+    path.parent
+        .as_ref()
+        .filter(|p| p.type_index() == kAccessPath)
+}
+
+/// A new AccessStep.
+pub fn new_step(kind: i32, key: Any) -> ObjectRef {
+    new_object(
+        kAccessStep,
+        AccessStepObj {
+            kind,
+            key: AnyField(key),
+        },
+    )
+}
+
+/// The root AccessPath.
+pub fn root_path() -> ObjectRef {
+    new_object(kAccessPath, AccessPathObj::default())
+}
+
+/// `path` extended by `step`.
+pub fn extend_path(path: &ObjectRef, step: ObjectRef) -> ObjectRef {
+    let depth = path_of(path).depth + 1;
+    new_object(
+        kAccessPath,
+        AccessPathObj {
+            parent: Some(path.clone()),
+            step: Some(step),
+            depth,
+        },
+    )
+}
+
+/// The steps of a path, root first.
+fn path_steps(path: &ObjectRef) -> Vec<ObjectRef> {
+    let mut steps = Vec::new();
+    let mut current = path_of(path);
+    while let (Some(parent), Some(step)) = (parent_of(current), current.step.as_ref()) {
+        steps.push(step.clone());
+        current = path_of(parent);
+    }
+    steps.reverse();
+    steps
+}
+
+/// Whether two steps are equal (same kind, `AnyEqual` keys).
+fn step_equal(a: &ObjectRef, b: &ObjectRef) -> Result<bool> {
+    let (a, b) = (step_of(a), step_of(b));
+    Ok(a.kind == b.kind && super::hash::any_equal(a.key.0.view().raw(), b.key.0.view().raw())?)
+}
+
+/// Whether two paths have equal steps.
+fn path_equal(a: &ObjectRef, b: &ObjectRef) -> Result<bool> {
+    if path_of(a).depth != path_of(b).depth {
+        return Ok(false);
+    }
+    let (mut a, mut b) = (a.clone(), b.clone());
+    loop {
+        if a == b {
+            return Ok(true);
+        }
+        let (pa, pb) = (path_of(&a), path_of(&b));
+        let (Some(na), Some(nb)) = (parent_of(pa).cloned(), parent_of(pb).cloned()) else {
+            return Ok(true);
+        };
+        match (&pa.step, &pb.step) {
+            (Some(sa), Some(sb)) if step_equal(sa, sb)? => {}
+            _ => return Ok(false),
+        }
+        (a, b) = (na, nb);
+    }
+}
+
+/// Whether `a` is a prefix of `b`.
+fn is_prefix_of(a: &ObjectRef, b: &ObjectRef) -> Result<bool> {
+    let depth = path_of(a).depth;
+    let mut b = b.clone();
+    while path_of(&b).depth > depth {
+        match parent_of(path_of(&b)).cloned() {
+            Some(parent) => b = parent,
+            None => return Ok(false),
+        }
+    }
+    path_equal(a, &b)
+}
+
+/// A typed method of `key`: `<key>.<name>`.
+fn method_name(key: &str, name: &str) -> &'static str {
+    Box::leak(format!("{key}.{name}").into_boxed_str())
+}
+
+/// Registration of one type into the table being made.
+struct TypeDef<'t> {
+    table: &'t mut Table,
+    index: i32,
+    key: &'static str,
+}
+
+impl<'t> TypeDef<'t> {
+    /// Allocates `key` under `parent` (checking the reference's index).
+    fn dynamic(
+        table: &'t mut Table,
+        key: &'static str,
+        parent: i32,
+        depth: i32,
+        expect: i32,
+    ) -> Self {
+        let index = table
+            .get_or_alloc(key.as_bytes(), -1, depth, 0, true, parent)
+            .expect("registering a built-in reflected type");
+        assert_eq!(index, expect, "{key} takes the reference's type index");
+        TypeDef { table, index, key }
+    }
+
+    /// A static type that already exists.
+    fn existing(table: &'t mut Table, key: &'static str, index: i32) -> Self {
+        TypeDef { table, index, key }
+    }
+
+    fn metadata(
+        &mut self,
+        creator: TVMFFIObjectCreator,
+        total_size: i32,
+        seq_hash: i32,
+    ) -> &mut Self {
+        let meta = TVMFFITypeMetadata {
+            doc: TVMFFIByteArray {
+                data: core::ptr::null(),
+                size: 0,
+            },
+            creator,
+            total_size,
+            structural_eq_hash_kind: seq_hash,
+        };
+        // Types without metadata yet; a second registration is a bug here.
+        let _ = self.table.register_metadata(self.index, &meta);
+        self
+    }
+
+    #[allow(clippy::too_many_arguments, reason = "one field record")]
+    fn field(
+        &mut self,
+        name: &str,
+        doc: &str,
+        flags: i32,
+        storage: Storage,
+        offset: usize,
+        static_type: i32,
+        schema: Schema,
+    ) -> &mut Self {
+        self.field_with(
+            name,
+            doc,
+            flags,
+            storage,
+            offset,
+            static_type,
+            schema,
+            storage.getter(),
+        )
+    }
+
+    #[allow(clippy::too_many_arguments, reason = "one field record")]
+    fn field_with(
+        &mut self,
+        name: &str,
+        doc: &str,
+        flags: i32,
+        storage: Storage,
+        offset: usize,
+        static_type: i32,
+        schema: Schema,
+        getter: TVMFFIFieldGetter,
+    ) -> &mut Self {
+        let (size, alignment) = storage.size_align();
+        let metadata = schema.metadata();
+        let info = TVMFFIFieldInfo {
+            name: bytes(name),
+            doc: bytes(doc),
+            metadata: bytes(&metadata),
+            flags: i64::from(flags),
+            size,
+            alignment,
+            offset: HEADER + offset as i64,
+            getter,
+            setter: field::setter_of(storage),
+            default_value_or_factory: TVMFFIAny::NONE,
+            field_static_type_index: static_type,
+        };
+        self.table
+            .register_field(self.index, &info)
+            .expect("a built-in field");
+        self
+    }
+
+    fn method(&mut self, name: &str, doc: &str, flags: i32, d: Described) -> &mut Self {
+        let value = Any::from(d.func.into_object());
+        let info = TVMFFIMethodInfo {
+            name: bytes(name),
+            doc: bytes(doc),
+            metadata: bytes(&d.metadata),
+            flags: i64::from(flags),
+            method: *value.view().raw(),
+        };
+        self.table
+            .register_method(self.index, &info)
+            .expect("a built-in method");
+        self
+    }
+
+    fn attr(&mut self, name: &str, value: Any) -> &mut Self {
+        self.table
+            .register_attr(self.index, name.as_bytes(), value.view())
+            .expect("a built-in type attribute");
+        self
+    }
+
+    fn attr_fn(&mut self, name: &str, f: Function) -> &mut Self {
+        self.attr(name, Any::from(f.into_object()))
+    }
+
+    /// `__ffi_type_final__`.
+    fn final_(&mut self, is_final: bool) -> &mut Self {
+        self.attr("__ffi_type_final__", Any::from(is_final))
+    }
+
+    /// The attributes of a type with a creator: `__ffi_new__` and
+    /// `__ffi_shallow_copy__` (a copy of `T`'s fields).
+    fn creatable<T: Clone + Default + Send + Sync + 'static>(&mut self) -> &mut Self {
+        let index = self.index;
+        let new_fn = typed_fn!(
+            method_name(self.key, "__ffi_new__"),
+            || -> Owned<ObjectT> { Ok(Owned::new(new_object(index, T::default()))) }
+        );
+        self.attr_fn("__ffi_new__", new_fn.func);
+        self.copyable::<T>()
+    }
+
+    /// `__ffi_shallow_copy__`: a new object with `T`'s fields cloned.
+    fn copyable<T: Clone + Send + Sync + 'static>(&mut self) -> &mut Self {
+        let index = self.index;
+        let copy =
+            typed_fn!(
+                method_name(self.key, "__ffi_shallow_copy__"),
+                |src: Obj<'_, ObjectT>| -> Owned<ObjectT> {
+                    if src.type_index() != index {
+                        return Err(Error::type_error(
+                            "shallow copy of an object of another type",
+                        ));
+                    }
+                    // SAFETY: objects of this type index have T's layout.
+                    let fields = unsafe { src.payload::<T>() }.clone();
+                    Ok(Owned::new(new_object(index, fields)))
+                }
+            );
+        self.attr_fn("__ffi_shallow_copy__", copy.func)
+    }
+}
+
+/// A byte array over a string that lives through the registration call
+/// (the table copies it).
+fn bytes(s: &str) -> TVMFFIByteArray {
+    TVMFFIByteArray {
+        data: s.as_ptr().cast(),
+        size: s.len(),
+    }
+}
+
+/// The `metadata.creator` of type `TI` with payload `T`.
+unsafe extern "C" fn create<T: Default + Send + Sync + 'static, const TI: i32>(
+    out: *mut TVMFFIObjectHandle,
+) -> c_int {
+    catch_to_code(|| {
+        if out.is_null() {
+            return Err(Error::value("creator: out is NULL"));
+        }
+        // SAFETY: checked non-null; the caller provides the slot.
+        unsafe { out.write(new_object(TI, T::default()).into_raw_ptr().cast()) };
+        Ok(())
+    })
+}
+
+/// The getter of `ffi.Module`'s `imports_` field: our modules keep their
+/// imports behind a lock, so the getter goes through the module.
+unsafe extern "C" fn get_module_imports(field: *mut c_void, out: *mut TVMFFIAny) -> c_int {
+    catch_to_code(|| {
+        // SAFETY: the field lives at handle + 24 of a live module object.
+        let handle = unsafe { field.cast::<u8>().sub(HEADER as usize) }.cast::<TVMFFIObject>();
+        let obj = core::ptr::NonNull::new(handle)
+            .map(|h| {
+                // SAFETY: the caller holds the module alive for the call.
+                unsafe { ObjectRef::from_borrowed(h) }
+            })
+            .ok_or_else(|| Error::value("imports_ getter: NULL field"))?;
+        let module = crate::module::Module::from_object(obj)?;
+        let imports: Vec<Any> = module
+            .imports()
+            .into_iter()
+            .map(|m| Any::from(m.as_object().clone()))
+            .collect();
+        // SAFETY: the caller provides the result slot.
+        unsafe { out.write(Any::from(seq::new_array(imports)).into_raw()) };
+        Ok(())
+    })
+}
+
+/// `__ffi_convert__` of a built-in type: the value itself when `accepts`
+/// takes it, else "Cannot cast from `X` to `T`".
+fn convert_fn(target: &'static str, accepts: fn(AnyView<'_>) -> Option<Any>) -> Function {
+    Function::from_closure(move |args| {
+        args.expect_len("__ffi_convert__", 1)?;
+        let v = args.get(0);
+        accepts(v).ok_or_else(|| {
+            Error::type_error(format!(
+                "Cannot cast from `{}` to `{target}`",
+                super::type_table::type_key_of(v.type_index())
+            ))
+        })
+    })
+}
+
+/// The value when it is an object of exactly `index`.
+fn exact(v: AnyView<'_>, index: i32) -> Option<Any> {
+    (v.type_index() == index)
+        .then(|| v.to_owned_any().ok())
+        .flatten()
+}
+
+/// `__ffi_convert__` of the static object types.
+fn register_converters(t: &mut Table) {
+    let mut def = |key: &'static str, index: i32, f: Function| {
+        TypeDef::existing(t, key, index).attr_fn("__ffi_convert__", f);
+    };
+    def(
+        "ffi.Object",
+        kTVMFFIObject,
+        convert_fn("ffi.Object", |v| match v.type_index() {
+            kTVMFFINone => Some(Any::NONE),
+            t if is_object_index(t) => v.to_owned_any().ok(),
+            kTVMFFISmallStr | kTVMFFIRawStr => v.as_str_bytes().map(|s| {
+                Any::from(super::string::new_text_object(
+                    s,
+                    super::string::TextKind::Str,
+                ))
+            }),
+            kTVMFFISmallBytes | kTVMFFIByteArrayPtr => v.as_bytes().map(|s| {
+                Any::from(super::string::new_text_object(
+                    s,
+                    super::string::TextKind::Bytes,
+                ))
+            }),
+            _ => None,
+        }),
+    );
+    def(
+        "ffi.String",
+        kTVMFFIStr,
+        convert_fn("str", |v| {
+            v.as_str_bytes()
+                .map(|s| super::string::make_text(s, super::string::TextKind::Str))
+        }),
+    );
+    def(
+        "ffi.Bytes",
+        kTVMFFIBytes,
+        convert_fn("bytes", |v| {
+            v.as_bytes()
+                .map(|s| super::string::make_text(s, super::string::TextKind::Bytes))
+        }),
+    );
+    def(
+        "ffi.Error",
+        kTVMFFIError,
+        convert_fn("ffi.Error", |v| exact(v, kTVMFFIError)),
+    );
+    def(
+        "ffi.Function",
+        kTVMFFIFunction,
+        convert_fn("ffi.Function", |v| exact(v, kTVMFFIFunction)),
+    );
+    def(
+        "ffi.Shape",
+        kTVMFFIShape,
+        convert_fn("ffi.Shape", |v| exact(v, kTVMFFIShape)),
+    );
+    def(
+        "ffi.Tensor",
+        kTVMFFITensor,
+        convert_fn("ffi.Tensor", |v| exact(v, kTVMFFITensor)),
+    );
+    def(
+        "ffi.Array",
+        kTVMFFIArray,
+        convert_fn("Array<Any>", |v| exact(v, kTVMFFIArray)),
+    );
+    def(
+        "ffi.Map",
+        kTVMFFIMap,
+        convert_fn("Map<Any, Any>", |v| exact(v, kTVMFFIMap)),
+    );
+    def(
+        "ffi.List",
+        kTVMFFIList,
+        convert_fn("List<Any>", |v| exact(v, kTVMFFIList)),
+    );
+    def(
+        "ffi.Dict",
+        kTVMFFIDict,
+        convert_fn("Dict<Any, Any>", |v| exact(v, kTVMFFIDict)),
+    );
+}
+
+/// Registers every reflected built-in type, in the reference's order.
+pub fn register(t: &mut Table) {
+    register_converters(t);
+    TypeDef::existing(t, "ffi.Module", kTVMFFIModule)
+        .field_with(
+            "imports_",
+            "",
+            0,
+            Storage::Object,
+            0,
+            kTVMFFIArray,
+            Schema::array_of(Schema::ANY),
+            Some(get_module_imports),
+        )
+        .final_(true);
+    TypeDef::existing(t, "ffi.VisitInterrupt", kTVMFFIVisitInterrupt)
+        .metadata(
+            Some(create::<VisitInterruptObj, kTVMFFIVisitInterrupt>),
+            40,
+            0,
+        )
+        .field(
+            "value",
+            "",
+            kTVMFFIFieldFlagBitMaskHasDefault,
+            Storage::Any,
+            0,
+            -1,
+            Schema::ANY,
+        )
+        .creatable::<VisitInterruptObj>()
+        .final_(true);
+    TypeDef::existing(t, "ffi.BigInt", kTVMFFIBigInt).final_(true);
+
+    let list_obj = || Schema::list_of(Schema::OBJECT);
+    TypeDef::dynamic(t, "ffi.EnumState", kTVMFFIObject, 1, kEnumState)
+        .metadata(Some(create::<EnumStateObj, kEnumState>), 48, 0)
+        .field(
+            "entries",
+            "Enum singletons in registration order.",
+            kTVMFFIFieldFlagBitMaskInitOff,
+            Storage::Object,
+            offset_of!(EnumStateObj, entries),
+            kTVMFFIList,
+            list_obj(),
+        )
+        .field(
+            "indexes",
+            "Canonical integer and string indices to enum singletons.",
+            kTVMFFIFieldFlagBitMaskInitOff,
+            Storage::Object,
+            offset_of!(EnumStateObj, indexes),
+            kTVMFFIObject,
+            Schema::dict_of(Schema::ANY, Schema::OBJECT),
+        )
+        .field(
+            "attrs",
+            "Extensible-attribute columns keyed by enum singleton.",
+            kTVMFFIFieldFlagBitMaskInitOff,
+            Storage::Object,
+            offset_of!(EnumStateObj, attrs),
+            kTVMFFIObject,
+            Schema::dict_of(Schema::STR, Schema::dict_of(Schema::OBJECT, Schema::ANY)),
+        )
+        .creatable::<EnumStateObj>()
+        .explicit_init(
+            typed_fn!("ffi.EnumState.__ffi_init__", || -> Owned<ObjectT> {
+                Ok(Owned::new(new_object(kEnumState, EnumStateObj::default())))
+            }),
+            "",
+        )
+        .final_(true);
+
+    let int_doc = "Canonical integer index.";
+    let str_doc = "Canonical string index.";
+    TypeDef::dynamic(t, "ffi.Enum", kTVMFFIObject, 1, kEnum)
+        .metadata(
+            Some(create::<EnumObj, kEnum>),
+            48,
+            kTVMFFISEqHashKindUniqueInstance,
+        )
+        .field(
+            "_int_index",
+            int_doc,
+            kTVMFFIFieldFlagBitMaskSEqHashIgnore,
+            Storage::I64,
+            offset_of!(EnumObj, int_index),
+            kTVMFFIInt,
+            Schema::INT,
+        )
+        .field(
+            "_str_index",
+            str_doc,
+            0,
+            Storage::Str,
+            offset_of!(EnumObj, str_index),
+            -1,
+            Schema::STR,
+        )
+        .creatable::<EnumObj>()
+        .final_(false);
+    let value_flags = kTVMFFIFieldFlagBitMaskInitOff | kTVMFFIFieldFlagBitMaskSEqHashIgnore;
+    TypeDef::dynamic(t, "ffi.IntEnum", kEnum, 2, kIntEnum)
+        .metadata(
+            Some(create::<EnumObj, kIntEnum>),
+            48,
+            kTVMFFISEqHashKindUniqueInstance,
+        )
+        .field(
+            "value",
+            int_doc,
+            value_flags,
+            Storage::I64,
+            offset_of!(EnumObj, int_index),
+            kTVMFFIInt,
+            Schema::INT,
+        )
+        .creatable::<EnumObj>()
+        .attr_fn(
+            "__ffi_convert__",
+            convert_fn("ffi.IntEnum", |v| exact(v, kIntEnum)),
+        )
+        .final_(false);
+    TypeDef::dynamic(t, "ffi.StrEnum", kEnum, 2, kStrEnum)
+        .metadata(
+            Some(create::<EnumObj, kStrEnum>),
+            48,
+            kTVMFFISEqHashKindUniqueInstance,
+        )
+        .field(
+            "value",
+            str_doc,
+            value_flags,
+            Storage::Str,
+            offset_of!(EnumObj, str_index),
+            -1,
+            Schema::STR,
+        )
+        .creatable::<EnumObj>()
+        .attr_fn(
+            "__ffi_convert__",
+            convert_fn("ffi.StrEnum", |v| exact(v, kStrEnum)),
+        )
+        .final_(false);
+
+    register_access_types(t);
+
+    TypeDef::dynamic(
+        t,
+        "ffi.StructuralVisitor",
+        kTVMFFIObject,
+        1,
+        kStructuralVisitor,
+    )
+    .metadata(None, 40, 0)
+    .final_(false);
+    TypeDef::dynamic(
+        t,
+        "ffi.VisitErrorContext",
+        kTVMFFIObject,
+        1,
+        kVisitErrorContext,
+    )
+    .metadata(
+        Some(create::<VisitErrorContextObj, kVisitErrorContext>),
+        40,
+        0,
+    )
+    .field(
+        "reverse_visit_pattern",
+        "",
+        0,
+        Storage::Object,
+        offset_of!(VisitErrorContextObj, reverse_visit_pattern),
+        kTVMFFIList,
+        list_obj(),
+    )
+    .field(
+        "prev_error_context",
+        "",
+        0,
+        Storage::Object,
+        offset_of!(VisitErrorContextObj, prev_error_context),
+        -1,
+        Schema::optional(Schema::OBJECT),
+    )
+    .creatable::<VisitErrorContextObj>()
+    .final_(true);
+    TypeDef::dynamic(
+        t,
+        "ffi.StructuralMutator",
+        kTVMFFIObject,
+        1,
+        kStructuralMutator,
+    )
+    .metadata(None, 40, 0)
+    .final_(false);
+    TypeDef::dynamic(t, "ffi.StructuralKey", kTVMFFIObject, 1, kStructuralKey)
+        .metadata(Some(create::<StructuralKeyObj, kStructuralKey>), 48, 0)
+        .field("key", "", 0, Storage::Any, offset_of!(StructuralKeyObj, key), -1, Schema::ANY)
+        .field(
+            "hash_i64",
+            "",
+            0,
+            Storage::I64,
+            offset_of!(StructuralKeyObj, hash_i64),
+            kTVMFFIInt,
+            Schema::INT,
+        )
+        .creatable::<StructuralKeyObj>()
+        .explicit_init(
+            typed_fn!("ffi.StructuralKey.__ffi_init__", |_key: AnyView<'_>| -> Owned<ObjectT> {
+                // Structural hashing comes with the structural algorithms.
+                Err(Error::new(
+                    ErrorKind::RuntimeError,
+                    "ffi.StructuralKey needs structural hashing, which this library does not implement yet",
+                ))
+            }),
+            "Constructor that takes any key and computes its structural hash",
+        )
+        .final_(true);
+}
+
+impl TypeDef<'_> {
+    /// An explicit `__ffi_init__`: a static method and the attribute.
+    fn explicit_init(&mut self, d: Described, doc: &str) -> &mut Self {
+        let f = d.func.clone();
+        self.method(
+            "__ffi_init__",
+            doc,
+            kTVMFFIFieldFlagBitMaskIsStaticMethod,
+            d,
+        );
+        self.attr_fn("__ffi_init__", f)
+    }
+}
+
+/// `ffi.reflection.AccessStep` and `ffi.reflection.AccessPath`.
+fn register_access_types(t: &mut Table) {
+    const STEP: &str = "ffi.reflection.AccessStep";
+    const PATH: &str = "ffi.reflection.AccessPath";
+    TypeDef::dynamic(t, STEP, kTVMFFIObject, 1, kAccessStep)
+        .metadata(
+            Some(create::<AccessStepObj, kAccessStep>),
+            48,
+            kTVMFFISEqHashKindConstTreeNode,
+        )
+        .field(
+            "kind",
+            "",
+            0,
+            Storage::I32,
+            offset_of!(AccessStepObj, kind),
+            kTVMFFIInt,
+            Schema::INT,
+        )
+        .field(
+            "key",
+            "",
+            0,
+            Storage::Any,
+            offset_of!(AccessStepObj, key),
+            -1,
+            Schema::ANY,
+        )
+        .creatable::<AccessStepObj>()
+        .attr_fn("__ffi_repr__", step_repr().func)
+        .final_(true);
+
+    type P<'a> = Obj<'a, AccessPathT>;
+    type PathRet = Owned<AccessPathT>;
+    let ext = |p: &ObjectRef, kind: i32, key: Any| Owned::new(extend_path(p, new_step(kind, key)));
+    let str_key = |s: Str<'_>| super::string::make_text(s.0, super::string::TextKind::Str);
+    let mut def = TypeDef::dynamic(t, PATH, kTVMFFIObject, 1, kAccessPath);
+    def.metadata(
+        Some(create::<AccessPathObj, kAccessPath>),
+        48,
+        kTVMFFISEqHashKindConstTreeNode,
+    )
+    .field(
+        "parent",
+        "",
+        0,
+        Storage::Object,
+        offset_of!(AccessPathObj, parent),
+        -1,
+        Schema::optional(Schema::OBJECT),
+    )
+    .field(
+        "step",
+        "",
+        0,
+        Storage::Object,
+        offset_of!(AccessPathObj, step),
+        -1,
+        Schema::optional(Schema::object(STEP)),
+    )
+    .field(
+        "depth",
+        "",
+        0,
+        Storage::I32,
+        offset_of!(AccessPathObj, depth),
+        kTVMFFIInt,
+        Schema::INT,
+    )
+    .method(
+        "_root",
+        "",
+        kTVMFFIFieldFlagBitMaskIsStaticMethod,
+        typed_fn!(method_name(PATH, "_root"), || -> PathRet {
+            Ok(Owned::new(root_path()))
+        }),
+    )
+    .method(
+        "_extend",
+        "",
+        0,
+        typed_fn!(method_name(PATH, "_extend"), |p: P<'_>,
+                                                 s: Obj<'_, AccessStepT>|
+         -> PathRet {
+            Ok(Owned::new(extend_path(&p, (*s).clone())))
+        }),
+    )
+    .method(
+        "_attr",
+        "",
+        0,
+        typed_fn!(method_name(PATH, "_attr"), |p: P<'_>,
+                                               name: Str<'_>|
+         -> PathRet {
+            Ok(ext(&p, 0, str_key(name)))
+        }),
+    )
+    .method(
+        "_array_item",
+        "",
+        0,
+        typed_fn!(method_name(PATH, "_array_item"), |p: P<'_>,
+                                                     i: i64|
+         -> PathRet {
+            Ok(ext(&p, 1, Any::from(i)))
+        }),
+    )
+    .method(
+        "_map_item",
+        "",
+        0,
+        typed_fn!(method_name(PATH, "_map_item"), |p: P<'_>,
+                                                   k: AnyView<'_>|
+         -> PathRet {
+            Ok(ext(&p, 2, k.to_owned_any()?))
+        }),
+    )
+    .method(
+        "_attr_missing",
+        "",
+        0,
+        typed_fn!(method_name(PATH, "_attr_missing"), |p: P<'_>,
+                                                       name: Str<'_>|
+         -> PathRet {
+            Ok(ext(&p, 3, str_key(name)))
+        }),
+    )
+    .method(
+        "_array_item_missing",
+        "",
+        0,
+        typed_fn!(
+            method_name(PATH, "_array_item_missing"),
+            |p: P<'_>, i: i64| -> PathRet { Ok(ext(&p, 4, Any::from(i))) }
+        ),
+    )
+    .method(
+        "_map_item_missing",
+        "",
+        0,
+        typed_fn!(method_name(PATH, "_map_item_missing"), |p: P<'_>,
+                                                           k: AnyView<'_>|
+         -> PathRet {
+            Ok(ext(&p, 5, k.to_owned_any()?))
+        }),
+    )
+    .method(
+        "_is_prefix_of",
+        "",
+        0,
+        typed_fn!(method_name(PATH, "_is_prefix_of"), |p: P<'_>,
+                                                       other: P<'_>|
+         -> bool {
+            is_prefix_of(&p, &other)
+        }),
+    )
+    .method(
+        "_to_steps",
+        "",
+        0,
+        typed_fn!(method_name(PATH, "_to_steps"), |p: P<'_>| -> ArrayRet<
+            Owned<AccessStepT>,
+        > {
+            let steps = path_steps(&p).into_iter().map(Any::from).collect();
+            Ok(ArrayRet::new(seq::new_array(steps)))
+        }),
+    )
+    .method(
+        "_path_equal",
+        "",
+        0,
+        typed_fn!(method_name(PATH, "_path_equal"), |p: P<'_>,
+                                                     other: P<'_>|
+         -> bool {
+            path_equal(&p, &other)
+        }),
+    )
+    .creatable::<AccessPathObj>()
+    .attr_fn("__ffi_repr__", path_repr().func)
+    .final_(true);
+}
+
+/// `fn_repr(value)` as text.
+fn repr_with(fn_repr: &Function, value: AnyView<'_>) -> Result<Vec<u8>> {
+    let out = fn_repr.call(core::slice::from_ref(value.raw()))?;
+    out.view()
+        .as_str_bytes()
+        .map(<[u8]>::to_vec)
+        .ok_or_else(|| Error::type_error("__ffi_repr__: fn_repr did not return a string"))
+}
+
+/// The text of one step: `.name`, `[index]`, `[<repr(key)>]`, or the
+/// `[<missing:...>]` forms.
+fn step_text(step: &AccessStepObj, fn_repr: &Function) -> Result<Vec<u8>> {
+    let key = step.key.0.view();
+    let int = || key.as_i64().unwrap_or(0).to_string().into_bytes();
+    let mut out = Vec::new();
+    match step.kind {
+        0 => {
+            out.push(b'.');
+            out.extend_from_slice(key.as_str_bytes().unwrap_or(b""));
+        }
+        1 => out.extend([b"[".to_vec(), int(), b"]".to_vec()].concat()),
+        2 => out.extend([b"[".to_vec(), repr_with(fn_repr, key)?, b"]".to_vec()].concat()),
+        4 => out.extend([b"[<missing:".to_vec(), int(), b">]".to_vec()].concat()),
+        3 | 5 => out.extend(
+            [
+                b"[<missing:".to_vec(),
+                repr_with(fn_repr, key)?,
+                b">]".to_vec(),
+            ]
+            .concat(),
+        ),
+        k => return Err(Error::value(format!("AccessStep: unknown kind {k}"))),
+    }
+    Ok(out)
+}
+
+fn step_repr() -> Described {
+    typed_fn!("ffi.reflection.AccessStep.__ffi_repr__", |s: Obj<
+        '_,
+        AccessStepT,
+    >,
+                                                         fn_repr: Obj<
+        '_,
+        FunctionT,
+    >|
+     -> StrRet {
+        let f = Function::from_object((*fn_repr).clone()).expect("a Function");
+        Ok(StrRet(step_text(step_of(&s), &f)?))
+    })
+}
+
+fn path_repr() -> Described {
+    typed_fn!("ffi.reflection.AccessPath.__ffi_repr__", |p: Obj<
+        '_,
+        AccessPathT,
+    >,
+                                                         fn_repr: Obj<
+        '_,
+        FunctionT,
+    >|
+     -> StrRet {
+        let f = Function::from_object((*fn_repr).clone()).expect("a Function");
+        let mut out = b"<root>".to_vec();
+        for step in path_steps(&p) {
+            let text = repr_with(&f, Any::from(step).view())?;
+            out.extend_from_slice(&text);
+        }
+        Ok(StrRet(out))
+    })
+}
+
+/// `ffi.VisitInterrupt(value)`.
+pub fn visit_interrupt_global() -> Described {
+    typed_fn!(
+        "ffi.VisitInterrupt",
+        |value: AnyView<'_>| -> Owned<VisitInterruptT> {
+            Ok(Owned::new(new_object(
+                kTVMFFIVisitInterrupt,
+                VisitInterruptObj {
+                    value: AnyField(value.to_owned_any()?),
+                },
+            )))
+        }
+    )
+}
