@@ -1,7 +1,7 @@
 //! The built-in global functions (`ffi.*`) the reference runtime registers,
 //! with the same names and calling conventions.
 
-use super::any::Any;
+use super::any::{Any, AnyView};
 use super::function::{Function, arg_type_error};
 use super::registry::{self, Globals};
 use super::signature::{ArrayRet, BytesAny, BytesArg, ObjectT, Owned, Str, StrAny, StrRet};
@@ -78,6 +78,41 @@ pub fn register(g: &mut Globals<'_>) {
         }
     ));
     g.add(super::reflected::visit_interrupt_global());
+    g.add(typed_fn!("ffi.DeepCopy", |value: AnyView<'_>| -> Any {
+        super::deep_copy::deep_copy(value)
+    }));
+    g.add(typed_fn!("ffi.ReprPrint", |value: AnyView<'_>| -> StrRet {
+        Ok(StrRet(super::recursive::repr_print(value)?.into_bytes()))
+    }));
+    g.add(typed_fn!(
+        "ffi.RecursiveHash",
+        |value: AnyView<'_>| -> i64 { super::recursive::recursive_hash(value) }
+    ));
+    g.add(typed_fn!("ffi.RecursiveEq", |l: AnyView<'_>,
+                                        r: AnyView<'_>|
+     -> bool {
+        Ok(super::recursive::recursive_compare(l, r, true)? == 0)
+    }));
+    g.add(typed_fn!("ffi.RecursiveLt", |l: AnyView<'_>,
+                                        r: AnyView<'_>|
+     -> bool {
+        Ok(super::recursive::recursive_compare(l, r, false)? < 0)
+    }));
+    g.add(typed_fn!("ffi.RecursiveLe", |l: AnyView<'_>,
+                                        r: AnyView<'_>|
+     -> bool {
+        Ok(super::recursive::recursive_compare(l, r, false)? <= 0)
+    }));
+    g.add(typed_fn!("ffi.RecursiveGt", |l: AnyView<'_>,
+                                        r: AnyView<'_>|
+     -> bool {
+        Ok(super::recursive::recursive_compare(l, r, false)? > 0)
+    }));
+    g.add(typed_fn!("ffi.RecursiveGe", |l: AnyView<'_>,
+                                        r: AnyView<'_>|
+     -> bool {
+        Ok(super::recursive::recursive_compare(l, r, false)? >= 0)
+    }));
     super::dataclass::register(g);
 }
 

@@ -616,6 +616,9 @@ pub fn typed_function(
 #[macro_export]
 #[doc(hidden)]
 macro_rules! typed_fn {
+    ($name:expr, || -> $ret:ty $body:block) => {
+        $crate::typed_fn!($name, | | -> $ret $body)
+    };
     ($name:expr, |$($arg:ident : $ty:ty),* $(,)?| -> $ret:ty $body:block) => {{
         let sig = $crate::core::signature::Sig::new(
             $name,

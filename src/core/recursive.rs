@@ -1,0 +1,1018 @@
+//! The recursive reflection algorithms frontends use for `==`, ordering,
+//! `hash()` and `repr()` of containers and reflected objects:
+//! `ffi.RecursiveEq/Lt/Le/Gt/Ge`, `ffi.RecursiveHash` and `ffi.ReprPrint`,
+//! with the reference's semantics (cycles, shared sub-objects, NaN and
+//! signed zero, the `__ffi_eq__`/`__ffi_compare__`/`__ffi_hash__`/
+//! `__ffi_repr__` hooks and per-field flags) and its output format.
+//!
+//! The walks recurse; nesting deeper than [`MAX_DEPTH`] is refused with a
+//! `ValueError` instead of overflowing the stack.
+
+use super::any::{Any, AnyView, is_object_index};
+use super::deep_copy::get_field;
+use super::error::{Error, Result};
+use super::function::Function;
+use super::hash::{hash_bytes, hash_combine};
+use super::object::ObjectRef;
+use super::reflected::kEnum;
+use super::string::{TextKind, str_bytes_of};
+use super::type_table::{self, fields_with_ancestors, type_key_of};
+use super::{map, seq};
+use crate::abi::*;
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+
+/// The deepest nesting the recursive walks follow.
+pub const MAX_DEPTH: usize = 4096;
+
+fn too_deep(what: &str) -> Error {
+    Error::value(format!(
+        "{what}: maximum recursion depth ({MAX_DEPTH}) exceeded"
+    ))
+}
+
+/// The elements of an Array or List, owned.
+fn elements(obj: &ObjectRef) -> Result<Vec<Any>> {
+    seq::elements(obj, obj.type_index())?
+        .iter()
+        // SAFETY: stored elements are valid.
+        .map(|v| unsafe { AnyView::from_raw(v) }.to_owned_any())
+        .collect()
+}
+
+/// The fields of `obj`'s type without the `skip` flags, with their values.
+fn field_values(obj: &ObjectRef, skip: i32) -> Result<Vec<(TVMFFIFieldInfo, Any)>> {
+    fields_with_ancestors(obj.type_index())?
+        .into_iter()
+        .filter(|f| f.flags & i64::from(skip) == 0)
+        .map(|f| {
+            let v = get_field(obj, &f)?;
+            Ok((f, v))
+        })
+        .collect()
+}
+
+/// The Function in attribute `name` of `type_index`, if any.
+fn hook(name: &str, type_index: i32) -> Option<Function> {
+    type_table::attr_value(name, type_index)
+        .and_then(|v| v.view().to_object())
+        .and_then(Function::from_object)
+}
+
+/// Whether `type_index` is `ffi.Enum` or one of its subclasses.
+pub fn is_enum(type_index: i32) -> bool {
+    type_table::type_info(type_index)
+        .map(|info| {
+            // SAFETY: type infos and their ancestor arrays live forever.
+            let info = unsafe { &*info };
+            info.type_index == kEnum
+                || (0..info.type_depth as usize)
+                    // SAFETY: as above.
+                    .any(|d| unsafe { (**info.type_ancestors.add(d)).type_index } == kEnum)
+        })
+        .unwrap_or(false)
+}
+
+/// The text of a string value (small or heap), if it is one.
+fn text_of(v: AnyView<'_>, kind: TextKind) -> Option<&[u8]> {
+    let ok = match kind {
+        TextKind::Str => matches!(v.type_index(), kTVMFFIStr | kTVMFFISmallStr),
+        TextKind::Bytes => matches!(v.type_index(), kTVMFFIBytes | kTVMFFISmallBytes),
+    };
+    if ok { str_bytes_of(v, kind) } else { None }
+}
+
+// ---------------------------------------------------------------- BigInt
+
+/// The magnitude words (little endian) and sign of a two's complement value.
+fn magnitude(words: &[i64]) -> (bool, Vec<u64>) {
+    let negative = words.last().is_some_and(|&w| w < 0);
+    let mut mag: Vec<u64> = words.iter().map(|&w| w as u64).collect();
+    if negative {
+        let mut carry = 1u64;
+        for w in &mut mag {
+            let (v, c) = (!*w).overflowing_add(carry);
+            *w = v;
+            carry = u64::from(c);
+        }
+    }
+    while mag.last() == Some(&0) {
+        mag.pop();
+    }
+    (negative, mag)
+}
+
+/// The decimal text of a big integer.
+pub fn big_int_to_string(words: &[i64]) -> String {
+    let (negative, mut mag) = magnitude(words);
+    if mag.is_empty() {
+        return "0".into();
+    }
+    let mut digits = Vec::new();
+    while !mag.is_empty() {
+        let mut rem = 0u128;
+        for w in mag.iter_mut().rev() {
+            let cur = (rem << 64) | u128::from(*w);
+            *w = (cur / 10) as u64;
+            rem = cur % 10;
+        }
+        digits.push(b'0' + rem as u8);
+        while mag.last() == Some(&0) {
+            mag.pop();
+        }
+    }
+    if negative {
+        digits.push(b'-');
+    }
+    digits.reverse();
+    String::from_utf8(digits).expect("ASCII digits")
+}
+
+/// Three-way comparison of two big integers (two's complement words).
+fn big_int_compare(a: &[i64], b: &[i64]) -> i32 {
+    let (na, ma) = magnitude(a);
+    let (nb, mb) = magnitude(b);
+    let sign = |n: bool, m: &Vec<u64>| {
+        if m.is_empty() {
+            0
+        } else if n {
+            -1
+        } else {
+            1
+        }
+    };
+    let (sa, sb) = (sign(na, &ma), sign(nb, &mb));
+    if sa != sb {
+        return if sa < sb { -1 } else { 1 };
+    }
+    let by_magnitude = ma
+        .len()
+        .cmp(&mb.len())
+        .then_with(|| ma.iter().rev().cmp(mb.iter().rev()));
+    let c = by_magnitude as i32;
+    if sa < 0 { -c } else { c }
+}
+
+/// The words of an int or BigInt value.
+fn int_words(v: AnyView<'_>) -> Option<Vec<i64>> {
+    match v.type_index() {
+        kTVMFFIInt => v.as_i64().map(|i| vec![i]),
+        kTVMFFIBigInt => super::scalar::big_int_words(v).map(<[i64]>::to_vec),
+        _ => None,
+    }
+}
+
+// ---------------------------------------------------------------- compare
+
+struct Compare {
+    eq_only: bool,
+    on_stack: Mutex<HashSet<(usize, usize)>>,
+}
+
+/// Three-way recursive comparison (-1, 0, 1); with `eq_only`, any
+/// difference is 1 and unordered values are not errors.
+pub fn recursive_compare(lhs: AnyView<'_>, rhs: AnyView<'_>, eq_only: bool) -> Result<i32> {
+    let ctx = Arc::new(Compare {
+        eq_only,
+        on_stack: Mutex::new(HashSet::new()),
+    });
+    compare(&ctx, lhs, rhs, 0, false)
+}
+
+fn unordered(ctx: &Compare, message: impl Into<String>) -> Result<i32> {
+    if ctx.eq_only {
+        Ok(1)
+    } else {
+        Err(Error::type_error(message))
+    }
+}
+
+fn compare_pod(ctx: &Compare, l: &TVMFFIAny, r: &TVMFFIAny) -> Result<i32> {
+    let ord = |o: core::cmp::Ordering| o as i32;
+    // SAFETY: both values are of type `l.type_index`, whose payload field is read.
+    unsafe {
+        Ok(match l.type_index {
+            kTVMFFIBool => i32::from(l.value.v_int64 != 0) - i32::from(r.value.v_int64 != 0),
+            kTVMFFIInt => ord(l.value.v_int64.cmp(&r.value.v_int64)),
+            kTVMFFIFloat => {
+                let (a, b) = (l.value.v_float64, r.value.v_float64);
+                if a.is_nan() || b.is_nan() {
+                    if ctx.eq_only {
+                        return Ok(i32::from(!(a.is_nan() && b.is_nan())));
+                    }
+                    return Err(Error::type_error("Cannot order NaN values"));
+                }
+                ord(a.partial_cmp(&b).expect("not NaN"))
+            }
+            kTVMFFIDataType => {
+                let (a, b) = (l.value.v_dtype, r.value.v_dtype);
+                ord((a.code, a.bits, a.lanes).cmp(&(b.code, b.bits, b.lanes)))
+            }
+            kTVMFFIDevice => {
+                let (a, b) = (l.value.v_device, r.value.v_device);
+                ord((a.device_type, a.device_id).cmp(&(b.device_type, b.device_id)))
+            }
+            _ => {
+                if l.small_str_len == r.small_str_len && l.value.v_int64 == r.value.v_int64 {
+                    0
+                } else {
+                    return unordered(
+                        ctx,
+                        format!("Cannot order values of type {}", type_key_of(l.type_index)),
+                    );
+                }
+            }
+        })
+    }
+}
+
+fn compare(
+    ctx: &Arc<Compare>,
+    lhs: AnyView<'_>,
+    rhs: AnyView<'_>,
+    depth: usize,
+    in_map: bool,
+) -> Result<i32> {
+    let (lti, rti) = (lhs.type_index(), rhs.type_index());
+    match (lti == kTVMFFINone, rti == kTVMFFINone) {
+        (true, true) => return Ok(0),
+        (true, false) => return Ok(-1),
+        (false, true) => return Ok(1),
+        _ => {}
+    }
+    for kind in [TextKind::Str, TextKind::Bytes] {
+        if let (Some(a), Some(b)) = (text_of(lhs, kind), text_of(rhs, kind)) {
+            return Ok(a.cmp(b) as i32);
+        }
+    }
+    if lti != rti {
+        if ctx.eq_only {
+            return Ok(1);
+        }
+        if let (Some(a), Some(b)) = (int_words(lhs), int_words(rhs)) {
+            return Ok(big_int_compare(&a, &b));
+        }
+        return Err(Error::type_error(format!(
+            "Cannot compare values of different types: {} vs {}",
+            type_key_of(lti),
+            type_key_of(rti)
+        )));
+    }
+    if !is_object_index(lti) {
+        return compare_pod(ctx, lhs.raw(), rhs.raw());
+    }
+    if lti == kTVMFFIBigInt {
+        let (a, b) = (
+            int_words(lhs).unwrap_or_default(),
+            int_words(rhs).unwrap_or_default(),
+        );
+        return Ok(if ctx.eq_only {
+            i32::from(a != b)
+        } else {
+            big_int_compare(&a, &b)
+        });
+    }
+    let (Some(lo), Some(ro)) = (lhs.to_object(), rhs.to_object()) else {
+        return Ok(match (lhs.as_object_ptr(), rhs.as_object_ptr()) {
+            (None, None) => 0,
+            (None, _) => -1,
+            _ => 1,
+        });
+    };
+    if lo == ro {
+        return Ok(0);
+    }
+    if lti == kTVMFFIShape {
+        let (a, b) = (
+            super::scalar::shape_dims(&lo).unwrap_or(&[]),
+            super::scalar::shape_dims(&ro).unwrap_or(&[]),
+        );
+        return Ok(a.cmp(b) as i32);
+    }
+    let pair = (lo.as_ptr() as usize, ro.as_ptr() as usize);
+    if ctx
+        .on_stack
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .contains(&pair)
+    {
+        if ctx.eq_only {
+            return Ok(0);
+        }
+        return Err(Error::value(
+            "RecursiveCompare: cyclic reference detected in ordering",
+        ));
+    }
+    if depth >= MAX_DEPTH {
+        return Err(too_deep("RecursiveCompare"));
+    }
+    if lti >= kTVMFFIStaticObjectEnd {
+        if let Some(result) = custom_compare(ctx, &lo, &ro, pair)? {
+            return Ok(result);
+        }
+    }
+    ctx.on_stack
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(pair);
+    let result = compare_children(ctx, &lo, &ro, depth, in_map);
+    ctx.on_stack
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .remove(&pair);
+    result
+}
+
+fn compare_children(
+    ctx: &Arc<Compare>,
+    lo: &ObjectRef,
+    ro: &ObjectRef,
+    depth: usize,
+    in_map: bool,
+) -> Result<i32> {
+    let ti = lo.type_index();
+    // A difference inside a Map/Dict cannot be ordered.
+    let propagate = |r: i32, in_map: bool| -> Result<i32> {
+        if r != 0 && in_map && !ctx.eq_only {
+            return Err(Error::type_error("Cannot order Map/Dict values"));
+        }
+        Ok(r)
+    };
+    match ti {
+        kTVMFFIArray | kTVMFFIList => {
+            let (a, b) = (elements(lo)?, elements(ro)?);
+            for (x, y) in a.iter().zip(&b) {
+                let r = compare(ctx, x.view(), y.view(), depth + 1, in_map)?;
+                if r != 0 {
+                    return propagate(r, in_map);
+                }
+            }
+            propagate(a.len().cmp(&b.len()) as i32, in_map)
+        }
+        kTVMFFIMap | kTVMFFIDict => {
+            if map::size(lo)? != map::size(ro)? {
+                return unordered(ctx, "Cannot order Map/Dict values");
+            }
+            for (k, v) in map::items(lo)? {
+                let Some(other) = map::get(ro, k.view().raw())? else {
+                    return unordered(ctx, "Cannot order Map/Dict values");
+                };
+                let r = compare(ctx, v.view(), other.view(), depth + 1, true)?;
+                if r != 0 {
+                    return propagate(r, true);
+                }
+            }
+            Ok(0)
+        }
+        _ => {
+            if ti != ro.type_index() {
+                return unordered(
+                    ctx,
+                    format!(
+                        "Cannot compare objects of different types: {} vs {}",
+                        type_key_of(ti),
+                        type_key_of(ro.type_index())
+                    ),
+                );
+            }
+            let (a, b) = (
+                field_values(lo, kTVMFFIFieldFlagBitMaskCompareOff)?,
+                field_values(ro, kTVMFFIFieldFlagBitMaskCompareOff)?,
+            );
+            for ((_, x), (_, y)) in a.iter().zip(&b) {
+                let r = compare(ctx, x.view(), y.view(), depth + 1, in_map)?;
+                if r != 0 {
+                    return propagate(r, in_map);
+                }
+            }
+            Ok(0)
+        }
+    }
+}
+
+/// `__ffi_eq__` / `__ffi_compare__` of a reflected type, if it has one.
+fn custom_compare(
+    ctx: &Arc<Compare>,
+    lo: &ObjectRef,
+    ro: &ObjectRef,
+    pair: (usize, usize),
+) -> Result<Option<i32>> {
+    if lo.type_index() != ro.type_index() {
+        return unordered(
+            ctx,
+            format!(
+                "Cannot compare objects of different types: {} vs {}",
+                type_key_of(lo.type_index()),
+                type_key_of(ro.type_index())
+            ),
+        )
+        .map(Some);
+    }
+    let ti = lo.type_index();
+    let eq = if ctx.eq_only {
+        hook("__ffi_eq__", ti)
+    } else {
+        None
+    };
+    let (f, is_eq) = match (eq, hook("__ffi_compare__", ti)) {
+        (Some(f), _) => (f, true),
+        (None, Some(f)) => (f, false),
+        (None, None) => return Ok(None),
+    };
+    let inner = ctx.clone();
+    let callback = Function::from_closure(move |args| {
+        args.expect_len("fn_compare", 2)?;
+        let r = compare(&inner, args.get(0), args.get(1), 0, false)?;
+        Ok(if is_eq {
+            Any::from(r == 0)
+        } else {
+            Any::from(i64::from(r))
+        })
+    });
+    ctx.on_stack
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(pair);
+    let (l, r, cb) = (
+        Any::from(lo.clone()),
+        Any::from(ro.clone()),
+        Any::from(callback.into_object()),
+    );
+    let out = f.call(&[*l.view().raw(), *r.view().raw(), *cb.view().raw()]);
+    ctx.on_stack
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .remove(&pair);
+    let out = out?;
+    let v = out
+        .view()
+        .as_i64()
+        .ok_or_else(|| Error::type_error("a comparison hook must return a bool or an int"))?;
+    Ok(Some(if is_eq {
+        i32::from(v == 0)
+    } else {
+        v.signum() as i32
+    }))
+}
+
+// ---------------------------------------------------------------- hash
+
+#[derive(Default)]
+struct HashState {
+    on_stack: HashSet<usize>,
+    memo: HashMap<usize, u64>,
+}
+
+/// `ffi.RecursiveHash`: consistent with `RecursiveEq`.
+pub fn recursive_hash(value: AnyView<'_>) -> Result<i64> {
+    let state = Arc::new(Mutex::new(HashState::default()));
+    Ok(hash_value(&state, value, 0)? as i64)
+}
+
+fn lock(state: &Mutex<HashState>) -> std::sync::MutexGuard<'_, HashState> {
+    state.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn key_hash(type_index: i32) -> u64 {
+    type_table::type_info(type_index)
+        // SAFETY: type infos live forever.
+        .map(|i| unsafe { (*i).type_key_hash })
+        .unwrap_or(0)
+}
+
+fn hash_pod(v: &TVMFFIAny) -> u64 {
+    let ti = v.type_index;
+    // SAFETY: each arm reads the payload field of its type.
+    unsafe {
+        match ti {
+            kTVMFFIBool => hash_combine(ti as u64, u64::from(v.value.v_int64 != 0)),
+            kTVMFFIFloat => {
+                let x = v.value.v_float64;
+                let bits = if x.is_nan() {
+                    f64::NAN.to_bits()
+                } else if x == 0.0 {
+                    0
+                } else {
+                    x.to_bits()
+                };
+                hash_combine(ti as u64, bits)
+            }
+            kTVMFFIDataType => {
+                let d = v.value.v_dtype;
+                let h = hash_combine(ti as u64, u64::from(d.code));
+                hash_combine(hash_combine(h, u64::from(d.bits)), u64::from(d.lanes))
+            }
+            kTVMFFIDevice => {
+                let d = v.value.v_device;
+                let h = hash_combine(ti as u64, d.device_type as u64);
+                hash_combine(h, d.device_id as u64)
+            }
+            _ => hash_combine(ti as u64, v.value.v_uint64),
+        }
+    }
+}
+
+fn hash_value(state: &Arc<Mutex<HashState>>, value: AnyView<'_>, depth: usize) -> Result<u64> {
+    let ti = value.type_index();
+    if ti == kTVMFFINone {
+        return Ok(hash_combine(0, 0));
+    }
+    if let Some(t) = text_of(value, TextKind::Str) {
+        return Ok(hash_combine(kTVMFFIStr as u64, hash_bytes(t)));
+    }
+    if let Some(t) = text_of(value, TextKind::Bytes) {
+        return Ok(hash_combine(kTVMFFIBytes as u64, hash_bytes(t)));
+    }
+    if !is_object_index(ti) {
+        return Ok(hash_pod(value.raw()));
+    }
+    let Some(obj) = value.to_object() else {
+        return Ok(hash_combine(0, 0));
+    };
+    let key = obj.as_ptr() as usize;
+    {
+        let s = lock(state);
+        if let Some(&h) = s.memo.get(&key) {
+            return Ok(h);
+        }
+        if s.on_stack.contains(&key) {
+            return Ok(key_hash(ti));
+        }
+    }
+    if ti == kTVMFFIShape {
+        let dims = super::scalar::shape_dims(&obj).unwrap_or(&[]);
+        let mut h = hash_combine(key_hash(ti), dims.len() as u64);
+        for &d in dims {
+            h = hash_combine(h, d as u64);
+        }
+        lock(state).memo.insert(key, h);
+        return Ok(h);
+    }
+    if depth >= MAX_DEPTH {
+        return Err(too_deep("RecursiveHash"));
+    }
+    if let Some(f) = hook("__ffi_hash__", ti) {
+        lock(state).on_stack.insert(key);
+        let inner = state.clone();
+        let callback = Function::from_closure(move |args| {
+            args.expect_len("fn_hash", 1)?;
+            Ok(Any::from(hash_value(&inner, args.get(0), 0)? as i64))
+        });
+        let (o, cb) = (Any::from(obj.clone()), Any::from(callback.into_object()));
+        let out = f.call(&[*o.view().raw(), *cb.view().raw()]);
+        lock(state).on_stack.remove(&key);
+        let h = out?
+            .view()
+            .as_i64()
+            .ok_or_else(|| Error::type_error("__ffi_hash__ must return an int"))?
+            as u64;
+        lock(state).memo.insert(key, h);
+        return Ok(h);
+    }
+    if ti >= kTVMFFIStaticObjectEnd
+        && (hook("__ffi_eq__", ti).is_some() || hook("__ffi_compare__", ti).is_some())
+    {
+        return Err(Error::value(format!(
+            "RecursiveHash: type '{}' defines __ffi_eq__ or __ffi_compare__ but not __ffi_hash__. \
+             Add a __ffi_hash__ hook to maintain the invariant RecursiveEq(a,b) => \
+             RecursiveHash(a)==RecursiveHash(b).",
+            type_key_of(ti)
+        )));
+    }
+    lock(state).on_stack.insert(key);
+    let result = hash_children(state, &obj, depth);
+    let mut s = lock(state);
+    s.on_stack.remove(&key);
+    let h = result?;
+    s.memo.insert(key, h);
+    Ok(h)
+}
+
+fn hash_children(state: &Arc<Mutex<HashState>>, obj: &ObjectRef, depth: usize) -> Result<u64> {
+    let ti = obj.type_index();
+    match ti {
+        kTVMFFIArray | kTVMFFIList => {
+            let items = elements(obj)?;
+            let mut h = hash_combine(key_hash(ti), items.len() as u64);
+            for (i, item) in items.iter().enumerate() {
+                let c = hash_value(state, item.view(), depth + 1)?;
+                h = hash_combine(h, hash_combine(c, i as u64));
+            }
+            Ok(h)
+        }
+        kTVMFFIMap | kTVMFFIDict => {
+            let items = map::items(obj)?;
+            let mut h = hash_combine(key_hash(ti), items.len() as u64);
+            let mut entries = items
+                .iter()
+                .map(|(k, v)| {
+                    Ok(hash_combine(
+                        hash_value(state, k.view(), depth + 1)?,
+                        hash_value(state, v.view(), depth + 1)?,
+                    ))
+                })
+                .collect::<Result<Vec<u64>>>()?;
+            entries.sort_unstable();
+            for e in entries {
+                h = hash_combine(h, e);
+            }
+            Ok(h)
+        }
+        _ => {
+            let mut h = key_hash(ti);
+            let skip = kTVMFFIFieldFlagBitMaskHashOff | kTVMFFIFieldFlagBitMaskCompareOff;
+            for (_, v) in field_values(obj, skip)? {
+                h = hash_combine(h, hash_value(state, v.view(), depth + 1)?);
+            }
+            Ok(h)
+        }
+    }
+}
+
+// ---------------------------------------------------------------- repr
+
+#[derive(Default)]
+struct ReprState {
+    in_progress: HashSet<usize>,
+    done: HashMap<usize, String>,
+    show_addr: bool,
+}
+
+/// `ffi.ReprPrint`. Addresses are shown when `TVM_FFI_REPR_WITH_ADDR=1`.
+pub fn repr_print(value: AnyView<'_>) -> Result<String> {
+    let state = ReprState {
+        show_addr: std::env::var("TVM_FFI_REPR_WITH_ADDR").is_ok_and(|v| v == "1"),
+        ..ReprState::default()
+    };
+    repr(&Arc::new(Mutex::new(state)), value, 0)
+}
+
+fn rlock(state: &Mutex<ReprState>) -> std::sync::MutexGuard<'_, ReprState> {
+    state.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The name of a DLPack device type, as the reference prints it.
+fn device_name(device_type: i32) -> &'static str {
+    match device_type {
+        1 => "cpu",
+        2 => "cuda",
+        3 => "cuda_host",
+        4 => "opencl",
+        7 => "vulkan",
+        8 => "metal",
+        9 => "vpi",
+        10 => "rocm",
+        11 => "rocm_host",
+        12 => "ext_dev",
+        13 => "cuda_managed",
+        14 => "oneapi",
+        15 => "webgpu",
+        16 => "hexagon",
+        17 => "maia",
+        18 => "trn",
+        _ => "unknown",
+    }
+}
+
+fn device_text(d: DLDevice) -> String {
+    format!("{}:{}", device_name(d.device_type), d.device_id)
+}
+
+/// A double as C++'s default stream formatting prints it (`%g`).
+fn float_text(x: f64) -> String {
+    unsafe extern "C" {
+        fn snprintf(
+            buf: *mut core::ffi::c_char,
+            n: usize,
+            fmt: *const core::ffi::c_char,
+            ...
+        ) -> i32;
+    }
+    let mut buf = [0u8; 64];
+    // SAFETY: the buffer is large enough for any %g output and NUL-terminated.
+    let n = unsafe { snprintf(buf.as_mut_ptr().cast(), buf.len(), c"%g".as_ptr(), x) };
+    String::from_utf8_lossy(&buf[..n.clamp(0, 63) as usize]).into_owned()
+}
+
+/// A Python-style bytes literal, `b"..."`.
+fn bytes_text(data: &[u8]) -> String {
+    let mut out = String::from("b\"");
+    for &c in data {
+        if (32..127).contains(&c) && c != b'"' && c != b'\\' {
+            out.push(c as char);
+        } else {
+            out.push_str(&format!("\\x{c:02x}"));
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// A Python-style quoted string (`EscapedStringPy` of the reference).
+pub fn escaped_string(data: &[u8]) -> String {
+    let mut out = String::from("\"");
+    let n = data.len();
+    let mut i = 0;
+    while i < n {
+        let c = data[i];
+        let d = data.get(i + 1).copied().unwrap_or(0);
+        if c == 0x1b && d == b'[' {
+            let mut j = i + 2;
+            while j < n && (data[j].is_ascii_digit() || data[j] == b';') {
+                j += 1;
+            }
+            if j < n && (data[j] == b'm' || data[j] == b'K') {
+                out.push_str("\\x1b[");
+                out.push_str(&String::from_utf8_lossy(&data[i + 2..=j]));
+                i = j + 1;
+                continue;
+            }
+        }
+        match c {
+            b'\n' => out.push_str("\\n"),
+            b'\t' => out.push_str("\\t"),
+            b'\r' => out.push_str("\\r"),
+            b'\\' => out.push_str("\\\\"),
+            b'"' => out.push_str("\\\""),
+            c if c < 0x80 => {
+                if c < 0x20 || c == 0x7f {
+                    out.push_str(&format!("\\x{c:02x}"));
+                } else {
+                    out.push(c as char);
+                }
+            }
+            _ => {
+                let cont = |k: usize| data.get(i + k).is_some_and(|b| b & 0xC0 == 0x80);
+                let (len, cp) = if c & 0xE0 == 0xC0 && i + 1 < n && cont(1) {
+                    (2, (u32::from(c & 0x1F) << 6) | u32::from(d & 0x3F))
+                } else if c & 0xF0 == 0xE0 && i + 2 < n && cont(1) && cont(2) {
+                    let e = data[i + 2];
+                    (
+                        3,
+                        (u32::from(c & 0x0F) << 12)
+                            | (u32::from(d & 0x3F) << 6)
+                            | u32::from(e & 0x3F),
+                    )
+                } else if c & 0xF8 == 0xF0 && i + 3 < n && cont(1) && cont(2) && cont(3) {
+                    let (e, f) = (data[i + 2], data[i + 3]);
+                    (
+                        4,
+                        (u32::from(c & 0x07) << 18)
+                            | (u32::from(d & 0x3F) << 12)
+                            | (u32::from(e & 0x3F) << 6)
+                            | u32::from(f & 0x3F),
+                    )
+                } else {
+                    (1, 0)
+                };
+                match len {
+                    1 => out.push_str(&format!("\\x{c:02x}")),
+                    4 => out.push_str(&format!("\\U{cp:08x}")),
+                    _ => out.push_str(&format!("\\u{cp:04x}")),
+                }
+                i += len;
+                continue;
+            }
+        }
+        i += 1;
+    }
+    out.push('"');
+    out
+}
+
+fn addr(obj: &ObjectRef) -> String {
+    format!("0x{:x}", obj.as_ptr() as usize)
+}
+
+fn is_container(ti: i32) -> bool {
+    matches!(ti, kTVMFFIArray | kTVMFFIList | kTVMFFIMap | kTVMFFIDict)
+}
+
+fn repr(state: &Arc<Mutex<ReprState>>, value: AnyView<'_>, depth: usize) -> Result<String> {
+    let raw = value.raw();
+    let ti = raw.type_index;
+    // SAFETY: each arm reads the payload field of its type.
+    match ti {
+        kTVMFFINone => return Ok("None".into()),
+        kTVMFFIBool => {
+            return Ok(if unsafe { raw.value.v_int64 } != 0 {
+                "True"
+            } else {
+                "False"
+            }
+            .into());
+        }
+        kTVMFFIInt => return Ok(unsafe { raw.value.v_int64 }.to_string()),
+        kTVMFFIFloat => return Ok(float_text(unsafe { raw.value.v_float64 })),
+        kTVMFFIDataType => return super::dtype::to_string(unsafe { raw.value.v_dtype }),
+        kTVMFFIDevice => return Ok(device_text(unsafe { raw.value.v_device })),
+        _ => {}
+    }
+    if let Some(t) = text_of(value, TextKind::Str) {
+        return Ok(escaped_string(t));
+    }
+    if let Some(t) = text_of(value, TextKind::Bytes) {
+        return Ok(bytes_text(t));
+    }
+    if !is_object_index(ti) {
+        return Ok(type_key_of(ti));
+    }
+    let Some(obj) = value.to_object() else {
+        return Ok("None".into());
+    };
+    let key = obj.as_ptr() as usize;
+    {
+        let s = rlock(state);
+        if let Some(done) = s.done.get(&key) {
+            return Ok(done.clone());
+        }
+        if s.in_progress.contains(&key) {
+            return Ok(if s.show_addr {
+                format!("...@{}", addr(&obj))
+            } else {
+                "...".into()
+            });
+        }
+    }
+    if obj == super::builtins::invalid_object() {
+        return Ok("<MISSING>".into());
+    }
+    if obj == super::builtins::kwargs_object() {
+        return Ok("<KWARGS>".into());
+    }
+    let show_addr = rlock(state).show_addr;
+    match ti {
+        kTVMFFIBigInt => {
+            return Ok(big_int_to_string(
+                super::scalar::big_int_words(value).unwrap_or(&[]),
+            ));
+        }
+        kTVMFFITensor => {
+            let t = super::tensor::dl_tensor(&obj)?;
+            let dims: Vec<String> = (0..t.ndim.max(0) as usize)
+                // SAFETY: a tensor's shape holds `ndim` entries.
+                .map(|i| unsafe { *t.shape.add(i) }.to_string())
+                .collect();
+            let mut out = format!(
+                "{}[{}]@{}",
+                super::dtype::to_string(t.dtype)?,
+                dims.join(", "),
+                device_text(t.device)
+            );
+            if show_addr {
+                out.push_str(&format!("@{}", addr(&obj)));
+            }
+            return Ok(out);
+        }
+        kTVMFFIShape => {
+            let dims: Vec<String> = super::scalar::shape_dims(&obj)
+                .unwrap_or(&[])
+                .iter()
+                .map(i64::to_string)
+                .collect();
+            return Ok(format!("Shape({})", dims.join(", ")));
+        }
+        _ => {}
+    }
+    if depth >= MAX_DEPTH {
+        return Err(too_deep("ReprPrint"));
+    }
+    let finish = |text: String| {
+        let mut s = rlock(state);
+        s.in_progress.remove(&key);
+        s.done.insert(key, text.clone());
+        text
+    };
+    if let Some(f) = hook("__ffi_repr__", ti) {
+        rlock(state).in_progress.insert(key);
+        let inner = state.clone();
+        let callback = Function::from_closure(move |args| {
+            args.expect_len("fn_repr", 1)?;
+            let text = repr(&inner, args.get(0), 0)?;
+            Ok(super::string::make_text(text.as_bytes(), TextKind::Str))
+        });
+        let (o, cb) = (Any::from(obj.clone()), Any::from(callback.into_object()));
+        let out = f.call(&[*o.view().raw(), *cb.view().raw()]);
+        let out = match out {
+            Ok(v) => v,
+            Err(e) => {
+                rlock(state).in_progress.remove(&key);
+                return Err(e);
+            }
+        };
+        let mut text = out
+            .view()
+            .as_str_bytes()
+            .map(|b| String::from_utf8_lossy(b).into_owned())
+            .ok_or_else(|| Error::type_error("__ffi_repr__ must return a string"))?;
+        if show_addr && is_container(ti) {
+            text.push_str(&format!("@{}", addr(&obj)));
+        }
+        return Ok(finish(text));
+    }
+    if is_enum(ti) {
+        // SAFETY: enum objects have the EnumObj layout.
+        let e = unsafe { obj.payload::<super::reflected::EnumObj>() };
+        let name = e.str_index.0.view().as_str_bytes().unwrap_or(b"");
+        let mut text = format!("{}.{}", type_key_of(ti), String::from_utf8_lossy(name));
+        if show_addr {
+            text.push_str(&format!("@{}", addr(&obj)));
+        }
+        return Ok(finish(text));
+    }
+    rlock(state).in_progress.insert(key);
+    let result = repr_children(state, &obj, depth, show_addr);
+    match result {
+        Ok(text) => Ok(finish(text)),
+        Err(e) => {
+            rlock(state).in_progress.remove(&key);
+            Err(e)
+        }
+    }
+}
+
+fn repr_children(
+    state: &Arc<Mutex<ReprState>>,
+    obj: &ObjectRef,
+    depth: usize,
+    show_addr: bool,
+) -> Result<String> {
+    let ti = obj.type_index();
+    let each = |items: &[Any]| -> Result<Vec<String>> {
+        items
+            .iter()
+            .map(|v| repr(state, v.view(), depth + 1))
+            .collect()
+    };
+    let mut text = match ti {
+        kTVMFFIArray => {
+            let parts = each(&elements(obj)?)?;
+            let comma = if parts.len() == 1 { "," } else { "" };
+            format!("({}{comma})", parts.join(", "))
+        }
+        kTVMFFIList => format!("[{}]", each(&elements(obj)?)?.join(", ")),
+        kTVMFFIMap | kTVMFFIDict => {
+            let parts = map::items(obj)?
+                .iter()
+                .map(|(k, v)| {
+                    Ok(format!(
+                        "{}: {}",
+                        repr(state, k.view(), depth + 1)?,
+                        repr(state, v.view(), depth + 1)?
+                    ))
+                })
+                .collect::<Result<Vec<String>>>()?;
+            format!("{{{}}}", parts.join(", "))
+        }
+        _ => {
+            let mut header = type_key_of(ti);
+            if show_addr {
+                header.push_str(&format!("@{}", addr(obj)));
+            }
+            let fields = field_values(obj, kTVMFFIFieldFlagBitMaskReprOff)?;
+            if fields.is_empty() {
+                return Ok(header);
+            }
+            let mut seen = HashSet::new();
+            let mut parts = Vec::new();
+            for (info, v) in &fields {
+                // SAFETY: field names live in the type table's pool.
+                let name = unsafe { super::string::byte_slice(info.name) };
+                let text = repr(state, v.view(), depth + 1)?;
+                if seen.insert(name) {
+                    parts.push(format!("{}={text}", String::from_utf8_lossy(name)));
+                }
+            }
+            return Ok(format!("{header}({})", parts.join(", ")));
+        }
+    };
+    if show_addr {
+        text.push_str(&format!("@{}", addr(obj)));
+    }
+    Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn big_int_text_and_order() {
+        assert_eq!(big_int_to_string(&[5]), "5");
+        assert_eq!(big_int_to_string(&[-1]), "-1");
+        assert_eq!(big_int_to_string(&[0, 1]), "18446744073709551616");
+        assert_eq!(big_int_to_string(&[0, -1]), "-18446744073709551616");
+        assert_eq!(big_int_compare(&[0, 1], &[i64::MAX]), 1);
+        assert_eq!(big_int_compare(&[0, -1], &[i64::MIN]), -1);
+        assert_eq!(big_int_compare(&[3], &[3]), 0);
+    }
+
+    #[test]
+    fn string_escapes_like_python() {
+        assert_eq!(escaped_string(b"a\"b\n"), r#""a\"b\n""#);
+        assert_eq!(escaped_string("é".as_bytes()), r#""\u00e9""#);
+        assert_eq!(escaped_string(b"\x01"), r#""\x01""#);
+        assert_eq!(float_text(1.5), "1.5");
+        assert_eq!(float_text(1e20), "1e+20");
+    }
+}
