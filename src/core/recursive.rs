@@ -15,6 +15,7 @@ use super::function::Function;
 use super::hash::{hash_bytes, hash_combine};
 use super::object::ObjectRef;
 use super::reflected::kEnum;
+use super::scalar::{big_int_compare, big_int_to_string, big_int_words};
 use super::string::{TextKind, str_bytes_of};
 use super::type_table::{self, fields_with_ancestors, type_key_of};
 use super::{map, seq};
@@ -80,86 +81,6 @@ fn text_of(v: AnyView<'_>, kind: TextKind) -> Option<&[u8]> {
         TextKind::Bytes => matches!(v.type_index(), kTVMFFIBytes | kTVMFFISmallBytes),
     };
     if ok { str_bytes_of(v, kind) } else { None }
-}
-
-// ---------------------------------------------------------------- BigInt
-
-/// The magnitude words (little endian) and sign of a two's complement value.
-fn magnitude(words: &[i64]) -> (bool, Vec<u64>) {
-    let negative = words.last().is_some_and(|&w| w < 0);
-    let mut mag: Vec<u64> = words.iter().map(|&w| w as u64).collect();
-    if negative {
-        let mut carry = 1u64;
-        for w in &mut mag {
-            let (v, c) = (!*w).overflowing_add(carry);
-            *w = v;
-            carry = u64::from(c);
-        }
-    }
-    while mag.last() == Some(&0) {
-        mag.pop();
-    }
-    (negative, mag)
-}
-
-/// The decimal text of a big integer.
-pub fn big_int_to_string(words: &[i64]) -> String {
-    let (negative, mut mag) = magnitude(words);
-    if mag.is_empty() {
-        return "0".into();
-    }
-    let mut digits = Vec::new();
-    while !mag.is_empty() {
-        let mut rem = 0u128;
-        for w in mag.iter_mut().rev() {
-            let cur = (rem << 64) | u128::from(*w);
-            *w = (cur / 10) as u64;
-            rem = cur % 10;
-        }
-        digits.push(b'0' + rem as u8);
-        while mag.last() == Some(&0) {
-            mag.pop();
-        }
-    }
-    if negative {
-        digits.push(b'-');
-    }
-    digits.reverse();
-    String::from_utf8(digits).expect("ASCII digits")
-}
-
-/// Three-way comparison of two big integers (two's complement words).
-fn big_int_compare(a: &[i64], b: &[i64]) -> i32 {
-    let (na, ma) = magnitude(a);
-    let (nb, mb) = magnitude(b);
-    let sign = |n: bool, m: &Vec<u64>| {
-        if m.is_empty() {
-            0
-        } else if n {
-            -1
-        } else {
-            1
-        }
-    };
-    let (sa, sb) = (sign(na, &ma), sign(nb, &mb));
-    if sa != sb {
-        return if sa < sb { -1 } else { 1 };
-    }
-    let by_magnitude = ma
-        .len()
-        .cmp(&mb.len())
-        .then_with(|| ma.iter().rev().cmp(mb.iter().rev()));
-    let c = by_magnitude as i32;
-    if sa < 0 { -c } else { c }
-}
-
-/// The words of an int or BigInt value.
-fn int_words(v: AnyView<'_>) -> Option<Vec<i64>> {
-    match v.type_index() {
-        kTVMFFIInt => v.as_i64().map(|i| vec![i]),
-        kTVMFFIBigInt => super::scalar::big_int_words(v).map(<[i64]>::to_vec),
-        _ => None,
-    }
 }
 
 // ---------------------------------------------------------------- compare
@@ -249,8 +170,8 @@ fn compare(
         if ctx.eq_only {
             return Ok(1);
         }
-        if let (Some(a), Some(b)) = (int_words(lhs), int_words(rhs)) {
-            return Ok(big_int_compare(&a, &b));
+        if let (Some(a), Some(b)) = (big_int_words(lhs), big_int_words(rhs)) {
+            return Ok(big_int_compare(a, b));
         }
         return Err(Error::type_error(format!(
             "Cannot compare values of different types: {} vs {}",
@@ -263,13 +184,13 @@ fn compare(
     }
     if lti == kTVMFFIBigInt {
         let (a, b) = (
-            int_words(lhs).unwrap_or_default(),
-            int_words(rhs).unwrap_or_default(),
+            big_int_words(lhs).unwrap_or(&[]),
+            big_int_words(rhs).unwrap_or(&[]),
         );
         return Ok(if ctx.eq_only {
             i32::from(a != b)
         } else {
-            big_int_compare(&a, &b)
+            big_int_compare(a, b)
         });
     }
     let (Some(lo), Some(ro)) = (lhs.to_object(), rhs.to_object()) else {
@@ -995,17 +916,6 @@ fn repr_children(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn big_int_text_and_order() {
-        assert_eq!(big_int_to_string(&[5]), "5");
-        assert_eq!(big_int_to_string(&[-1]), "-1");
-        assert_eq!(big_int_to_string(&[0, 1]), "18446744073709551616");
-        assert_eq!(big_int_to_string(&[0, -1]), "-18446744073709551616");
-        assert_eq!(big_int_compare(&[0, 1], &[i64::MAX]), 1);
-        assert_eq!(big_int_compare(&[0, -1], &[i64::MIN]), -1);
-        assert_eq!(big_int_compare(&[3], &[3]), 0);
-    }
 
     #[test]
     fn string_escapes_like_python() {

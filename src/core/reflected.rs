@@ -539,6 +539,28 @@ fn exact(v: AnyView<'_>, index: i32) -> Option<Any> {
         .flatten()
 }
 
+/// A copy of an Array/List `from` as a `to` sequence.
+fn recast_seq(v: AnyView<'_>, from: i32, to: i32) -> Option<Any> {
+    let obj = v.to_object().filter(|o| o.type_index() == from)?;
+    let items = seq::elements(&obj, from)
+        .ok()?
+        .iter()
+        // SAFETY: stored elements are valid.
+        .map(|e| unsafe { AnyView::from_raw(e) }.to_owned_any().ok())
+        .collect::<Option<Vec<Any>>>()?;
+    Some(Any::from(if to == kTVMFFIArray {
+        seq::new_array(items)
+    } else {
+        seq::new_list(items)
+    }))
+}
+
+/// A copy of a Map/Dict `from` as a `to` map.
+fn recast_map(v: AnyView<'_>, from: i32, to: i32) -> Option<Any> {
+    let obj = v.to_object().filter(|o| o.type_index() == from)?;
+    map::new_map(to, map::items(&obj).ok()?).ok().map(Any::from)
+}
+
 /// `__ffi_convert__` of the static object types.
 fn register_converters(t: &mut Table) {
     let mut def = |key: &'static str, index: i32, f: Function| {
@@ -601,25 +623,35 @@ fn register_converters(t: &mut Table) {
         kTVMFFITensor,
         convert_fn("ffi.Tensor", |v| exact(v, kTVMFFITensor)),
     );
+    // Each container converts from its sibling by copy (Array <-> List,
+    // Map <-> Dict), as the reference's container traits do.
     def(
         "ffi.Array",
         kTVMFFIArray,
-        convert_fn("Array<Any>", |v| exact(v, kTVMFFIArray)),
+        convert_fn("Array<Any>", |v| {
+            exact(v, kTVMFFIArray).or_else(|| recast_seq(v, kTVMFFIList, kTVMFFIArray))
+        }),
     );
     def(
         "ffi.Map",
         kTVMFFIMap,
-        convert_fn("Map<Any, Any>", |v| exact(v, kTVMFFIMap)),
+        convert_fn("Map<Any, Any>", |v| {
+            exact(v, kTVMFFIMap).or_else(|| recast_map(v, kTVMFFIDict, kTVMFFIMap))
+        }),
     );
     def(
         "ffi.List",
         kTVMFFIList,
-        convert_fn("List<Any>", |v| exact(v, kTVMFFIList)),
+        convert_fn("List<Any>", |v| {
+            exact(v, kTVMFFIList).or_else(|| recast_seq(v, kTVMFFIArray, kTVMFFIList))
+        }),
     );
     def(
         "ffi.Dict",
         kTVMFFIDict,
-        convert_fn("Dict<Any, Any>", |v| exact(v, kTVMFFIDict)),
+        convert_fn("Dict<Any, Any>", |v| {
+            exact(v, kTVMFFIDict).or_else(|| recast_map(v, kTVMFFIMap, kTVMFFIDict))
+        }),
     );
 }
 
@@ -655,7 +687,7 @@ pub fn register(t: &mut Table) {
         )
         .creatable::<VisitInterruptObj>()
         .final_(true);
-    TypeDef::existing(t, "ffi.BigInt", kTVMFFIBigInt).final_(true);
+    register_big_int(t);
 
     let list_obj = || Schema::list_of(Schema::OBJECT);
     TypeDef::dynamic(t, "ffi.EnumState", kTVMFFIObject, 1, kEnumState)
@@ -858,6 +890,79 @@ impl TypeDef<'_> {
         );
         self.attr_fn("__ffi_init__", f)
     }
+}
+
+/// The words of a BigInt (or int) value.
+fn words_of(v: AnyView<'_>) -> Result<&[i64]> {
+    super::scalar::big_int_words(v).ok_or_else(|| field::convert_error(v, "ffi.BigInt"))
+}
+
+/// `__any_hash__` of BigInt (native: `TVMFFIAny(const Any&)`), so BigInt
+/// keys hash by value in maps, also when C++ code probes them.
+unsafe extern "C" fn big_int_any_hash(value: *const TVMFFIAny) -> TVMFFIAny {
+    // SAFETY: the caller passes a valid value.
+    let v = unsafe { AnyView::from_raw(&*value) };
+    let result = words_of(v).map(|w| Any::from(super::scalar::big_int_hash(w) as i64));
+    result.unwrap_or_else(|e| Any::from(e.into_object())).into_raw()
+}
+
+/// `__any_equal__` of BigInt (native: `TVMFFIAny(const Any&, const Any&)`).
+unsafe extern "C" fn big_int_any_equal(lhs: *const TVMFFIAny, rhs: *const TVMFFIAny) -> TVMFFIAny {
+    // SAFETY: the caller passes valid values.
+    let (l, r) = unsafe { (AnyView::from_raw(&*lhs), AnyView::from_raw(&*rhs)) };
+    let result = words_of(l).and_then(|a| Ok(Any::from(a == words_of(r)?)));
+    result.unwrap_or_else(|e| Any::from(e.into_object())).into_raw()
+}
+
+/// BigInt's value semantics: hashing and equality as map keys, the
+/// recursive comparison hooks, and its JSON form (a decimal string).
+fn register_big_int(t: &mut Table) {
+    const KEY: &str = "ffi.BigInt";
+    let hash_fn = big_int_any_hash as unsafe extern "C" fn(*const TVMFFIAny) -> TVMFFIAny;
+    let equal_fn =
+        big_int_any_equal as unsafe extern "C" fn(*const TVMFFIAny, *const TVMFFIAny) -> TVMFFIAny;
+    TypeDef::existing(t, KEY, kTVMFFIBigInt)
+        .attr("__any_hash__", Any::opaque_ptr(hash_fn as *mut c_void))
+        .attr("__any_equal__", Any::opaque_ptr(equal_fn as *mut c_void))
+        .attr_fn(
+            "__ffi_eq__",
+            typed_fn!(method_name(KEY, "__ffi_eq__"), |l: AnyView<'_>, r: AnyView<'_>, _f: AnyView<'_>| -> bool {
+                Ok(words_of(l)? == words_of(r)?)
+            })
+            .func,
+        )
+        .attr_fn(
+            "__ffi_compare__",
+            typed_fn!(method_name(KEY, "__ffi_compare__"), |l: AnyView<'_>, r: AnyView<'_>, _f: AnyView<'_>| -> i64 {
+                Ok(i64::from(super::scalar::big_int_compare(words_of(l)?, words_of(r)?)))
+            })
+            .func,
+        )
+        .attr_fn(
+            "__ffi_hash__",
+            typed_fn!(method_name(KEY, "__ffi_hash__"), |v: AnyView<'_>, _f: AnyView<'_>| -> i64 {
+                Ok(super::scalar::big_int_hash(words_of(v)?) as i64)
+            })
+            .func,
+        )
+        .attr_fn(
+            "__data_to_json__",
+            typed_fn!(method_name(KEY, "__data_to_json__"), |v: AnyView<'_>| -> Any {
+                let text = super::scalar::big_int_to_string(words_of(v)?);
+                Ok(super::string::make_text(text.as_bytes(), super::string::TextKind::Str))
+            })
+            .func,
+        )
+        .attr_fn(
+            "__data_from_json__",
+            typed_fn!(method_name(KEY, "__data_from_json__"), |v: AnyView<'_>| -> Any {
+                let text = v.as_str_bytes().ok_or_else(|| field::convert_error(v, "str"))?;
+                super::scalar::big_int_from_decimal(text)
+                    .ok_or_else(|| Error::value("Invalid decimal string for ffi.BigInt"))
+            })
+            .func,
+        )
+        .final_(true);
 }
 
 /// `ffi.reflection.AccessStep` and `ffi.reflection.AccessPath`.

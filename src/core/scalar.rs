@@ -163,3 +163,146 @@ pub fn big_int_words<'a>(value: AnyView<'a>) -> Option<&'a [i64]> {
         _ => None,
     }
 }
+
+
+/// The magnitude words (little endian) and sign of a two's complement value.
+fn magnitude(words: &[i64]) -> (bool, Vec<u64>) {
+    let negative = words.last().is_some_and(|&w| w < 0);
+    let mut mag: Vec<u64> = words.iter().map(|&w| w as u64).collect();
+    if negative {
+        let mut carry = 1u64;
+        for w in &mut mag {
+            let (v, c) = (!*w).overflowing_add(carry);
+            *w = v;
+            carry = u64::from(c);
+        }
+    }
+    while mag.last() == Some(&0) {
+        mag.pop();
+    }
+    (negative, mag)
+}
+
+/// The decimal text of a big integer.
+pub fn big_int_to_string(words: &[i64]) -> String {
+    let (negative, mut mag) = magnitude(words);
+    if mag.is_empty() {
+        return "0".into();
+    }
+    let mut digits = Vec::new();
+    while !mag.is_empty() {
+        let mut rem = 0u128;
+        for w in mag.iter_mut().rev() {
+            let cur = (rem << 64) | u128::from(*w);
+            *w = (cur / 10) as u64;
+            rem = cur % 10;
+        }
+        digits.push(b'0' + rem as u8);
+        while mag.last() == Some(&0) {
+            mag.pop();
+        }
+    }
+    if negative {
+        digits.push(b'-');
+    }
+    digits.reverse();
+    String::from_utf8(digits).expect("ASCII digits")
+}
+
+/// Three-way comparison of two big integers (two's complement words).
+pub fn big_int_compare(a: &[i64], b: &[i64]) -> i32 {
+    let (na, ma) = magnitude(a);
+    let (nb, mb) = magnitude(b);
+    let sign = |n: bool, m: &Vec<u64>| {
+        if m.is_empty() {
+            0
+        } else if n {
+            -1
+        } else {
+            1
+        }
+    };
+    let (sa, sb) = (sign(na, &ma), sign(nb, &mb));
+    if sa != sb {
+        return if sa < sb { -1 } else { 1 };
+    }
+    let by_magnitude = ma
+        .len()
+        .cmp(&mb.len())
+        .then_with(|| ma.iter().rev().cmp(mb.iter().rev()));
+    let c = by_magnitude as i32;
+    if sa < 0 { -c } else { c }
+}
+
+/// `BigInt::hash()`: the int itself, or the hash of the words' bytes.
+pub fn big_int_hash(words: &[i64]) -> u64 {
+    match words {
+        [w] => *w as u64,
+        _ => {
+            let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+            super::hash::hash_bytes(&bytes)
+        }
+    }
+}
+
+/// Parses a decimal integer (optional `-`, digits only) into an integer
+/// value; None for anything else.
+pub fn big_int_from_decimal(text: &[u8]) -> Option<Any> {
+    let (negative, digits) = match text {
+        [b'-', rest @ ..] => (true, rest),
+        _ => (false, text),
+    };
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let mut mag: Vec<u64> = vec![0];
+    for &d in digits {
+        let mut carry = u128::from(d - b'0');
+        for w in &mut mag {
+            let cur = u128::from(*w) * 10 + carry;
+            *w = cur as u64;
+            carry = cur >> 64;
+        }
+        if carry != 0 {
+            mag.push(carry as u64);
+        }
+    }
+    mag.push(0); // room for the sign bit
+    if negative {
+        let mut carry = 1u64;
+        for w in &mut mag {
+            let (v, c) = (!*w).overflowing_add(carry);
+            *w = v;
+            carry = u64::from(c);
+        }
+    }
+    let words: Vec<i64> = mag.into_iter().map(|w| w as i64).collect();
+    Some(big_int_from_words(&words))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn big_int_text_and_order() {
+        assert_eq!(big_int_to_string(&[5]), "5");
+        assert_eq!(big_int_to_string(&[-1]), "-1");
+        assert_eq!(big_int_to_string(&[0, 1]), "18446744073709551616");
+        assert_eq!(big_int_to_string(&[0, -1]), "-18446744073709551616");
+        assert_eq!(big_int_compare(&[0, 1], &[i64::MAX]), 1);
+        assert_eq!(big_int_compare(&[0, -1], &[i64::MIN]), -1);
+        assert_eq!(big_int_compare(&[3], &[3]), 0);
+    }
+
+
+    #[test]
+    fn big_int_decimal_round_trip() {
+        for text in ["0", "-1", "18446744073709551616", "-18446744073709551616", "9223372036854775807"] {
+            let v = big_int_from_decimal(text.as_bytes()).unwrap();
+            assert_eq!(big_int_to_string(big_int_words(v.view()).unwrap()), text);
+        }
+        assert!(big_int_from_decimal(b"1x").is_none());
+        assert!(big_int_from_decimal(b"").is_none());
+    }
+}
