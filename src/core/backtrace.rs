@@ -50,7 +50,10 @@ struct DlInfo {
 
 unsafe extern "C" {
     fn dladdr(addr: *const core::ffi::c_void, info: *mut DlInfo) -> core::ffi::c_int;
-    fn dlsym(handle: *mut core::ffi::c_void, name: *const core::ffi::c_char) -> *mut core::ffi::c_void;
+    fn dlsym(
+        handle: *mut core::ffi::c_void,
+        name: *const core::ffi::c_char,
+    ) -> *mut core::ffi::c_void;
     fn free(ptr: *mut core::ffi::c_void);
 }
 
@@ -85,7 +88,8 @@ static CXA_DEMANGLE: LazyLock<Option<CxaDemangle>> = LazyLock::new(|| {
     // SAFETY: RTLD_DEFAULT (NULL) lookup of a NUL-terminated name.
     let f = unsafe { dlsym(core::ptr::null_mut(), c"__cxa_demangle".as_ptr()) };
     // SAFETY: `__cxa_demangle` has this signature (Itanium C++ ABI).
-    (!f.is_null()).then(|| unsafe { core::mem::transmute::<*mut core::ffi::c_void, CxaDemangle>(f) })
+    (!f.is_null())
+        .then(|| unsafe { core::mem::transmute::<*mut core::ffi::c_void, CxaDemangle>(f) })
 });
 
 /// The readable name of a symbol: C++ names through `__cxa_demangle`,
@@ -97,10 +101,19 @@ fn symbol_name(symbol: &backtrace::Symbol) -> Option<String> {
         if let (Some(demangle), Ok(c)) = (*CXA_DEMANGLE, std::ffi::CString::new(raw)) {
             let mut status = 0;
             // SAFETY: a NUL-terminated input; NULL buffer asks for a malloc'd result.
-            let out = unsafe { demangle(c.as_ptr(), core::ptr::null_mut(), core::ptr::null_mut(), &mut status) };
+            let out = unsafe {
+                demangle(
+                    c.as_ptr(),
+                    core::ptr::null_mut(),
+                    core::ptr::null_mut(),
+                    &mut status,
+                )
+            };
             if !out.is_null() {
                 // SAFETY: a NUL-terminated string malloc'd by __cxa_demangle.
-                let text = unsafe { std::ffi::CStr::from_ptr(out) }.to_string_lossy().into_owned();
+                let text = unsafe { std::ffi::CStr::from_ptr(out) }
+                    .to_string_lossy()
+                    .into_owned();
                 // SAFETY: we own the buffer.
                 unsafe { free(out.cast()) };
                 if status == 0 {

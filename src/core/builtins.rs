@@ -81,6 +81,34 @@ pub fn register(g: &mut Globals<'_>) {
     g.add(typed_fn!("ffi.DeepCopy", |value: AnyView<'_>| -> Any {
         super::deep_copy::deep_copy(value)
     }));
+    g.add(typed_fn!("ffi.ToJSONGraph", |v: AnyView<'_>,
+                                        meta: AnyView<'_>|
+     -> Any {
+        super::serialization::to_json_graph(v, meta)
+    }));
+    g.add(typed_fn!("ffi.ToJSONGraphString", |v: AnyView<'_>,
+                                              meta: AnyView<'_>|
+     -> StrRet {
+        let graph = super::serialization::to_json_graph(v, meta)?;
+        Ok(StrRet(
+            super::json::stringify(graph.view(), 0)?.into_bytes(),
+        ))
+    }));
+    g.add(typed_fn!("ffi.FromJSONGraph", |v: AnyView<'_>| -> Any {
+        super::serialization::from_json_graph(v)
+    }));
+    g.add(typed_fn!("ffi.FromJSONGraphString", |s: Str<'_>| -> Any {
+        super::serialization::from_json_graph(super::json::parse(s.0)?.view())
+    }));
+    g.add(typed_fn!("ffi.json.Parse", |s: Str<'_>| -> Any {
+        super::json::parse(s.0)
+    }));
+    g.add(typed_fn!("ffi.json.Stringify", |v: AnyView<'_>,
+                                           indent: Option<i64>|
+     -> StrRet {
+        let indent = usize::try_from(indent.unwrap_or(0)).unwrap_or(0);
+        Ok(StrRet(super::json::stringify(v, indent)?.into_bytes()))
+    }));
     g.add(typed_fn!("ffi.ReprPrint", |value: AnyView<'_>| -> StrRet {
         Ok(StrRet(super::recursive::repr_print(value)?.into_bytes()))
     }));

@@ -616,7 +616,22 @@ fn register_converters(t: &mut Table) {
     def(
         "ffi.Shape",
         kTVMFFIShape,
-        convert_fn("ffi.Shape", |v| exact(v, kTVMFFIShape)),
+        convert_fn("ffi.Shape", |v| {
+            exact(v, kTVMFFIShape).or_else(|| {
+                // An Array/List of ints converts, as the reference's fallback.
+                let obj = v.to_object()?;
+                if !matches!(obj.type_index(), kTVMFFIArray | kTVMFFIList) {
+                    return None;
+                }
+                let dims = seq::elements(&obj, obj.type_index())
+                    .ok()?
+                    .iter()
+                    // SAFETY: stored elements are valid.
+                    .map(|e| unsafe { AnyView::from_raw(e) }.as_i64())
+                    .collect::<Option<Vec<i64>>>()?;
+                Some(Any::from(super::scalar::new_shape(&dims)))
+            })
+        }),
     );
     def(
         "ffi.Tensor",
@@ -903,7 +918,9 @@ unsafe extern "C" fn big_int_any_hash(value: *const TVMFFIAny) -> TVMFFIAny {
     // SAFETY: the caller passes a valid value.
     let v = unsafe { AnyView::from_raw(&*value) };
     let result = words_of(v).map(|w| Any::from(super::scalar::big_int_hash(w) as i64));
-    result.unwrap_or_else(|e| Any::from(e.into_object())).into_raw()
+    result
+        .unwrap_or_else(|e| Any::from(e.into_object()))
+        .into_raw()
 }
 
 /// `__any_equal__` of BigInt (native: `TVMFFIAny(const Any&, const Any&)`).
@@ -911,7 +928,9 @@ unsafe extern "C" fn big_int_any_equal(lhs: *const TVMFFIAny, rhs: *const TVMFFI
     // SAFETY: the caller passes valid values.
     let (l, r) = unsafe { (AnyView::from_raw(&*lhs), AnyView::from_raw(&*rhs)) };
     let result = words_of(l).and_then(|a| Ok(Any::from(a == words_of(r)?)));
-    result.unwrap_or_else(|e| Any::from(e.into_object())).into_raw()
+    result
+        .unwrap_or_else(|e| Any::from(e.into_object()))
+        .into_raw()
 }
 
 /// BigInt's value semantics: hashing and equality as map keys, the
@@ -926,40 +945,62 @@ fn register_big_int(t: &mut Table) {
         .attr("__any_equal__", Any::opaque_ptr(equal_fn as *mut c_void))
         .attr_fn(
             "__ffi_eq__",
-            typed_fn!(method_name(KEY, "__ffi_eq__"), |l: AnyView<'_>, r: AnyView<'_>, _f: AnyView<'_>| -> bool {
+            typed_fn!(method_name(KEY, "__ffi_eq__"), |l: AnyView<'_>,
+                                                       r: AnyView<'_>,
+                                                       _f: AnyView<'_>|
+             -> bool {
                 Ok(words_of(l)? == words_of(r)?)
             })
             .func,
         )
         .attr_fn(
             "__ffi_compare__",
-            typed_fn!(method_name(KEY, "__ffi_compare__"), |l: AnyView<'_>, r: AnyView<'_>, _f: AnyView<'_>| -> i64 {
-                Ok(i64::from(super::scalar::big_int_compare(words_of(l)?, words_of(r)?)))
+            typed_fn!(method_name(KEY, "__ffi_compare__"), |l: AnyView<'_>,
+                                                            r: AnyView<'_>,
+                                                            _f: AnyView<'_>|
+             -> i64 {
+                Ok(i64::from(super::scalar::big_int_compare(
+                    words_of(l)?,
+                    words_of(r)?,
+                )))
             })
             .func,
         )
         .attr_fn(
             "__ffi_hash__",
-            typed_fn!(method_name(KEY, "__ffi_hash__"), |v: AnyView<'_>, _f: AnyView<'_>| -> i64 {
+            typed_fn!(method_name(KEY, "__ffi_hash__"), |v: AnyView<'_>,
+                                                         _f: AnyView<'_>|
+             -> i64 {
                 Ok(super::scalar::big_int_hash(words_of(v)?) as i64)
             })
             .func,
         )
         .attr_fn(
             "__data_to_json__",
-            typed_fn!(method_name(KEY, "__data_to_json__"), |v: AnyView<'_>| -> Any {
-                let text = super::scalar::big_int_to_string(words_of(v)?);
-                Ok(super::string::make_text(text.as_bytes(), super::string::TextKind::Str))
-            })
+            typed_fn!(
+                method_name(KEY, "__data_to_json__"),
+                |v: AnyView<'_>| -> Any {
+                    let text = super::scalar::big_int_to_string(words_of(v)?);
+                    Ok(super::string::make_text(
+                        text.as_bytes(),
+                        super::string::TextKind::Str,
+                    ))
+                }
+            )
             .func,
         )
         .attr_fn(
             "__data_from_json__",
-            typed_fn!(method_name(KEY, "__data_from_json__"), |v: AnyView<'_>| -> Any {
-                let text = v.as_str_bytes().ok_or_else(|| field::convert_error(v, "str"))?;
-                super::scalar::big_int_from_decimal(text)
-                    .ok_or_else(|| Error::value("Invalid decimal string for ffi.BigInt"))
-            })
+            typed_fn!(
+                method_name(KEY, "__data_from_json__"),
+                |v: AnyView<'_>| -> Any {
+                    let text = v
+                        .as_str_bytes()
+                        .ok_or_else(|| field::convert_error(v, "str"))?;
+                    super::scalar::big_int_from_decimal(text)
+                        .ok_or_else(|| Error::value("Invalid decimal string for ffi.BigInt"))
+                }
+            )
             .func,
         )
         .final_(true);

@@ -164,7 +164,6 @@ pub fn big_int_words<'a>(value: AnyView<'a>) -> Option<&'a [i64]> {
     }
 }
 
-
 /// The magnitude words (little endian) and sign of a two's complement value.
 fn magnitude(words: &[i64]) -> (bool, Vec<u64>) {
     let negative = words.last().is_some_and(|&w| w < 0);
@@ -295,10 +294,15 @@ mod tests {
         assert_eq!(big_int_compare(&[3], &[3]), 0);
     }
 
-
     #[test]
     fn big_int_decimal_round_trip() {
-        for text in ["0", "-1", "18446744073709551616", "-18446744073709551616", "9223372036854775807"] {
+        for text in [
+            "0",
+            "-1",
+            "18446744073709551616",
+            "-18446744073709551616",
+            "9223372036854775807",
+        ] {
             let v = big_int_from_decimal(text.as_bytes()).unwrap();
             assert_eq!(big_int_to_string(big_int_words(v.view()).unwrap()), text);
         }

@@ -1,0 +1,493 @@
+//! JSON as TVM-FFI values (`ffi.json.Parse`, `ffi.json.Stringify`): objects
+//! are Maps in document order, arrays Arrays, numbers ints when they are
+//! integers that fit in int64 and floats otherwise; `NaN`, `Infinity` and
+//! `-Infinity` are accepted and written, as the reference does. Error
+//! messages follow the reference's (`Expecting value: line 1 column 5 (char
+//! 4)`), and nesting is bounded so hostile input cannot exhaust the stack.
+
+use super::any::{Any, AnyView};
+use super::error::{Error, Result};
+use super::string::{TextKind, make_text};
+use super::{map, seq};
+use crate::abi::*;
+use std::collections::HashSet;
+
+/// The deepest nesting parsed or written.
+const MAX_DEPTH: usize = 4096;
+
+/// `ffi.json.Parse`.
+pub fn parse(text: &[u8]) -> Result<Any> {
+    let mut p = Parser {
+        s: text,
+        pos: 0,
+        line: 1,
+        line_start: 0,
+    };
+    let value = p.value(0)?;
+    p.skip_spaces();
+    if p.pos != p.s.len() {
+        return Err(p.error("Extra data"));
+    }
+    Ok(value)
+}
+
+struct Parser<'a> {
+    s: &'a [u8],
+    pos: usize,
+    line: usize,
+    line_start: usize,
+}
+
+impl Parser<'_> {
+    fn error(&self, what: &str) -> Error {
+        Error::value(format!(
+            "{what}: line {} column {} (char {})",
+            self.line,
+            self.pos - self.line_start + 1,
+            self.pos
+        ))
+    }
+
+    fn error_at(&mut self, pos: usize, what: &str) -> Error {
+        self.pos = pos;
+        self.error(what)
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.s.get(self.pos).copied()
+    }
+
+    fn skip_spaces(&mut self) {
+        while let Some(c @ (b' ' | b'\t' | b'\n' | b'\r')) = self.peek() {
+            self.pos += 1;
+            if c == b'\n' {
+                self.line += 1;
+                self.line_start = self.pos;
+            }
+        }
+    }
+
+    fn literal(&mut self, word: &[u8]) -> bool {
+        if self.s[self.pos..].starts_with(word) {
+            self.pos += word.len();
+            true
+        } else {
+            false
+        }
+    }
+
+    fn value(&mut self, depth: usize) -> Result<Any> {
+        self.skip_spaces();
+        let start = self.pos;
+        if depth >= MAX_DEPTH {
+            return Err(self.error("Maximum nesting depth exceeded"));
+        }
+        match self.peek() {
+            None => Err(self.error("Expecting value")),
+            Some(b'{') => self.object(depth),
+            Some(b'[') => self.array(depth),
+            Some(b'"') => {
+                let s = self.string()?;
+                Ok(make_text(&s, TextKind::Str))
+            }
+            Some(b't') if self.literal(b"true") => Ok(Any::from(true)),
+            Some(b'f') if self.literal(b"false") => Ok(Any::from(false)),
+            Some(b'n') if self.literal(b"null") => Ok(Any::NONE),
+            Some(b't' | b'f' | b'n') => Err(self.error_at(start, "Expecting value")),
+            Some(_) => self.number(),
+        }
+    }
+
+    fn number(&mut self) -> Result<Any> {
+        let start = self.pos;
+        let negative = self.peek() == Some(b'-');
+        if negative {
+            self.pos += 1;
+        }
+        match self.peek() {
+            Some(b'I') => {
+                return if self.literal(b"Infinity") {
+                    Ok(Any::from(if negative {
+                        f64::NEG_INFINITY
+                    } else {
+                        f64::INFINITY
+                    }))
+                } else {
+                    Err(self.error_at(start, "Expecting value"))
+                };
+            }
+            Some(b'N') if !negative => {
+                return if self.literal(b"NaN") {
+                    Ok(Any::from(f64::NAN))
+                } else {
+                    Err(self.error_at(start, "Expecting value"))
+                };
+            }
+            _ => {}
+        }
+        while let Some(b'0'..=b'9' | b'e' | b'E' | b'+' | b'-' | b'.') = self.peek() {
+            self.pos += 1;
+        }
+        let text = std::str::from_utf8(&self.s[start..self.pos]).expect("ASCII");
+        if text.is_empty() {
+            return Err(self.error("Expecting value"));
+        }
+        if !text.contains(['.', 'e', 'E']) {
+            if let Ok(i) = text.parse::<i64>() {
+                return Ok(Any::from(i));
+            }
+        }
+        // strtod accepts what Rust's parser does for these characters, bar
+        // a leading '+' (which strtod also takes).
+        match text.parse::<f64>() {
+            Ok(x) if x.is_finite() => Ok(Any::from(x)),
+            _ => Err(self.error_at(start, "Expecting value")),
+        }
+    }
+
+    fn hex4(&mut self) -> Option<u32> {
+        let digits = self.s.get(self.pos..self.pos + 4)?;
+        let text = std::str::from_utf8(digits).ok()?;
+        let v = u32::from_str_radix(text, 16).ok()?;
+        if !digits.iter().all(u8::is_ascii_hexdigit) {
+            return None;
+        }
+        self.pos += 4;
+        Some(v)
+    }
+
+    fn string(&mut self) -> Result<Vec<u8>> {
+        let start = self.pos;
+        self.pos += 1;
+        let mut out = Vec::new();
+        loop {
+            let Some(c) = self.peek() else {
+                return Err(self.error_at(start, "Unterminated string starting at"));
+            };
+            match c {
+                b'"' => {
+                    self.pos += 1;
+                    return Ok(out);
+                }
+                c if c < b' ' => return Err(self.error("Invalid control character at")),
+                b'\\' => {
+                    self.pos += 1;
+                    let simple = match self.peek() {
+                        Some(b'"') => Some(b'"'),
+                        Some(b'\\') => Some(b'\\'),
+                        Some(b'/') => Some(b'/'),
+                        Some(b'b') => Some(0x08),
+                        Some(b'f') => Some(0x0c),
+                        Some(b'n') => Some(b'\n'),
+                        Some(b'r') => Some(b'\r'),
+                        Some(b't') => Some(b'\t'),
+                        Some(b'u') => None,
+                        _ => return Err(self.error("Invalid \\escape")),
+                    };
+                    if let Some(b) = simple {
+                        out.push(b);
+                        self.pos += 1;
+                        continue;
+                    }
+                    let escape = self.pos;
+                    self.pos += 1;
+                    let first = self
+                        .hex4()
+                        .ok_or_else(|| self.error_at_copy(escape, "Invalid \\uXXXX escape"))?;
+                    let code = if (0xD800..=0xDFFF).contains(&first) {
+                        if first >= 0xDC00 || !self.literal(b"\\u") {
+                            return Err(
+                                self.error_at(escape, "Invalid surrogate pair of \\uXXXX escapes")
+                            );
+                        }
+                        let second_pos = self.pos;
+                        let second = self.hex4().ok_or_else(|| {
+                            self.error_at_copy(second_pos, "Invalid \\uXXXX escape")
+                        })?;
+                        if !(0xDC00..=0xDFFF).contains(&second) {
+                            return Err(self.error_at(
+                                second_pos,
+                                "Invalid surrogate pair of \\uXXXX escapes",
+                            ));
+                        }
+                        ((first - 0xD800) << 10) + (second - 0xDC00) + 0x10000
+                    } else {
+                        first
+                    };
+                    let ch = char::from_u32(code).unwrap_or('\u{FFFD}');
+                    let mut buf = [0u8; 4];
+                    out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
+                }
+                c => {
+                    out.push(c);
+                    self.pos += 1;
+                }
+            }
+        }
+    }
+
+    fn error_at_copy(&self, pos: usize, what: &str) -> Error {
+        Parser { pos, ..*self }.error(what)
+    }
+
+    fn array(&mut self, depth: usize) -> Result<Any> {
+        self.pos += 1;
+        self.skip_spaces();
+        let mut items = Vec::new();
+        match self.peek() {
+            None => return Err(self.error("Expecting value")),
+            Some(b']') => {
+                self.pos += 1;
+                return Ok(Any::from(seq::new_array(items)));
+            }
+            _ => {}
+        }
+        loop {
+            items.push(self.value(depth + 1)?);
+            self.skip_spaces();
+            match self.peek() {
+                Some(b',') => {
+                    self.pos += 1;
+                    self.skip_spaces();
+                }
+                Some(b']') => {
+                    self.pos += 1;
+                    return Ok(Any::from(seq::new_array(items)));
+                }
+                _ => return Err(self.error("Expecting ',' delimiter")),
+            }
+        }
+    }
+
+    fn object(&mut self, depth: usize) -> Result<Any> {
+        self.pos += 1;
+        self.skip_spaces();
+        let mut pairs = Vec::new();
+        match self.peek() {
+            Some(b'}') => {
+                self.pos += 1;
+                return Ok(Any::from(map::new_map(kTVMFFIMap, pairs)?));
+            }
+            Some(b'"') => {}
+            _ => return Err(self.error("Expecting property name enclosed in double quotes")),
+        }
+        loop {
+            if self.peek() != Some(b'"') {
+                return Err(self.error("Expecting property name enclosed in double quotes"));
+            }
+            let key = self.string()?;
+            self.skip_spaces();
+            if self.peek() != Some(b':') {
+                return Err(self.error("Expecting ':' delimiter"));
+            }
+            self.pos += 1;
+            let value = self.value(depth + 1)?;
+            pairs.push((make_text(&key, TextKind::Str), value));
+            self.skip_spaces();
+            match self.peek() {
+                Some(b'}') => {
+                    self.pos += 1;
+                    return Ok(Any::from(map::new_map(kTVMFFIMap, pairs)?));
+                }
+                Some(b',') => {
+                    self.pos += 1;
+                    self.skip_spaces();
+                }
+                _ => return Err(self.error("Expecting ',' delimiter")),
+            }
+        }
+    }
+}
+
+/// `ffi.json.Stringify(value, indent)`: compact without an indent, else one
+/// item per line.
+pub fn stringify(value: AnyView<'_>, indent: usize) -> Result<String> {
+    let mut w = Writer {
+        out: String::new(),
+        indent,
+        level: 0,
+        active: HashSet::new(),
+    };
+    w.value(value, 0)?;
+    Ok(w.out)
+}
+
+struct Writer {
+    out: String,
+    indent: usize,
+    level: usize,
+    active: HashSet<usize>,
+}
+
+/// A JSON string literal, escaped as the reference does.
+pub fn escape(text: &[u8], out: &mut String) {
+    out.push('"');
+    let mut start = 0;
+    for (i, &c) in text.iter().enumerate() {
+        let esc = match c {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'/' => "\\/",
+            0x08 => "\\b",
+            0x0c => "\\f",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            c if c < 0x20 || c == 0x7f => "",
+            _ => continue,
+        };
+        out.push_str(&String::from_utf8_lossy(&text[start..i]));
+        if esc.is_empty() {
+            out.push_str(&format!("\\u{c:04x}"));
+        } else {
+            out.push_str(esc);
+        }
+        start = i + 1;
+    }
+    out.push_str(&String::from_utf8_lossy(&text[start..]));
+    out.push('"');
+}
+
+/// A float as the reference writes it: integral values below 2^53 as
+/// `%.1f`, others as `%.17g`; NaN and infinities as JavaScript literals.
+fn float(x: f64) -> String {
+    if x.is_nan() {
+        return "NaN".into();
+    }
+    if x.is_infinite() {
+        return if x < 0.0 { "-Infinity" } else { "Infinity" }.into();
+    }
+    if x.abs() < (1u64 << 53) as f64 && x.fract() == 0.0 {
+        return format!("{x:.1}");
+    }
+    unsafe extern "C" {
+        fn snprintf(
+            buf: *mut core::ffi::c_char,
+            n: usize,
+            fmt: *const core::ffi::c_char,
+            ...
+        ) -> i32;
+    }
+    let mut buf = [0u8; 40];
+    // SAFETY: the buffer holds any %.17g output and its NUL.
+    let n = unsafe { snprintf(buf.as_mut_ptr().cast(), buf.len(), c"%.17g".as_ptr(), x) };
+    String::from_utf8_lossy(&buf[..n.clamp(0, 39) as usize]).into_owned()
+}
+
+impl Writer {
+    fn newline(&mut self) {
+        if self.indent != 0 {
+            self.out.push('\n');
+            for _ in 0..self.level {
+                self.out.push(' ');
+            }
+        }
+    }
+
+    fn value(&mut self, v: AnyView<'_>, depth: usize) -> Result<()> {
+        if depth >= MAX_DEPTH {
+            return Err(Error::value(
+                "json.Stringify: maximum nesting depth exceeded",
+            ));
+        }
+        let raw = v.raw();
+        match raw.type_index {
+            kTVMFFINone => self.out.push_str("null"),
+            kTVMFFIBool => self.out.push_str(if v.as_i64() == Some(0) {
+                "false"
+            } else {
+                "true"
+            }),
+            kTVMFFIInt => self.out.push_str(&v.as_i64().unwrap_or(0).to_string()),
+            kTVMFFIFloat => self.out.push_str(&float(v.as_f64().unwrap_or(0.0))),
+            kTVMFFISmallStr | kTVMFFIStr => escape(v.as_str_bytes().unwrap_or(b""), &mut self.out),
+            kTVMFFIArray | kTVMFFIList => {
+                let obj = v.to_object().expect("an object");
+                let key = obj.as_ptr() as usize;
+                let is_list = raw.type_index == kTVMFFIList;
+                if is_list && !self.active.insert(key) {
+                    return Err(Error::value("Cycle detected: List contains itself"));
+                }
+                let items: Vec<Any> = seq::elements(&obj, raw.type_index)?
+                    .iter()
+                    // SAFETY: stored elements are valid.
+                    .map(|e| unsafe { AnyView::from_raw(e) }.to_owned_any())
+                    .collect::<Result<_>>()?;
+                self.out.push('[');
+                self.level += self.indent;
+                for (i, item) in items.iter().enumerate() {
+                    if i != 0 {
+                        self.out.push(',');
+                    }
+                    self.newline();
+                    self.value(item.view(), depth + 1)?;
+                }
+                self.level -= self.indent;
+                self.newline();
+                self.out.push(']');
+                if is_list {
+                    self.active.remove(&key);
+                }
+            }
+            kTVMFFIMap => {
+                let obj = v.to_object().expect("an object");
+                self.out.push('{');
+                self.level += self.indent;
+                for (i, (k, val)) in map::items(&obj)?.iter().enumerate() {
+                    if i != 0 {
+                        self.out.push(',');
+                    }
+                    self.newline();
+                    let key = k.view();
+                    let text = match key.type_index() {
+                        kTVMFFISmallStr | kTVMFFIStr => key.as_str_bytes().unwrap_or(b""),
+                        t => {
+                            return Err(Error::value(format!(
+                                "Expect key to be string, got `{}`",
+                                super::type_table::type_key_of(t)
+                            )));
+                        }
+                    };
+                    escape(text, &mut self.out);
+                    self.out.push(':');
+                    if self.indent != 0 {
+                        self.out.push(' ');
+                    }
+                    self.value(val.view(), depth + 1)?;
+                }
+                self.level -= self.indent;
+                self.newline();
+                self.out.push('}');
+            }
+            t => {
+                return Err(Error::value(format!(
+                    "Unsupported type: `{}`",
+                    super::type_table::type_key_of(t)
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_and_errors() {
+        let v = parse(br#"{"a": [1, 2.5, true, null, "x\n\u00e9"], "b": -Infinity}"#).unwrap();
+        assert_eq!(
+            stringify(v.view(), 0).unwrap(),
+            r#"{"a":[1,2.5,true,null,"x\né"],"b":-Infinity}"#
+        );
+        assert_eq!(stringify(Any::from(3.0).view(), 0).unwrap(), "3.0");
+        let err = parse(b"[1,").unwrap_err().to_string();
+        assert!(
+            err.contains("Expecting value: line 1 column 4 (char 3)"),
+            "{err}"
+        );
+        assert!(parse(b"\"\\ud800\"").is_err());
+        assert!(parse(&[b'['; 100_000]).is_err());
+    }
+}

@@ -1,0 +1,587 @@
+//! JSON graph serialization (`ffi.ToJSONGraph[String]`,
+//! `ffi.FromJSONGraph[String]`), in the reference's format:
+//! `{"root_index": i, "nodes": [{"type": key, "data": ...}, ...]}` with
+//! equal values sharing one node, objects written field by field (or through
+//! their `__data_to_json__`/`__data_from_json__` attributes), enum singletons
+//! by index, bytes in base64. Decoding never trusts the document: indices,
+//! shapes and kinds are checked and reported as `ValueError`s.
+
+use super::any::{Any, AnyView, is_object_index};
+use super::dataclass::create_empty;
+use super::deep_copy::get_field;
+use super::error::{Error, Result};
+use super::field::{self, convert_error};
+use super::function::Function;
+use super::hash::{any_equal, any_hash};
+use super::object::ObjectRef;
+use super::reflected::{EnumObj, EnumStateObj, kIntEnum};
+use super::string::{TextKind, make_text};
+use super::type_table::{self, fields_with_ancestors, type_key_of};
+use super::{map, seq};
+use crate::abi::*;
+use std::collections::{HashMap, HashSet};
+
+fn text(s: &str) -> Any {
+    make_text(s.as_bytes(), TextKind::Str)
+}
+
+/// A JSON object (a Map) from string keys.
+fn object(pairs: Vec<(&str, Any)>) -> Result<Any> {
+    Ok(Any::from(map::new_map(
+        kTVMFFIMap,
+        pairs
+            .into_iter()
+            .map(|(k, v)| (text(k), v))
+            .collect::<Vec<_>>(),
+    )?))
+}
+
+fn array(items: Vec<Any>) -> Any {
+    Any::from(seq::new_array(items))
+}
+
+/// Whether `type_index` derives from (or is) `base`.
+fn is_instance(type_index: i32, base: i32) -> bool {
+    type_table::type_info(type_index)
+        .map(|info| {
+            // SAFETY: type infos and their ancestor arrays live forever.
+            let info = unsafe { &*info };
+            info.type_index == base
+                || (0..info.type_depth as usize)
+                    // SAFETY: as above.
+                    .any(|d| unsafe { (**info.type_ancestors.add(d)).type_index } == base)
+        })
+        .unwrap_or(false)
+}
+
+fn hook(name: &str, type_index: i32) -> Option<Function> {
+    type_table::attr_value(name, type_index)
+        .and_then(|v| v.view().to_object())
+        .and_then(Function::from_object)
+}
+
+/// Whether objects of `type_index` can be made empty (creator or `__ffi_new__`).
+fn has_creator(type_index: i32) -> bool {
+    type_table::creator_of(type_index).is_ok_and(|c| c.is_some())
+        || hook("__ffi_new__", type_index).is_some()
+}
+
+/// The deepest object nesting (de)serialized.
+const MAX_DEPTH: usize = super::recursive::MAX_DEPTH;
+
+fn too_deep() -> Error {
+    Error::value(format!(
+        "JSON graph: maximum nesting depth ({MAX_DEPTH}) exceeded"
+    ))
+}
+
+#[derive(Default)]
+struct Serializer {
+    depth: usize,
+    nodes: Vec<Any>,
+    /// Node indices by `AnyHash` of their value.
+    index: HashMap<u64, Vec<(Any, i64)>>,
+    active: HashSet<usize>,
+}
+
+/// `ffi.ToJSONGraph(value, metadata)`.
+pub fn to_json_graph(value: AnyView<'_>, metadata: AnyView<'_>) -> Result<Any> {
+    let mut s = Serializer::default();
+    let root = s.node(&value.to_owned_any()?)?;
+    let mut pairs = vec![("root_index", Any::from(root)), ("nodes", array(s.nodes))];
+    if metadata.type_index() != kTVMFFINone {
+        pairs.push(("metadata", metadata.to_owned_any()?));
+    }
+    object(pairs)
+}
+
+impl Serializer {
+    fn node(&mut self, value: &Any) -> Result<i64> {
+        if self.depth >= MAX_DEPTH {
+            return Err(too_deep());
+        }
+        self.depth += 1;
+        let result = self.node_inner(value);
+        self.depth -= 1;
+        result
+    }
+
+    fn node_inner(&mut self, value: &Any) -> Result<i64> {
+        let h = any_hash(value.view().raw())?;
+        if let Some(bucket) = self.index.get(&h) {
+            for (v, i) in bucket {
+                if any_equal(v.view().raw(), value.view().raw())? {
+                    return Ok(*i);
+                }
+            }
+        }
+        let v = value.view();
+        let ti = v.type_index();
+        let mut pairs = Vec::new();
+        let key = type_key_of(match ti {
+            kTVMFFISmallStr => kTVMFFIStr,
+            kTVMFFISmallBytes => kTVMFFIBytes,
+            t => t,
+        });
+        pairs.push(("type", text(&key)));
+        match ti {
+            kTVMFFINone => {}
+            kTVMFFIBool | kTVMFFIInt | kTVMFFIFloat => pairs.push(("data", value.clone())),
+            kTVMFFIDataType => {
+                let dt = v.as_dtype().expect("a data type");
+                pairs.push(("data", text(&super::dtype::to_string(dt)?)));
+            }
+            kTVMFFIDevice => {
+                let d = v.as_device().expect("a device");
+                let data = array(vec![
+                    Any::from(i64::from(d.device_type)),
+                    Any::from(i64::from(d.device_id)),
+                ]);
+                pairs.push(("data", data));
+            }
+            kTVMFFISmallStr | kTVMFFIStr => pairs.push(("data", value.clone())),
+            kTVMFFISmallBytes | kTVMFFIBytes => {
+                let encoded = base64_encode(v.as_bytes().unwrap_or(b""));
+                pairs.push(("data", text(&encoded)));
+            }
+            kTVMFFIArray | kTVMFFIList | kTVMFFIMap | kTVMFFIDict => {
+                let obj = v.to_object().expect("an object");
+                let ptr = obj.as_ptr() as usize;
+                let mutable = matches!(ti, kTVMFFIList | kTVMFFIDict);
+                if mutable && !self.active.insert(ptr) {
+                    let what = if ti == kTVMFFIList { "List" } else { "Dict" };
+                    return Err(Error::value(format!(
+                        "Cycle detected during serialization: a {what} contains itself"
+                    )));
+                }
+                let children: Vec<Any> = if matches!(ti, kTVMFFIArray | kTVMFFIList) {
+                    seq::elements(&obj, ti)?
+                        .iter()
+                        // SAFETY: stored elements are valid.
+                        .map(|e| unsafe { AnyView::from_raw(e) }.to_owned_any())
+                        .collect::<Result<_>>()?
+                } else {
+                    map::items(&obj)?
+                        .into_iter()
+                        .flat_map(|(k, v)| [k, v])
+                        .collect()
+                };
+                let data = children
+                    .iter()
+                    .map(|c| Ok(Any::from(self.node(c)?)))
+                    .collect::<Result<Vec<_>>>()?;
+                if mutable {
+                    self.active.remove(&ptr);
+                }
+                pairs.push(("data", array(data)));
+            }
+            kTVMFFIShape => {
+                let obj = v.to_object().expect("an object");
+                let dims = super::scalar::shape_dims(&obj).unwrap_or(&[]);
+                pairs.push(("data", array(dims.iter().map(|&d| Any::from(d)).collect())));
+            }
+            t if is_object_index(t) => {
+                let obj = v.to_object().expect("an object");
+                pairs.push(("data", self.object_data(&obj)?));
+            }
+            t => {
+                return Err(Error::runtime(format!(
+                    "Cannot serialize type `{}`",
+                    type_key_of(t)
+                )));
+            }
+        }
+        let index = self.nodes.len() as i64;
+        self.nodes.push(object(pairs)?);
+        self.index
+            .entry(h)
+            .or_default()
+            .push((value.clone(), index));
+        Ok(index)
+    }
+
+    fn object_data(&mut self, obj: &ObjectRef) -> Result<Any> {
+        let ti = obj.type_index();
+        if is_instance(ti, super::reflected::kEnum) {
+            // SAFETY: enum objects have the EnumObj layout.
+            let e = unsafe { obj.payload::<EnumObj>() };
+            return Ok(if is_instance(ti, kIntEnum) {
+                Any::from(e.int_index)
+            } else {
+                e.str_index.0.clone()
+            });
+        }
+        if let Some(f) = hook("__data_to_json__", ti) {
+            let o = Any::from(obj.clone());
+            return f.call(core::slice::from_ref(o.view().raw()));
+        }
+        if !has_creator(ti) {
+            return Err(Error::type_error(format!(
+                "Type `{}` does not support ToJSONGraph (no native creator or __ffi_new__ type attr)",
+                type_key_of(ti)
+            )));
+        }
+        let mut pairs = Vec::new();
+        for info in fields_with_ancestors(ti)? {
+            let value = get_field(obj, &info)?;
+            // SAFETY: field names live in the type table's pool.
+            let name = String::from_utf8_lossy(unsafe { super::string::byte_slice(info.name) })
+                .into_owned();
+            let data = match info.field_static_type_index {
+                kTVMFFINone => Any::NONE,
+                kTVMFFIBool | kTVMFFIInt | kTVMFFIFloat => value,
+                kTVMFFIDataType => {
+                    let dt = value
+                        .view()
+                        .as_dtype()
+                        .ok_or_else(|| convert_error(value.view(), "DataType"))?;
+                    text(&super::dtype::to_string(dt)?)
+                }
+                _ => Any::from(self.node(&value)?),
+            };
+            pairs.push((name, data));
+        }
+        Ok(Any::from(map::new_map(
+            kTVMFFIMap,
+            pairs
+                .into_iter()
+                .map(|(k, v)| (text(&k), v))
+                .collect::<Vec<_>>(),
+        )?))
+    }
+}
+
+/// `ffi.FromJSONGraph(json)`.
+pub fn from_json_graph(value: AnyView<'_>) -> Result<Any> {
+    let root = value
+        .to_object()
+        .filter(|o| o.type_index() == kTVMFFIMap)
+        .ok_or_else(|| Error::value("Invalid JSON Object Graph, expected an object"))?;
+    let root_index = get(&root, "root_index")
+        .and_then(|v| v.view().as_i64().filter(|_| v.type_index() == kTVMFFIInt))
+        .ok_or_else(|| {
+            Error::value("Invalid JSON Object Graph, expected `root_index` integer field")
+        })?;
+    let nodes = get(&root, "nodes")
+        .and_then(|v| v.view().to_object())
+        .filter(|o| o.type_index() == kTVMFFIArray)
+        .ok_or_else(|| Error::value("Invalid JSON Object Graph, expected `nodes` array field"))?;
+    let nodes: Vec<Any> = seq::elements(&nodes, kTVMFFIArray)?
+        .iter()
+        // SAFETY: stored elements are valid.
+        .map(|e| unsafe { AnyView::from_raw(e) }.to_owned_any())
+        .collect::<Result<_>>()?;
+    let mut d = Deserializer {
+        depth: 0,
+        decoded: vec![None; nodes.len()],
+        decoding: vec![false; nodes.len()],
+        nodes,
+    };
+    d.node(root_index)
+}
+
+/// `map[key]` of a JSON object.
+fn get(obj: &ObjectRef, key: &str) -> Option<Any> {
+    map::get(obj, text(key).view().raw()).ok().flatten()
+}
+
+fn as_i64(v: &Any) -> Result<i64> {
+    v.view()
+        .as_i64()
+        .filter(|_| v.type_index() == kTVMFFIInt)
+        .ok_or_else(|| convert_error(v.view(), "int"))
+}
+
+fn as_str(v: &Any) -> Result<&[u8]> {
+    v.view()
+        .as_str_bytes()
+        .ok_or_else(|| convert_error(v.view(), "str"))
+}
+
+fn as_items(v: &Any) -> Result<Vec<Any>> {
+    let obj = v
+        .view()
+        .to_object()
+        .filter(|o| matches!(o.type_index(), kTVMFFIArray | kTVMFFIList))
+        .ok_or_else(|| convert_error(v.view(), "Array<Any>"))?;
+    seq::elements(&obj, obj.type_index())?
+        .iter()
+        // SAFETY: stored elements are valid.
+        .map(|e| unsafe { AnyView::from_raw(e) }.to_owned_any())
+        .collect()
+}
+
+struct Deserializer {
+    depth: usize,
+    nodes: Vec<Any>,
+    decoded: Vec<Option<Any>>,
+    /// Nodes being decoded: a reference back to one is a cycle, which a
+    /// well-formed graph never has.
+    decoding: Vec<bool>,
+}
+
+impl Deserializer {
+    fn node(&mut self, index: i64) -> Result<Any> {
+        let i = usize::try_from(index)
+            .ok()
+            .filter(|&i| i < self.nodes.len())
+            .ok_or_else(|| {
+                Error::value(format!(
+                    "Invalid JSON Object Graph: invalid node index {index}"
+                ))
+            })?;
+        if let Some(done) = &self.decoded[i] {
+            return Ok(done.clone());
+        }
+        // The reference recurses into such a cycle until the stack runs out.
+        if self.depth >= MAX_DEPTH {
+            return Err(too_deep());
+        }
+        if self.decoding[i] {
+            return Err(Error::value(format!(
+                "Invalid JSON Object Graph: node {index} refers to itself"
+            )));
+        }
+        self.decoding[i] = true;
+        self.depth += 1;
+        let node = self.nodes[i].clone();
+        let value = self.decode(&node);
+        self.depth -= 1;
+        self.decoding[i] = false;
+        let value = value?;
+        self.decoded[i] = Some(value.clone());
+        Ok(value)
+    }
+
+    fn decode(&mut self, node: &Any) -> Result<Any> {
+        let obj = node
+            .view()
+            .to_object()
+            .filter(|o| o.type_index() == kTVMFFIMap)
+            .ok_or_else(|| convert_error(node.view(), "Map<str, Any>"))?;
+        let key = get(&obj, "type")
+            .ok_or_else(|| Error::new(super::ErrorKind::KeyError, "key is not in Map"))?;
+        let type_index = type_table::key_to_index(as_str(&key)?)?;
+        let data = || {
+            get(&obj, "data")
+                .ok_or_else(|| Error::new(super::ErrorKind::KeyError, "key is not in Map"))
+        };
+        Ok(match type_index {
+            kTVMFFINone => Any::NONE,
+            kTVMFFIBool => {
+                let d = data()?;
+                Any::from(
+                    d.view()
+                        .as_i64()
+                        .ok_or_else(|| convert_error(d.view(), "bool"))?
+                        != 0,
+                )
+            }
+            kTVMFFIInt => Any::from(as_i64(&data()?)?),
+            kTVMFFIFloat => {
+                let d = data()?;
+                Any::from(
+                    d.view()
+                        .as_f64()
+                        .ok_or_else(|| convert_error(d.view(), "float"))?,
+                )
+            }
+            kTVMFFIDataType => Any::dtype(super::dtype::from_string(as_str(&data()?)?)?),
+            kTVMFFIDevice => {
+                let items = as_items(&data()?)?;
+                if items.len() != 2 {
+                    return Err(Error::value(format!(
+                        "Invalid JSON Object Graph: Device data must be an array of [device_type, device_id], got {} element(s)",
+                        items.len()
+                    )));
+                }
+                let num = |v: &Any| -> Result<i32> {
+                    i32::try_from(as_i64(v)?).map_err(|_| convert_error(v.view(), "int"))
+                };
+                Any::device(DLDevice {
+                    device_type: num(&items[0])?,
+                    device_id: num(&items[1])?,
+                })
+            }
+            kTVMFFIStr => make_text(as_str(&data()?)?, TextKind::Str),
+            kTVMFFIBytes => make_text(&base64_decode(as_str(&data()?)?)?, TextKind::Bytes),
+            kTVMFFIArray | kTVMFFIList => {
+                let items = as_items(&data()?)?
+                    .iter()
+                    .map(|i| self.node(as_i64(i)?))
+                    .collect::<Result<Vec<_>>>()?;
+                Any::from(if type_index == kTVMFFIArray {
+                    seq::new_array(items)
+                } else {
+                    seq::new_list(items)
+                })
+            }
+            kTVMFFIMap | kTVMFFIDict => {
+                let items = as_items(&data()?)?;
+                if items.len() % 2 != 0 {
+                    return Err(Error::value(format!(
+                        "Invalid JSON Object Graph: Map/Dict data must contain an even number of [key, value] entries, got {}",
+                        items.len()
+                    )));
+                }
+                let mut pairs = Vec::with_capacity(items.len() / 2);
+                for kv in items.chunks_exact(2) {
+                    pairs.push((self.node(as_i64(&kv[0])?)?, self.node(as_i64(&kv[1])?)?));
+                }
+                Any::from(map::new_map(type_index, pairs)?)
+            }
+            kTVMFFIShape => {
+                let dims = as_items(&data()?)?
+                    .iter()
+                    .map(as_i64)
+                    .collect::<Result<Vec<_>>>()?;
+                Any::from(super::scalar::new_shape(&dims))
+            }
+            t => self.decode_object(t, &data()?)?,
+        })
+    }
+
+    fn decode_object(&mut self, type_index: i32, data: &Any) -> Result<Any> {
+        if is_instance(type_index, super::reflected::kEnum) {
+            let key = if is_instance(type_index, kIntEnum) {
+                Any::from(as_i64(data)?)
+            } else {
+                make_text(as_str(data)?, TextKind::Str)
+            };
+            return enum_by_index(type_index, &key);
+        }
+        if let Some(f) = hook("__data_from_json__", type_index) {
+            return f.call(core::slice::from_ref(data.view().raw()));
+        }
+        let obj = create_empty(type_index)?;
+        let fields_data = data
+            .view()
+            .to_object()
+            .filter(|o| o.type_index() == kTVMFFIMap)
+            .ok_or_else(|| convert_error(data.view(), "Map<str, Any>"))?;
+        for info in fields_with_ancestors(type_index)? {
+            // SAFETY: field names live in the type table's pool.
+            let name = unsafe { super::string::byte_slice(info.name) };
+            let addr = obj
+                .as_ptr()
+                .cast::<u8>()
+                .wrapping_add(info.offset as usize)
+                .cast();
+            match map::get(&fields_data, make_text(name, TextKind::Str).view().raw())? {
+                Some(d) => {
+                    let value = match info.field_static_type_index {
+                        kTVMFFINone => Any::NONE,
+                        kTVMFFIBool | kTVMFFIInt | kTVMFFIFloat => d,
+                        kTVMFFIDataType => Any::dtype(super::dtype::from_string(as_str(&d)?)?),
+                        _ => self.node(as_i64(&d)?)?,
+                    };
+                    // SAFETY: `info` is a field of `obj`'s type.
+                    unsafe { field::call_setter(&info, addr, value.view().raw())? };
+                }
+                None if info.flags & i64::from(kTVMFFIFieldFlagBitMaskHasDefault) != 0 => {
+                    // SAFETY: as above.
+                    unsafe { field::set_default(&info, addr)? };
+                }
+                None => {
+                    return Err(Error::type_error(format!(
+                        "Required field `{}` not set in type `{}`",
+                        String::from_utf8_lossy(name),
+                        type_key_of(type_index)
+                    )));
+                }
+            }
+        }
+        Ok(Any::from(obj))
+    }
+}
+
+/// The enum singleton of `type_index` with integer or string index `key`.
+fn enum_by_index(type_index: i32, key: &Any) -> Result<Any> {
+    let state =
+        type_table::attr_value("__ffi_enum__", type_index).and_then(|s| s.view().to_object());
+    if let Some(state) = state.filter(|s| s.type_index() == super::reflected::kEnumState) {
+        // SAFETY: EnumState objects have the EnumStateObj layout.
+        let indexes = unsafe { state.payload::<EnumStateObj>() }.indexes.clone();
+        if let Some(found) = indexes
+            .map(|d| map::get(&d, key.view().raw()))
+            .transpose()?
+            .flatten()
+        {
+            return Ok(found);
+        }
+    }
+    let shown = super::recursive::repr_print(key.view()).unwrap_or_default();
+    let shown = shown.trim_matches('"');
+    Err(Error::value(format!(
+        "Enum `{}` has no instance with index {shown}",
+        type_key_of(type_index)
+    )))
+}
+
+const BASE64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/// Standard base64 with padding.
+pub fn base64_encode(data: &[u8]) -> String {
+    let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
+    for chunk in data.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for (i, shift) in [18, 12, 6, 0].into_iter().enumerate() {
+            if i <= chunk.len() {
+                out.push(BASE64[((n >> shift) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// Decodes standard base64 with padding. The reference reads outside its
+/// decode table on characters beyond `z`; ours rejects any non-alphabet
+/// character with a `ValueError`.
+pub fn base64_decode(text: &[u8]) -> Result<Vec<u8>> {
+    if text.len() % 4 != 0 {
+        return Err(Error::value("invalid base64 encoding"));
+    }
+    let value = |c: u8| -> Result<u32> {
+        match c {
+            b'=' => Ok(0),
+            _ => BASE64
+                .iter()
+                .position(|&b| b == c)
+                .map(|p| p as u32)
+                .ok_or_else(|| Error::value(format!("invalid base64 character {:?}", c as char))),
+        }
+    };
+    let mut out = Vec::with_capacity(text.len() / 4 * 3);
+    for q in text.chunks_exact(4) {
+        let n = (value(q[0])? << 18) | (value(q[1])? << 12) | (value(q[2])? << 6) | value(q[3])?;
+        out.push((n >> 16) as u8);
+        if q[2] != b'=' {
+            out.push((n >> 8) as u8);
+        }
+        if q[3] != b'=' {
+            out.push(n as u8);
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_round_trip() {
+        for data in [&b""[..], b"a", b"ab", b"abc", b"\x00\xff\x10\x80"] {
+            assert_eq!(base64_decode(base64_encode(data).as_bytes()).unwrap(), data);
+        }
+        assert_eq!(base64_encode(b"ab"), "YWI=");
+        assert!(base64_decode(b"YW\xffI").is_err());
+    }
+}
