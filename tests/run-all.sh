@@ -8,6 +8,8 @@
 #      with transcript diffs,
 #   4. cross-loading: the official Python package loads our library as a
 #      module and runs an artifact built by our writer,
+#   4b. the official package's own test suite, run on the official library
+#      and on ours (tests/suite/run.sh), failing on any core-half regression,
 #   5. the C tests under valgrind (leaks and invalid accesses), when present.
 set -euo pipefail
 mkdir -p "$(dirname "${BASH_SOURCE[0]}")/../target"
@@ -36,6 +38,10 @@ echo "== cross-loading with the official Python package"
 "$venv/bin/python" tests/cross_load.py | tee target/cross-load.log
 cross_passed=$(awk '/^cross-load:/ { print $2 }' target/cross-load.log)
 
+echo "== the official Python test suite, on the official library and on ours"
+tests/suite/run.sh "$venv" target/release/libtvm_ffi.so | tee target/suite.log
+suite_passed=$(awk '/^official-suite:/ { print $2 }' target/suite.log)
+
 echo "== fuzzing the library_bin parser (bounded)"
 fuzz_rc=0
 fuzz/run.sh "${TVM_FFI_FUZZ_SECONDS:-30}" || fuzz_rc=$?
@@ -61,4 +67,4 @@ if command -v valgrind >/dev/null 2>&1; then
   done
 fi
 echo "== all tests passed"
-echo "summary: $((cargo_passed + ctest_passed + cross_passed)) passed, 0 failed"
+echo "summary: $((cargo_passed + ctest_passed + cross_passed + suite_passed)) passed, 0 failed"

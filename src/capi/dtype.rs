@@ -3,7 +3,6 @@
 use super::{arg_bytes, arg_out, arg_ref, ffi_call};
 use crate::abi::*;
 use crate::core::dtype;
-use crate::core::string::{TextKind, make_text};
 use core::ffi::c_int;
 
 /// Parses a dtype string (`int32`, `float16x4`, `bfloat16`, `bool`,
@@ -39,7 +38,7 @@ pub unsafe extern "C" fn TVMFFIDataTypeToString(
     ffi_call(|| {
         // SAFETY: per the contract.
         let (value, out) = unsafe { (arg_ref(dtype, "dtype")?, arg_out(out, "out")?) };
-        *out = make_text(dtype::to_string(*value)?.as_bytes(), TextKind::Str).into_raw();
+        *out = crate::core::Any::from(dtype::to_string_object(*value)?).into_raw();
         Ok(())
     })
 }

@@ -2,7 +2,6 @@
 
 use super::{arg_bytes, arg_handle, arg_out, arg_ref, ffi_call, null_arg, raise_null};
 use crate::abi::*;
-use crate::core::any::take_rvalue_ref;
 use crate::core::function::raise_code;
 use crate::core::{AnyView, Error, Function, ObjectRef, registry};
 use core::ffi::{c_int, c_void};
@@ -189,14 +188,11 @@ pub unsafe extern "C" fn TVMFFIAnyViewToOwnedAny(
     ffi_call(|| {
         // SAFETY: per the contract.
         let (view, out) = unsafe { (arg_ref(any_view, "any_view")?, arg_out(out, "out")?) };
-        let owned = if view.type_index == kTVMFFIObjectRValueRef {
-            // SAFETY: an r-value reference points to an owning object slot.
-            unsafe { take_rvalue_ref(view) }?
-        } else {
-            // SAFETY: the value is valid per the contract.
-            unsafe { AnyView::from_raw(view) }.to_owned_any()?
-        };
-        *out = owned.into_raw();
+        // SAFETY: the value is valid per the contract (an r-value reference
+        // is moved from).
+        *out = unsafe { AnyView::from_raw(view) }
+            .to_owned_any()?
+            .into_raw();
         Ok(())
     })
 }

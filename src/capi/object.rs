@@ -41,7 +41,7 @@ pub unsafe extern "C" fn TVMFFIObjectIncRef(obj: TVMFFIObjectHandle) -> c_int {
 }
 
 /// Drops a strong reference to an object; the last one runs its deleter.
-/// Errors: ValueError if `obj` is NULL.
+/// A NULL `obj` is a no-op that returns 0 (as in the reference).
 ///
 /// # Safety
 /// `obj` is NULL or a live object of which the caller owns a reference.
@@ -54,7 +54,8 @@ pub unsafe extern "C" fn TVMFFIObjectDecRef(obj: TVMFFIObjectHandle) -> c_int {
             unsafe { dec_ref(obj) };
             0
         }
-        None => raise_null("obj"),
+        // Releasing nothing is a no-op, as in the reference.
+        None => 0,
     }
 }
 

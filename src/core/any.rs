@@ -165,7 +165,9 @@ impl<'a> AnyView<'a> {
     ///
     /// # Safety
     /// `raw` is a valid value of its kind for `'a`: objects are alive, raw
-    /// strings are NUL-terminated, byte-array pointers point to live arrays.
+    /// strings are NUL-terminated, byte-array pointers point to live arrays,
+    /// r-value references point to a writable object slot (or NULL) whose
+    /// reference the callee may take, as the C ABI lets a callee do.
     #[inline]
     pub unsafe fn from_raw(raw: &'a TVMFFIAny) -> Self {
         AnyView(raw)
@@ -270,8 +272,9 @@ impl<'a> AnyView<'a> {
     }
 
     /// Converts to an owned value: objects gain a reference, raw strings
-    /// become String objects, byte-array pointers Bytes objects; r-value
-    /// references are rejected (use [`take_rvalue_ref`]).
+    /// become String objects, byte-array pointers Bytes objects, and an
+    /// r-value reference is moved from (its slot left NULL), as C++ moves it
+    /// into an `Any`.
     pub fn to_owned_any(&self) -> Result<Any> {
         let raw = *self.0;
         if is_object_index(raw.type_index) {
@@ -291,9 +294,8 @@ impl<'a> AnyView<'a> {
                     .ok_or_else(|| Error::value("a raw string or byte array pointer is NULL"))?;
                 Ok(string::make_text(bytes, kind))
             }
-            kTVMFFIObjectRValueRef => {
-                Err(Error::type_error("an r-value reference cannot be borrowed"))
-            }
+            // SAFETY: per `from_raw`, the slot is writable and owned.
+            kTVMFFIObjectRValueRef => unsafe { take_rvalue_ref(self.0) },
             // SAFETY: POD kinds carry no ownership; copying them is all.
             _ => Ok(unsafe { Any::from_raw(raw) }),
         }

@@ -34,12 +34,12 @@ pub fn register(g: &mut Globals<'_>) {
             }
         }
     ));
-    // A string object comes back as the same object, as in the reference.
+    // A string (bytes) value comes back as it is, as in the reference.
     g.add(typed_fn!("ffi.String", |s: Str<'_>| -> StrAny {
-        Ok(StrAny(same_or_new(s.0, TextKind::Str)?))
+        Ok(StrAny(s.to_value()?))
     }));
     g.add(typed_fn!("ffi.Bytes", |b: BytesArg<'_>| -> BytesAny {
-        Ok(BytesAny(same_or_new(b.0, TextKind::Bytes)?))
+        Ok(BytesAny(b.to_value()?))
     }));
     g.add(typed_fn!(
         "ffi.FunctionFromExternC",
@@ -185,12 +185,6 @@ fn list_global_names_functor() -> Function {
         })?;
         Ok(make_text(name, TextKind::Str))
     })
-}
-
-/// The argument itself when it is already a string (bytes) object, else a
-/// new value with its text.
-fn same_or_new(text: &[u8], kind: TextKind) -> Result<Any> {
-    Ok(make_text(text, kind))
 }
 
 /// `ffi.FunctionFromExternC(self, safe_call, deleter)`.

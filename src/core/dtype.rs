@@ -56,6 +56,39 @@ fn call_hook(name: &str, arg: super::Any) -> Result<super::Any> {
     f.call(&[*arg.view().raw()])
 }
 
+/// Cached String objects of formatted data types, bounded so that a
+/// stream of distinct (hostile) data types cannot grow it without limit.
+static STRING_CACHE: std::sync::LazyLock<
+    std::sync::RwLock<std::collections::HashMap<(u8, u8, u16), super::ObjectRef>>,
+> = std::sync::LazyLock::new(Default::default);
+
+/// The most data types whose strings are cached.
+const STRING_CACHE_LIMIT: usize = 4096;
+
+/// `TVMFFIDataTypeToString`: the formatted data type as a String object
+/// (always a heap `ffi.String`, as the reference returns). One object per
+/// data type is cached, so repeated calls allocate nothing. Custom types
+/// are not cached: their names come from a registered hook that may change.
+pub fn to_string_object(dtype: DLDataType) -> Result<super::ObjectRef> {
+    let key = (dtype.code, dtype.bits, dtype.lanes);
+    let cacheable = dtype.code < CUSTOM_BEGIN;
+    if cacheable {
+        let cache = STRING_CACHE.read().unwrap_or_else(|e| e.into_inner());
+        if let Some(s) = cache.get(&key) {
+            return Ok(s.clone());
+        }
+    }
+    let text = to_string(dtype)?;
+    let obj = super::string::new_text_object(text.as_bytes(), super::string::TextKind::Str);
+    if cacheable {
+        let mut cache = STRING_CACHE.write().unwrap_or_else(|e| e.into_inner());
+        if cache.len() < STRING_CACHE_LIMIT {
+            return Ok(cache.entry(key).or_insert(obj).clone());
+        }
+    }
+    Ok(obj)
+}
+
 /// Formats a data type as the reference does (`bool`, `float32x4`, `handle`,
 /// `` for void, `custom[name]8`).
 pub fn to_string(dtype: DLDataType) -> Result<String> {

@@ -270,29 +270,45 @@ impl Param<'_> for *mut c_void {
     }
 }
 
-/// A `str` argument: its text, borrowed.
-#[derive(Clone, Copy, Debug)]
-pub struct Str<'a>(pub &'a [u8]);
+/// A `str` argument: its text, borrowed, and the value it came as.
+#[derive(Clone, Copy)]
+pub struct Str<'a>(pub &'a [u8], AnyView<'a>);
 
 impl<'a> Param<'a> for Str<'a> {
     fn schema() -> Schema {
         Schema::STR
     }
     fn from_view(v: AnyView<'a>) -> Option<Self> {
-        v.as_str_bytes().map(Str)
+        v.as_str_bytes().map(|s| Str(s, v))
     }
 }
 
-/// A `bytes` argument: its content, borrowed.
-#[derive(Clone, Copy, Debug)]
-pub struct BytesArg<'a>(pub &'a [u8]);
+/// A `bytes` argument: its content, borrowed, and the value it came as.
+#[derive(Clone, Copy)]
+pub struct BytesArg<'a>(pub &'a [u8], AnyView<'a>);
 
 impl<'a> Param<'a> for BytesArg<'a> {
     fn schema() -> Schema {
         Schema::BYTES
     }
     fn from_view(v: AnyView<'a>) -> Option<Self> {
-        v.as_bytes().map(BytesArg)
+        v.as_bytes().map(|b| BytesArg(b, v))
+    }
+}
+
+impl Str<'_> {
+    /// The argument as an owned string value: the same object when it is
+    /// one (small or heap), a new String for a raw C string.
+    pub fn to_value(&self) -> Result<Any> {
+        self.1.to_owned_any()
+    }
+}
+
+impl BytesArg<'_> {
+    /// The argument as an owned bytes value: the same object when it is
+    /// one, a new Bytes for a byte-array pointer.
+    pub fn to_value(&self) -> Result<Any> {
+        self.1.to_owned_any()
     }
 }
 

@@ -119,7 +119,8 @@ unsafe extern "C" fn delete_text(this: *mut c_void, flags: c_int) {
 }
 
 /// The bytes of a text value of `kind` (or, for `Str`, a raw C string; for
-/// both, a byte-array pointer). None for other kinds or NULL pointers.
+/// `Bytes`, a byte-array pointer), the values C++'s `String`/`Bytes`
+/// accept. None for other kinds or NULL pointers.
 pub fn str_bytes_of<'a>(view: AnyView<'a>, kind: TextKind) -> Option<&'a [u8]> {
     let raw: &'a TVMFFIAny = view.raw();
     match raw.type_index {
@@ -140,7 +141,7 @@ pub fn str_bytes_of<'a>(view: AnyView<'a>, kind: TextKind) -> Option<&'a [u8]> {
             // SAFETY: as above; the cell describes the object's data.
             Some(unsafe { byte_slice(cell) })
         }
-        kTVMFFIByteArrayPtr => {
+        kTVMFFIByteArrayPtr if kind == TextKind::Bytes => {
             // SAFETY: byte-array pointers store `v_ptr`, valid for `'a`.
             let arr = unsafe { raw.value.v_ptr }.cast::<TVMFFIByteArray>();
             // SAFETY: checked non-null; the caller keeps it valid.
