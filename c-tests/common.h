@@ -44,28 +44,48 @@ static inline void print_raised(const char* where) {
     }                                                                      \
   } while (0)
 
-/* Takes the raised error and returns its kind as a malloc'd string. */
+/* Takes the raised error and returns "kind: message" as a malloc'd string:
+ * transcripts show the full message, so they differ whenever what a caller
+ * sees differs. */
 static inline char* take_error_kind(void) {
   TVMFFIObjectHandle err = NULL;
   TVMFFIErrorMoveFromRaised(&err);
   if (err == NULL) return NULL;
   const TVMFFIErrorCell* cell =
       (const TVMFFIErrorCell*)((const char*)err + sizeof(TVMFFIObject));
-  char* kind = (char*)malloc(cell->kind.size + 1);
-  memcpy(kind, cell->kind.data, cell->kind.size);
-  kind[cell->kind.size] = 0;
+  size_t n = cell->kind.size + 2 + cell->message.size;
+  char* text = (char*)malloc(n + 1);
+  memcpy(text, cell->kind.data, cell->kind.size);
+  memcpy(text + cell->kind.size, ": ", 2);
+  memcpy(text + cell->kind.size + 2, cell->message.data, cell->message.size);
+  text[n] = 0;
   TVMFFIObjectDecRef(err);
-  return kind;
+  return text;
 }
 
-/* Expects `expr` to fail and prints the raised error's kind. */
+/* Expects `expr` to fail and prints the return code, the raised error's
+ * kind and its full message. */
 #define EXPECT_RAISES(label, expr)                                         \
   do {                                                                     \
     int rc_ = (expr);                                                      \
     CHECK(rc_ != 0);                                                       \
     char* kind_ = take_error_kind();                                       \
     CHECK(kind_ != NULL);                                                  \
-    printf("%s: raises %s\n", label, kind_);                               \
+    printf("%s: rc %d raises %s\n", label, rc_, kind_);                    \
+    free(kind_);                                                           \
+  } while (0)
+
+/* Expects `expr` to fail and prints only the error's kind: for errors whose
+ * message is deliberately clearer than the reference's (which fails a bare
+ * internal check there). */
+#define EXPECT_RAISES_KIND(label, expr)                                    \
+  do {                                                                     \
+    int rc_ = (expr);                                                      \
+    CHECK(rc_ != 0);                                                       \
+    char* kind_ = take_error_kind();                                       \
+    CHECK(kind_ != NULL);                                                  \
+    *strchr(kind_, ':') = 0;                                               \
+    printf("%s: rc %d raises %s\n", label, rc_, kind_);                    \
     free(kind_);                                                           \
   } while (0)
 

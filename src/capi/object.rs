@@ -99,9 +99,9 @@ pub unsafe extern "C" fn TVMFFIObjectCreateOpaque(
         // SAFETY: per the contract.
         let out = unsafe { arg_out(out, "out") }?;
         if type_index != kTVMFFIOpaquePyObject {
-            return Err(Error::runtime(format!(
-                "Only kTVMFFIOpaquePyObject is supported for now, got type index {type_index}"
-            )));
+            return Err(Error::runtime(
+                "Only kTVMFFIOpaquePyObject is supported for now",
+            ));
         }
         let cell = TVMFFIOpaqueObjectCell { handle };
         *out = new_object(type_index, Opaque { cell, deleter })

@@ -205,14 +205,20 @@ impl<'a> AnyView<'a> {
 
     /// The value as a data type.
     pub fn as_dtype(&self) -> Option<DLDataType> {
-        // SAFETY: data types store `v_dtype`.
-        (self.0.type_index == kTVMFFIDataType).then(|| unsafe { self.0.value.v_dtype })
+        match self.0.type_index {
+            // SAFETY: data types store `v_dtype`.
+            kTVMFFIDataType => Some(unsafe { self.0.value.v_dtype }),
+            _ => None,
+        }
     }
 
     /// The value as a device.
     pub fn as_device(&self) -> Option<DLDevice> {
-        // SAFETY: devices store `v_device`.
-        (self.0.type_index == kTVMFFIDevice).then(|| unsafe { self.0.value.v_device })
+        match self.0.type_index {
+            // SAFETY: devices store `v_device`.
+            kTVMFFIDevice => Some(unsafe { self.0.value.v_device }),
+            _ => None,
+        }
     }
 
     /// The value as a pointer (`void*`, or None as NULL).

@@ -81,66 +81,8 @@ pub fn register(g: &mut Globals<'_>) {
     g.add(typed_fn!("ffi.DeepCopy", |value: AnyView<'_>| -> Any {
         super::deep_copy::deep_copy(value)
     }));
-    g.add(typed_fn!("ffi.ToJSONGraph", |v: AnyView<'_>,
-                                        meta: AnyView<'_>|
-     -> Any {
-        super::serialization::to_json_graph(v, meta)
-    }));
-    g.add(typed_fn!("ffi.ToJSONGraphString", |v: AnyView<'_>,
-                                              meta: AnyView<'_>|
-     -> StrRet {
-        let graph = super::serialization::to_json_graph(v, meta)?;
-        Ok(StrRet(
-            super::json::stringify(graph.view(), 0)?.into_bytes(),
-        ))
-    }));
-    g.add(typed_fn!("ffi.FromJSONGraph", |v: AnyView<'_>| -> Any {
-        super::serialization::from_json_graph(v)
-    }));
-    g.add(typed_fn!("ffi.FromJSONGraphString", |s: Str<'_>| -> Any {
-        super::serialization::from_json_graph(super::json::parse(s.0)?.view())
-    }));
-    g.add(typed_fn!("ffi.json.Parse", |s: Str<'_>| -> Any {
-        super::json::parse(s.0)
-    }));
-    g.add(typed_fn!("ffi.json.Stringify", |v: AnyView<'_>,
-                                           indent: Option<i64>|
-     -> StrRet {
-        let indent = usize::try_from(indent.unwrap_or(0)).unwrap_or(0);
-        Ok(StrRet(super::json::stringify(v, indent)?.into_bytes()))
-    }));
-    g.add(typed_fn!("ffi.ReprPrint", |value: AnyView<'_>| -> StrRet {
-        Ok(StrRet(super::recursive::repr_print(value)?.into_bytes()))
-    }));
-    g.add(typed_fn!(
-        "ffi.RecursiveHash",
-        |value: AnyView<'_>| -> i64 { super::recursive::recursive_hash(value) }
-    ));
-    g.add(typed_fn!("ffi.RecursiveEq", |l: AnyView<'_>,
-                                        r: AnyView<'_>|
-     -> bool {
-        Ok(super::recursive::recursive_compare(l, r, true)? == 0)
-    }));
-    g.add(typed_fn!("ffi.RecursiveLt", |l: AnyView<'_>,
-                                        r: AnyView<'_>|
-     -> bool {
-        Ok(super::recursive::recursive_compare(l, r, false)? < 0)
-    }));
-    g.add(typed_fn!("ffi.RecursiveLe", |l: AnyView<'_>,
-                                        r: AnyView<'_>|
-     -> bool {
-        Ok(super::recursive::recursive_compare(l, r, false)? <= 0)
-    }));
-    g.add(typed_fn!("ffi.RecursiveGt", |l: AnyView<'_>,
-                                        r: AnyView<'_>|
-     -> bool {
-        Ok(super::recursive::recursive_compare(l, r, false)? > 0)
-    }));
-    g.add(typed_fn!("ffi.RecursiveGe", |l: AnyView<'_>,
-                                        r: AnyView<'_>|
-     -> bool {
-        Ok(super::recursive::recursive_compare(l, r, false)? >= 0)
-    }));
+    super::serialization::register(g);
+    super::recursive::register(g);
     super::dataclass::register(g);
 }
 
@@ -177,12 +119,9 @@ fn list_global_names_functor() -> Function {
         if i < 0 {
             return Ok(Any::from(names.len() as i64));
         }
-        let name = names.get(i as usize).ok_or_else(|| {
-            Error::index(format!(
-                "index {i} out of range for {} global names",
-                names.len()
-            ))
-        })?;
+        let name = names
+            .get(i as usize)
+            .ok_or_else(|| Error::index(format!("Index {i} out of bounds {}", names.len())))?;
         Ok(make_text(name, TextKind::Str))
     })
 }

@@ -408,7 +408,7 @@ fn py_class_register(type_index: i32, total_size: i32) -> Result<()> {
             // SAFETY: both objects have this type's layout; `to` is zeroed.
             unsafe {
                 storage.init(to);
-                storage.write(to, storage.read(from))?;
+                storage.write(to, storage.read(from).view())?;
             }
         }
         Ok(Owned::new(obj))
@@ -460,7 +460,7 @@ fn make_field_setter(field_type_index: i32, converter: i64, f_convert: i64) -> R
         // SAFETY: a successful converter leaves an owned value.
         let value = unsafe { Any::from_raw(converted) };
         // SAFETY: the frontend hands the address of a field of this storage.
-        unsafe { storage.write(addr, value)? };
+        unsafe { storage.write(addr, value.view())? };
         Ok(Any::NONE)
     }))
 }

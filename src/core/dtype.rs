@@ -58,9 +58,11 @@ fn call_hook(name: &str, arg: super::Any) -> Result<super::Any> {
 
 /// Cached String objects of formatted data types, bounded so that a
 /// stream of distinct (hostile) data types cannot grow it without limit.
-static STRING_CACHE: std::sync::LazyLock<
-    std::sync::RwLock<std::collections::HashMap<(u8, u8, u16), super::ObjectRef>>,
-> = std::sync::LazyLock::new(Default::default);
+static STRING_CACHE: std::sync::LazyLock<std::sync::RwLock<StringCache>> =
+    std::sync::LazyLock::new(Default::default);
+
+/// Strings by (code, bits, lanes).
+type StringCache = std::collections::HashMap<(u8, u8, u16), super::ObjectRef>;
 
 /// The most data types whose strings are cached.
 const STRING_CACHE_LIMIT: usize = 4096;

@@ -81,6 +81,10 @@ pub enum ErrorRepr {
     /// The frontend already has an error pending; the C return value is -2.
     #[error("a frontend error is already pending")]
     EnvAlreadySet,
+    /// A callee failed with this code and left its error raised; the code
+    /// is returned as it is.
+    #[error("a callee failed with code {0}")]
+    Passthrough(i32),
 }
 
 impl Error {
@@ -159,6 +163,13 @@ impl Error {
         ))
     }
 
+    /// A callee's nonzero return code, passed on unchanged to our caller
+    /// (the raised error stays in the slot).
+    #[cold]
+    pub fn passthrough(code: i32) -> Self {
+        Error(Box::new(ErrorRepr::Passthrough(code)))
+    }
+
     /// Converts the error into an Error object.
     pub fn into_object(self) -> ObjectRef {
         match *self.0 {
@@ -177,6 +188,10 @@ impl Error {
                 None,
                 None,
             ),
+            ErrorRepr::Passthrough(code) => take_raised().unwrap_or_else(|| {
+                let message = format!("a callee returned {code} without raising an error");
+                new_error(b"InternalError", message.as_bytes(), b"", None, None)
+            }),
         }
     }
 }

@@ -115,14 +115,14 @@ impl Storage {
         }
     }
 
-    /// Writes an already converted value into the field, releasing the old
-    /// value of owning kinds.
+    /// Converts `v` to the field's type and writes it, releasing the old
+    /// value of owning kinds. A value that does not convert is a TypeError
+    /// naming its own type.
     ///
     /// # Safety
     /// `field` points to a live, initialised (or zeroed) field of this
     /// storage, writable and not read concurrently.
-    pub unsafe fn write(self, field: *mut c_void, value: Any) -> Result<()> {
-        let v = value.view();
+    pub unsafe fn write(self, field: *mut c_void, v: AnyView<'_>) -> Result<()> {
         let fail = || convert_error(v, self.type_text());
         // SAFETY: per the contract, for each storage kind.
         unsafe {
@@ -150,7 +150,7 @@ impl Storage {
                 Storage::Device => field
                     .cast::<DLDevice>()
                     .write_unaligned(v.as_device().ok_or_else(fail)?),
-                Storage::Any => *field.cast::<Any>() = value,
+                Storage::Any => *field.cast::<Any>() = v.to_owned_any()?,
                 Storage::Str => {
                     let text = v.as_str_bytes().ok_or_else(fail)?;
                     let s = make_text(text, TextKind::Str);
@@ -262,9 +262,7 @@ macro_rules! setter {
         pub unsafe extern "C" fn $name(field: *mut c_void, value: *const TVMFFIAny) -> c_int {
             catch_to_code(|| {
                 // SAFETY: per the contract.
-                let v = unsafe { AnyView::from_raw(&*value) }.to_owned_any()?;
-                // SAFETY: per the contract.
-                unsafe { $storage.write(field, v) }
+                unsafe { $storage.write(field, AnyView::from_raw(&*value)) }
             })
         }
     };

@@ -75,11 +75,15 @@ pub fn arg_type_error(name: &str, i: usize, expected: &str, got: AnyView<'_>) ->
 pub fn catch_to_code(f: impl FnOnce() -> Result<()>) -> c_int {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
         Ok(Ok(())) => 0,
-        Ok(Err(err)) if matches!(err.repr(), ErrorRepr::EnvAlreadySet) => -2,
-        Ok(Err(err)) => {
-            set_raised(err.into_object());
-            -1
-        }
+        Ok(Err(err)) => match err.repr() {
+            ErrorRepr::EnvAlreadySet => -2,
+            // The callee's error is already raised; its code goes back unchanged.
+            ErrorRepr::Passthrough(code) => *code,
+            _ => {
+                set_raised(err.into_object());
+                -1
+            }
+        },
         Err(payload) => {
             let text = payload
                 .downcast_ref::<&str>()

@@ -25,7 +25,7 @@ pub fn init_once(
     let mut result = core::ptr::null_mut();
     let code = init(&mut result);
     if code != 0 {
-        return Err(Error::from_raised(code));
+        return Err(Error::passthrough(code));
     }
     if result.is_null() {
         return Err(Error::runtime("init_func must return a non-NULL handle"));

@@ -243,6 +243,10 @@ impl Parser<'_> {
             _ => {}
         }
         loop {
+            // The reference's fallback message for input ending here.
+            if self.peek().is_none() {
+                return Err(self.error("Syntax error near"));
+            }
             items.push(self.value(depth + 1)?);
             self.skip_spaces();
             match self.peek() {
@@ -272,6 +276,9 @@ impl Parser<'_> {
             _ => return Err(self.error("Expecting property name enclosed in double quotes")),
         }
         loop {
+            if self.peek().is_none() {
+                return Err(self.error("Syntax error near"));
+            }
             if self.peek() != Some(b'"') {
                 return Err(self.error("Expecting property name enclosed in double quotes"));
             }
@@ -484,7 +491,7 @@ mod tests {
         assert_eq!(stringify(Any::from(3.0).view(), 0).unwrap(), "3.0");
         let err = parse(b"[1,").unwrap_err().to_string();
         assert!(
-            err.contains("Expecting value: line 1 column 4 (char 3)"),
+            err.contains("Syntax error near: line 1 column 4 (char 3)"),
             "{err}"
         );
         assert!(parse(b"\"\\ud800\"").is_err());

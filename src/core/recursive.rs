@@ -15,11 +15,14 @@ use super::function::Function;
 use super::hash::{hash_bytes, hash_combine};
 use super::object::ObjectRef;
 use super::reflected::kEnum;
+use super::registry::Globals;
 use super::scalar::{big_int_compare, big_int_to_string, big_int_words};
+use super::signature::StrAny;
 use super::string::{TextKind, str_bytes_of};
 use super::type_table::{self, fields_with_ancestors, type_key_of};
 use super::{map, seq};
 use crate::abi::*;
+use crate::typed_fn;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
@@ -557,15 +560,23 @@ struct ReprState {
     in_progress: HashSet<usize>,
     done: HashMap<usize, String>,
     show_addr: bool,
+    /// Whether the value printed was composed from its parts (a container
+    /// or reflected object) rather than printed directly.
+    composed: bool,
 }
 
 /// `ffi.ReprPrint`. Addresses are shown when `TVM_FFI_REPR_WITH_ADDR=1`.
-pub fn repr_print(value: AnyView<'_>) -> Result<String> {
+/// Also says whether the text was composed from the value's parts (the
+/// reference returns those as heap strings).
+pub fn repr_print(value: AnyView<'_>) -> Result<(String, bool)> {
     let state = ReprState {
         show_addr: std::env::var("TVM_FFI_REPR_WITH_ADDR").is_ok_and(|v| v == "1"),
         ..ReprState::default()
     };
-    repr(&Arc::new(Mutex::new(state)), value, 0)
+    let state = Arc::new(Mutex::new(state));
+    let text = repr(&state, value, 0)?;
+    let composed = rlock(&state).composed;
+    Ok((text, composed))
 }
 
 fn rlock(state: &Mutex<ReprState>) -> std::sync::MutexGuard<'_, ReprState> {
@@ -710,24 +721,22 @@ fn is_container(ti: i32) -> bool {
 }
 
 fn repr(state: &Arc<Mutex<ReprState>>, value: AnyView<'_>, depth: usize) -> Result<String> {
-    let raw = value.raw();
-    let ti = raw.type_index;
-    // SAFETY: each arm reads the payload field of its type.
+    let ti = value.type_index();
     match ti {
         kTVMFFINone => return Ok("None".into()),
         kTVMFFIBool => {
-            return Ok(if unsafe { raw.value.v_int64 } != 0 {
-                "True"
-            } else {
-                "False"
-            }
-            .into());
+            let b = value.as_i64().unwrap_or(0) != 0;
+            return Ok(if b { "True" } else { "False" }.into());
         }
-        kTVMFFIInt => return Ok(unsafe { raw.value.v_int64 }.to_string()),
-        kTVMFFIFloat => return Ok(float_text(unsafe { raw.value.v_float64 })),
-        kTVMFFIDataType => return super::dtype::to_string(unsafe { raw.value.v_dtype }),
-        kTVMFFIDevice => return Ok(device_text(unsafe { raw.value.v_device })),
+        kTVMFFIInt => return Ok(value.as_i64().unwrap_or(0).to_string()),
+        kTVMFFIFloat => return Ok(float_text(value.as_f64().unwrap_or(0.0))),
         _ => {}
+    }
+    if let Some(dt) = value.as_dtype() {
+        return super::dtype::to_string(dt);
+    }
+    if let Some(d) = value.as_device() {
+        return Ok(device_text(d));
     }
     if let Some(t) = text_of(value, TextKind::Str) {
         return Ok(escaped_string(t));
@@ -841,7 +850,11 @@ fn repr(state: &Arc<Mutex<ReprState>>, value: AnyView<'_>, depth: usize) -> Resu
         }
         return Ok(finish(text));
     }
-    rlock(state).in_progress.insert(key);
+    {
+        let mut s = rlock(state);
+        s.in_progress.insert(key);
+        s.composed |= depth == 0;
+    }
     let result = repr_children(state, &obj, depth, show_addr);
     match result {
         Ok(text) => Ok(finish(text)),
@@ -911,6 +924,58 @@ fn repr_children(
         text.push_str(&format!("@{}", addr(obj)));
     }
     Ok(text)
+}
+
+/// `recursive_compare` of the arguments as owned values (the reference
+/// takes `Any`: a raw C string becomes a String, which its messages show).
+fn compare_owned(l: AnyView<'_>, r: AnyView<'_>, eq_only: bool) -> Result<i32> {
+    let (l, r) = (l.to_owned_any()?, r.to_owned_any()?);
+    recursive_compare(l.view(), r.view(), eq_only)
+}
+
+/// Registers `ffi.ReprPrint`, `ffi.RecursiveHash` and `ffi.Recursive{Eq,Lt,Le,Gt,Ge}`.
+pub fn register(g: &mut Globals<'_>) {
+    g.add(typed_fn!("ffi.ReprPrint", |value: AnyView<'_>| -> StrAny {
+        let (text, composed) = repr_print(value.to_owned_any()?.view())?;
+        // Composed texts are heap strings in the reference.
+        Ok(StrAny(if composed {
+            Any::from(super::string::new_text_object(
+                text.as_bytes(),
+                TextKind::Str,
+            ))
+        } else {
+            super::string::make_text(text.as_bytes(), TextKind::Str)
+        }))
+    }));
+    g.add(typed_fn!(
+        "ffi.RecursiveHash",
+        |value: AnyView<'_>| -> i64 { recursive_hash(value.to_owned_any()?.view()) }
+    ));
+    g.add(typed_fn!("ffi.RecursiveEq", |l: AnyView<'_>,
+                                        r: AnyView<'_>|
+     -> bool {
+        Ok(compare_owned(l, r, true)? == 0)
+    }));
+    g.add(typed_fn!("ffi.RecursiveLt", |l: AnyView<'_>,
+                                        r: AnyView<'_>|
+     -> bool {
+        Ok(compare_owned(l, r, false)? < 0)
+    }));
+    g.add(typed_fn!("ffi.RecursiveLe", |l: AnyView<'_>,
+                                        r: AnyView<'_>|
+     -> bool {
+        Ok(compare_owned(l, r, false)? <= 0)
+    }));
+    g.add(typed_fn!("ffi.RecursiveGt", |l: AnyView<'_>,
+                                        r: AnyView<'_>|
+     -> bool {
+        Ok(compare_owned(l, r, false)? > 0)
+    }));
+    g.add(typed_fn!("ffi.RecursiveGe", |l: AnyView<'_>,
+                                        r: AnyView<'_>|
+     -> bool {
+        Ok(compare_owned(l, r, false)? >= 0)
+    }));
 }
 
 #[cfg(test)]

@@ -13,12 +13,16 @@ use super::error::{Error, Result};
 use super::field::{self, convert_error};
 use super::function::Function;
 use super::hash::{any_equal, any_hash};
+use super::json;
 use super::object::ObjectRef;
 use super::reflected::{EnumObj, EnumStateObj, kIntEnum};
+use super::registry::Globals;
+use super::signature::{HeapStr, Str};
 use super::string::{TextKind, make_text};
 use super::type_table::{self, fields_with_ancestors, type_key_of};
 use super::{map, seq};
 use crate::abi::*;
+use crate::typed_fn;
 use std::collections::{HashMap, HashSet};
 
 fn text(s: &str) -> Any {
@@ -510,12 +514,48 @@ fn enum_by_index(type_index: i32, key: &Any) -> Result<Any> {
             return Ok(found);
         }
     }
-    let shown = super::recursive::repr_print(key.view()).unwrap_or_default();
+    let shown = super::recursive::repr_print(key.view())
+        .unwrap_or_default()
+        .0;
     let shown = shown.trim_matches('"');
     Err(Error::value(format!(
         "Enum `{}` has no instance with index {shown}",
         type_key_of(type_index)
     )))
+}
+
+/// Registers the JSON and JSON graph globals.
+pub fn register(g: &mut Globals<'_>) {
+    // These take `Any` in the reference: arguments are owned first (a raw C
+    // string becomes a String), which shows in their messages.
+    g.add(typed_fn!("ffi.ToJSONGraph", |v: AnyView<'_>,
+                                        meta: AnyView<'_>|
+     -> Any {
+        to_json_graph(v.to_owned_any()?.view(), meta)
+    }));
+    g.add(typed_fn!("ffi.ToJSONGraphString", |v: AnyView<'_>,
+                                              meta: AnyView<'_>|
+     -> HeapStr {
+        let graph = to_json_graph(v.to_owned_any()?.view(), meta)?;
+        Ok(HeapStr(json::stringify(graph.view(), 0)?.into_bytes()))
+    }));
+    g.add(typed_fn!("ffi.FromJSONGraph", |v: AnyView<'_>| -> Any {
+        from_json_graph(v)
+    }));
+    g.add(typed_fn!("ffi.FromJSONGraphString", |s: Str<'_>| -> Any {
+        from_json_graph(json::parse(s.0)?.view())
+    }));
+    g.add(typed_fn!("ffi.json.Parse", |s: Str<'_>| -> Any {
+        json::parse(s.0)
+    }));
+    g.add(typed_fn!("ffi.json.Stringify", |v: AnyView<'_>,
+                                           indent: Option<i64>|
+     -> HeapStr {
+        let indent = usize::try_from(indent.unwrap_or(0)).unwrap_or(0);
+        Ok(HeapStr(
+            json::stringify(v.to_owned_any()?.view(), indent)?.into_bytes(),
+        ))
+    }));
 }
 
 const BASE64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";

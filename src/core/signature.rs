@@ -531,6 +531,22 @@ impl Ret for StrRet {
     }
 }
 
+/// A `str` result always made a heap String object, as the reference does
+/// for strings it builds from a `std::string` it moves.
+pub struct HeapStr(pub Vec<u8>);
+
+impl Ret for HeapStr {
+    fn schema() -> Schema {
+        Schema::STR
+    }
+    fn into_any(self) -> Result<Any> {
+        Ok(Any::from(super::string::new_text_object(
+            &self.0,
+            super::string::TextKind::Str,
+        )))
+    }
+}
+
 /// A `str` result that is already a string value (small or heap).
 pub struct StrAny(pub Any);
 
@@ -648,6 +664,8 @@ macro_rules! typed_fn {
                 let index = index + 1;
             )*
             let _ = (index, args, sig);
+            // A closure, so that `?` and `return` in the body leave the body.
+            #[allow(clippy::redundant_closure_call)]
             let result: $crate::core::Result<$ret> = (|| $body)();
             $crate::core::signature::Ret::into_any(result?)
         })

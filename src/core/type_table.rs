@@ -383,7 +383,8 @@ impl Table {
             return Err(Error::new(
                 ErrorKind::InternalError,
                 format!(
-                    "Duplicate field name \"{}\" in type \"{}\"",
+                    "Check failed: (std::string_view(existing.name.data, existing.name.size) != \
+                     new_name) is false: Duplicate field name \"{}\" in type \"{}\"",
                     String::from_utf8_lossy(&name),
                     // SAFETY: the key lives in the pool.
                     String::from_utf8_lossy(unsafe {
@@ -442,7 +443,10 @@ impl Table {
         if self.entry_mut(type_index)?.metadata.is_some() {
             let entry = self.entry_mut(type_index)?;
             return Err(Error::runtime(format!(
-                "Overriding {}: metadata may be registered once per type",
+                "Overriding {}, possible causes:\n- two ObjectDef<T>() calls for the same T \n- when \
+                 we forget to assign _type_key to ObjectRef<Y> that inherits from T\n- another \
+                 type with the same key is already registered\nCross check the reflection \
+                 registration.",
                 // SAFETY: the key lives in the pool.
                 String::from_utf8_lossy(unsafe { super::string::byte_slice(entry.info.type_key) })
             )));

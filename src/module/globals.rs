@@ -61,7 +61,9 @@ pub fn load_from_file(path: &str) -> Result<Module> {
     let loader_name = format!("{LOAD_FROM_FILE_PREFIX}{format}");
     let loader = registry::get_global(loader_name.as_bytes()).ok_or_else(|| {
         Error::runtime(format!(
-            "Loader for `.{format}` files is not registered, resolved to ({loader_name}) in the global registry."
+            "Loader for `.{format}` files is not registered, resolved to ({loader_name}) in the global \
+             registry.Ensure that you have loaded the correct runtime code, andthat you are on the \
+             correct hardware architecture."
         ))
     })?;
     let (p, f) = (text(path.as_bytes()), text(format.as_bytes()));
@@ -125,14 +127,14 @@ pub fn register(g: &mut Globals<'_>) {
         "ffi.ModuleGetFunctionDoc",
         |m: Module, name: Str<'_>, query_imports: bool| -> Option<StrRet> {
             Ok(m.function_info(&lossy(name), true, query_imports)?
-                .map(|t| StrRet(t.into())))
+                .map(StrRet))
         }
     ));
     g.add(typed_fn!(
         "ffi.ModuleGetFunctionMetadata",
         |m: Module, name: Str<'_>, query_imports: bool| -> Option<StrRet> {
             Ok(m.function_info(&lossy(name), false, query_imports)?
-                .map(|t| StrRet(t.into())))
+                .map(StrRet))
         }
     ));
     g.add(typed_fn!("ffi.ModuleGetKind", |m: Module| -> StrRet {

@@ -199,10 +199,14 @@ pub fn load_dso(path: &str) -> Result<Module> {
         )
     }
     .map_err(|e| {
-        // The reference reports this through an internal check.
+        // The reference reports this through an internal check, with what
+        // dlerror() said.
+        let reason = std::error::Error::source(&e).map_or_else(|| e.to_string(), |s| s.to_string());
         Error::new(
             ErrorKind::InternalError,
-            format!("Failed to load dynamic shared library {path}: {e}"),
+            format!(
+                "Check failed: (lib_handle_ != nullptr) is false: Failed to load dynamic shared library {path} {reason}"
+            ),
         )
     })?;
     let symbols = Arc::new(Symbols::Dso(lib.into(), path.to_string()));

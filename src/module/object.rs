@@ -241,7 +241,7 @@ impl Module {
             Some(f) => f,
             None => crate::core::registry::get_global(name.as_bytes()).ok_or_else(|| {
                 Error::runtime(format!(
-                    "Cannot find function {name} in the imported modules or global registry"
+                    "Cannot find function {name} in the imported modules or global registry."
                 ))
             })?,
         };

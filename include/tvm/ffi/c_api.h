@@ -774,7 +774,7 @@ TVM_FFI_DLL int TVMFFIObjectIncRef(TVMFFIObjectHandle obj);
 
 /**
  * Drops a strong reference to an object; the last one runs its deleter.
- * Errors: ValueError if `obj` is NULL.
+ * A NULL `obj` is a no-op that returns 0 (as in the reference).
  *
  * # Safety
  * `obj` is NULL or a live object of which the caller owns a reference.
