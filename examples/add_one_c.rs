@@ -32,6 +32,31 @@ fn cc(args: &[&dyn AsRef<std::ffi::OsStr>]) {
     );
 }
 
+/// Building an example does not build the crate's cdylib, which the C host
+/// links: build it (for the example's own profile) through the cargo that
+/// runs us, so that `cargo run --example add_one_c` works on a fresh clone.
+fn build_cdylib(root: &Path, lib_dir: &Path) {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.current_dir(root).args(["build", "--lib"]);
+    if lib_dir.file_name().is_some_and(|p| p == "release") {
+        cmd.arg("--release");
+    }
+    // Into the same target directory as this example.
+    if let Some(target_dir) = lib_dir.parent() {
+        cmd.arg("--target-dir").arg(target_dir);
+    }
+    assert!(
+        cmd.status().expect("run cargo build --lib").success(),
+        "building libtvm_ffi.so failed"
+    );
+    assert!(
+        lib_dir.join("libtvm_ffi.so").exists(),
+        "{} has no libtvm_ffi.so",
+        lib_dir.display()
+    );
+}
+
 fn main() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     // The example binary lives in target/<profile>/examples; the cdylib one up.
@@ -41,11 +66,7 @@ fn main() {
         .and_then(Path::parent)
         .expect("target/<profile>")
         .to_path_buf();
-    assert!(
-        lib_dir.join("libtvm_ffi.so").exists(),
-        "{} has no libtvm_ffi.so",
-        lib_dir.display()
-    );
+    build_cdylib(&root, &lib_dir);
     let out = lib_dir.join("examples");
     let include = root.join("include");
 

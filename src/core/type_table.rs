@@ -205,7 +205,14 @@ impl Table {
             .and_then(|i| self.entries.get_mut(i))
             .and_then(|e| e.as_deref_mut())
             .ok_or_else(|| {
-                Error::value(format!("Cannot find type info for type_index={type_index}"))
+                // The reference prints this check and aborts; ours raises it.
+                Error::new(
+                    ErrorKind::InternalError,
+                    format!(
+                        "Check failed: (entry != nullptr) is false: Cannot find type info for \
+                         type_index={type_index}"
+                    ),
+                )
             })
     }
 
