@@ -76,6 +76,13 @@ static TVMFFIAny raw_str(const char* s) {
   return a;
 }
 
+/* A module loader that returns an int instead of a module. */
+static int bad_loader(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
+  (void)self; (void)args; (void)n;
+  *result = any_int(42);
+  return 0;
+}
+
 static int init_fails(void** out) {
   (void)out;
   TVMFFIErrorSetRaisedFromCStr("ValueError", "init says no");
@@ -221,6 +228,13 @@ int main(void) {
   probe("ModuleGetFunction(None, ...)", "ffi.ModuleGetFunction",
         (TVMFFIAny[]){any_none(), raw_str("f"), any_int(1)}, 3);
   probe("SystemLib(1)", "ffi.SystemLib", &one, 1);
+  TVMFFIObjectHandle loader = NULL;
+  CHECK_OK(TVMFFIFunctionCreate(NULL, bad_loader, NULL, &loader));
+  TVMFFIByteArray loader_name = byte_array("ffi.Module.load_from_file.badfmt");
+  CHECK_OK(TVMFFIFunctionSetGlobal(&loader_name, loader, 0));
+  TVMFFIObjectDecRef(loader);
+  probe("ModuleLoadFromFile(x.badfmt) with a loader returning an int", "ffi.ModuleLoadFromFile",
+        (TVMFFIAny[]){raw_str("x.badfmt")}, 1);
 
   /* Scalars, data types, environment. */
   TVMFFIByteArray odd = {"abc", 3};

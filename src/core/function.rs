@@ -45,22 +45,6 @@ impl<'a> Args<'a> {
     }
 }
 
-/// Registers through `add` a global `name` taking exactly `n` arguments.
-pub fn register_fixed(
-    add: &mut dyn FnMut(&'static str, Function),
-    name: &'static str,
-    n: usize,
-    f: impl Fn(Args<'_>) -> Result<Any> + Send + Sync + 'static,
-) {
-    add(
-        name,
-        Function::from_closure(move |args| {
-            args.expect_len(name, n)?;
-            f(args)
-        }),
-    );
-}
-
 /// The error for argument `i` of function `name` not being `expected`.
 pub fn arg_type_error(name: &str, i: usize, expected: &str, got: AnyView<'_>) -> Error {
     Error::type_error(format!(

@@ -204,7 +204,7 @@ impl Sig {
 }
 
 /// The metadata of a packed (untyped, variadic) function.
-pub fn packed_metadata() -> String {
+fn packed_metadata() -> String {
     type_schema_metadata("{\"type\":\"ffi.Function\"}")
 }
 
@@ -403,21 +403,9 @@ obj_type!(
     kTVMFFIArray
 );
 obj_type!(
-    /// `Array<Any>` (as a generic parameter).
-    ArrayAnyT,
-    Schema::array_of(Schema::ANY),
-    kTVMFFIArray
-);
-obj_type!(
     /// `ffi.List`.
     ListT,
     Schema::object("ffi.List"),
-    kTVMFFIList
-);
-obj_type!(
-    /// `List<Any>` (as a generic parameter).
-    ListAnyT,
-    Schema::list_of(Schema::ANY),
     kTVMFFIList
 );
 obj_type!(
@@ -430,12 +418,6 @@ obj_type!(
     /// `ffi.Dict`.
     DictT,
     Schema::object("ffi.Dict"),
-    kTVMFFIDict
-);
-obj_type!(
-    /// `Dict<Any, Any>` (as a generic parameter).
-    DictAnyT,
-    Schema::dict_of(Schema::ANY, Schema::ANY),
     kTVMFFIDict
 );
 obj_type!(

@@ -71,7 +71,8 @@ pub fn load_from_file(path: &str) -> Result<Module> {
     Module::from_object(
         out.view()
             .to_object()
-            .ok_or_else(|| Error::type_error(format!("{loader_name} did not return a Module")))?,
+            .filter(|o| o.type_index() == kTVMFFIModule)
+            .ok_or_else(|| crate::core::field::convert_error(out.view(), "ffi.Module"))?,
     )
 }
 
