@@ -125,7 +125,7 @@ impl Copier {
         }
         let ti = value.type_index();
         let shared = matches!(ti, kTVMFFIStr | kTVMFFIBytes | kTVMFFIShape | kTVMFFIBigInt)
-            || super::recursive::is_enum(ti);
+            || type_table::is_instance(ti, super::reflected::kEnum);
         shared.then(|| value.clone())
     }
 

@@ -367,18 +367,7 @@ fn float(x: f64) -> String {
     if x.abs() < (1u64 << 53) as f64 && x.fract() == 0.0 {
         return format!("{x:.1}");
     }
-    unsafe extern "C" {
-        fn snprintf(
-            buf: *mut core::ffi::c_char,
-            n: usize,
-            fmt: *const core::ffi::c_char,
-            ...
-        ) -> i32;
-    }
-    let mut buf = [0u8; 40];
-    // SAFETY: the buffer holds any %.17g output and its NUL.
-    let n = unsafe { snprintf(buf.as_mut_ptr().cast(), buf.len(), c"%.17g".as_ptr(), x) };
-    String::from_utf8_lossy(&buf[..n.clamp(0, 39) as usize]).into_owned()
+    super::string::format_f64(c"%.17g", x)
 }
 
 impl Writer {

@@ -63,20 +63,6 @@ fn hook(name: &str, type_index: i32) -> Option<Function> {
         .and_then(Function::from_object)
 }
 
-/// Whether `type_index` is `ffi.Enum` or one of its subclasses.
-pub fn is_enum(type_index: i32) -> bool {
-    type_table::type_info(type_index)
-        .map(|info| {
-            // SAFETY: type infos and their ancestor arrays live forever.
-            let info = unsafe { &*info };
-            info.type_index == kEnum
-                || (0..info.type_depth as usize)
-                    // SAFETY: as above.
-                    .any(|d| unsafe { (**info.type_ancestors.add(d)).type_index } == kEnum)
-        })
-        .unwrap_or(false)
-}
-
 /// The text of a string value (small or heap), if it is one.
 fn text_of(v: AnyView<'_>, kind: TextKind) -> Option<&[u8]> {
     let ok = match kind {
@@ -612,18 +598,7 @@ fn device_text(d: DLDevice) -> String {
 
 /// A double as C++'s default stream formatting prints it (`%g`).
 fn float_text(x: f64) -> String {
-    unsafe extern "C" {
-        fn snprintf(
-            buf: *mut core::ffi::c_char,
-            n: usize,
-            fmt: *const core::ffi::c_char,
-            ...
-        ) -> i32;
-    }
-    let mut buf = [0u8; 64];
-    // SAFETY: the buffer is large enough for any %g output and NUL-terminated.
-    let n = unsafe { snprintf(buf.as_mut_ptr().cast(), buf.len(), c"%g".as_ptr(), x) };
-    String::from_utf8_lossy(&buf[..n.clamp(0, 63) as usize]).into_owned()
+    super::string::format_f64(c"%g", x)
 }
 
 /// A Python-style bytes literal, `b"..."`.
@@ -840,7 +815,7 @@ fn repr(state: &Arc<Mutex<ReprState>>, value: AnyView<'_>, depth: usize) -> Resu
         }
         return Ok(finish(text));
     }
-    if is_enum(ti) {
+    if type_table::is_instance(ti, kEnum) {
         // SAFETY: enum objects have the EnumObj layout.
         let e = unsafe { obj.payload::<super::reflected::EnumObj>() };
         let name = e.str_index.0.view().as_str_bytes().unwrap_or(b"");

@@ -44,20 +44,6 @@ fn array(items: Vec<Any>) -> Any {
     Any::from(seq::new_array(items))
 }
 
-/// Whether `type_index` derives from (or is) `base`.
-fn is_instance(type_index: i32, base: i32) -> bool {
-    type_table::type_info(type_index)
-        .map(|info| {
-            // SAFETY: type infos and their ancestor arrays live forever.
-            let info = unsafe { &*info };
-            info.type_index == base
-                || (0..info.type_depth as usize)
-                    // SAFETY: as above.
-                    .any(|d| unsafe { (**info.type_ancestors.add(d)).type_index } == base)
-        })
-        .unwrap_or(false)
-}
-
 fn hook(name: &str, type_index: i32) -> Option<Function> {
     type_table::attr_value(name, type_index)
         .and_then(|v| v.view().to_object())
@@ -206,10 +192,10 @@ impl Serializer {
 
     fn object_data(&mut self, obj: &ObjectRef) -> Result<Any> {
         let ti = obj.type_index();
-        if is_instance(ti, super::reflected::kEnum) {
+        if type_table::is_instance(ti, super::reflected::kEnum) {
             // SAFETY: enum objects have the EnumObj layout.
             let e = unsafe { obj.payload::<EnumObj>() };
-            return Ok(if is_instance(ti, kIntEnum) {
+            return Ok(if type_table::is_instance(ti, kIntEnum) {
                 Any::from(e.int_index)
             } else {
                 e.str_index.0.clone()
@@ -446,8 +432,8 @@ impl Deserializer {
     }
 
     fn decode_object(&mut self, type_index: i32, data: &Any) -> Result<Any> {
-        if is_instance(type_index, super::reflected::kEnum) {
-            let key = if is_instance(type_index, kIntEnum) {
+        if type_table::is_instance(type_index, super::reflected::kEnum) {
+            let key = if type_table::is_instance(type_index, kIntEnum) {
                 Any::from(as_i64(data)?)
             } else {
                 make_text(as_str(data)?, TextKind::Str)

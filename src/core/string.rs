@@ -56,6 +56,24 @@ fn text_layout(len: usize) -> Option<Layout> {
     Layout::from_size_align(size, core::mem::align_of::<TextObj>()).ok()
 }
 
+/// Formats a double with a C `printf` conversion (`%g`, `%.17g`): the exact
+/// text C++ code prints, which frontends compare against.
+pub fn format_f64(format: &core::ffi::CStr, x: f64) -> String {
+    unsafe extern "C" {
+        fn snprintf(
+            buf: *mut core::ffi::c_char,
+            n: usize,
+            fmt: *const core::ffi::c_char,
+            ...
+        ) -> i32;
+    }
+    let mut buf = [0u8; 64];
+    // SAFETY: a NUL-terminated format with one double conversion; the
+    // buffer holds any such output (at most 24 characters) and its NUL.
+    let n = unsafe { snprintf(buf.as_mut_ptr().cast(), buf.len(), format.as_ptr(), x) };
+    String::from_utf8_lossy(&buf[..n.clamp(0, 63) as usize]).into_owned()
+}
+
 /// Makes a canonical String or Bytes value: small when it fits, else a heap
 /// object. Embedded NULs and non-UTF-8 bytes are kept as they are.
 pub fn make_text(bytes: &[u8], kind: TextKind) -> Any {

@@ -587,6 +587,21 @@ pub fn fields_with_ancestors(type_index: i32) -> Result<Vec<TVMFFIFieldInfo>> {
     Ok(out)
 }
 
+/// Whether `type_index` is `base` or derives from it.
+pub fn is_instance(type_index: i32, base: i32) -> bool {
+    if type_index == base {
+        return true;
+    }
+    let mut t = table();
+    let Ok(entry) = t.entry_mut(type_index) else {
+        return false;
+    };
+    entry.ancestors.iter().any(|&a| {
+        // SAFETY: ancestors point to boxed entries that are never freed.
+        unsafe { (*a).type_index == base }
+    })
+}
+
 /// The native creator of `type_index` (`metadata.creator`), if any.
 pub fn creator_of(type_index: i32) -> Result<TVMFFIObjectCreator> {
     Ok(table()
