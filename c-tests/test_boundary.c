@@ -68,5 +68,28 @@ int main(void) {
   EXPECT_RAISES("ffi.String(1)", TVMFFIFunctionCall(fstr, &arg, 1, &any));
   EXPECT_RAISES("ffi.String(NULL result)", TVMFFIFunctionCall(fstr, &arg, 1, NULL));
   TVMFFIObjectDecRef(fstr);
+
+  /* Reflection globals where the reference aborts or writes out of bounds. */
+  TVMFFIObjectHandle init = get_global("ffi._RegisterFFIInit");
+  TVMFFIAny unknown_type = any_int(99999);
+  EXPECT_RAISES("_RegisterFFIInit(unknown type)", TVMFFIFunctionCall(init, &unknown_type, 1, &any));
+  TVMFFIObjectDecRef(init);
+  /* A Python-defined type whose field lies beyond its declared size. */
+  TVMFFIByteArray hostile = byte_array("test.boundary.Hostile");
+  int32_t hostile_index = TVMFFITypeGetOrAllocIndex(&hostile, -1, 1, 0, 1, kTVMFFIObject);
+  CHECK(hostile_index >= kTVMFFIDynObjectBegin);
+  TVMFFIFieldInfo field;
+  memset(&field, 0, sizeof(field));
+  field.name = byte_array("far");
+  field.size = 8;
+  field.alignment = 8;
+  field.offset = 4096;
+  field.field_static_type_index = kTVMFFIInt;
+  CHECK_OK(TVMFFITypeRegisterField(hostile_index, &field));
+  TVMFFIObjectHandle columns = get_global("ffi._PyClassRegisterTypeAttrColumns");
+  TVMFFIAny cargs[2] = {any_int(hostile_index), any_int(32)};
+  EXPECT_RAISES("_PyClassRegisterTypeAttrColumns(field beyond total_size)",
+                TVMFFIFunctionCall(columns, cargs, 2, &any));
+  TVMFFIObjectDecRef(columns);
   return 0;
 }

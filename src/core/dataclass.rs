@@ -319,6 +319,22 @@ fn py_class_layout(type_index: i32) -> Result<Vec<(Storage, usize)>> {
         .collect()
 }
 
+/// [`py_class_layout`], checked to fit objects of `total_size` bytes after
+/// the header, so that no field is written outside the allocation.
+fn py_class_layout_within(type_index: i32, total_size: usize) -> Result<Vec<(Storage, usize)>> {
+    let layout = py_class_layout(type_index)?;
+    for &(storage, offset) in &layout {
+        let end = offset.checked_add(storage.size_align().0 as usize);
+        if offset < size_of::<TVMFFIObject>() || end.is_none_or(|e| e > total_size) {
+            return Err(Error::value(format!(
+                "a field of {} at offset {offset} does not fit in its total_size {total_size}",
+                type_key_of(type_index)
+            )));
+        }
+    }
+    Ok(layout)
+}
+
 /// The deleter of Python-defined objects: releases the owning fields, then
 /// frees the `calloc`'d memory.
 unsafe extern "C" fn py_class_deleter(this: *mut c_void, flags: c_int) {
@@ -373,12 +389,14 @@ fn py_class_alloc(type_index: i32, total_size: usize) -> Result<ObjectRef> {
 fn py_class_register(type_index: i32, total_size: i32) -> Result<()> {
     let size = usize::try_from(total_size)
         .map_err(|_| Error::value(format!("invalid total_size {total_size}")))?;
+    py_class_layout_within(type_index, size)?;
     register_ffi_init(type_index)?;
     let key = type_key_of(type_index);
     let new_name: &'static str = Box::leak(format!("{key}.__ffi_new__").into_boxed_str());
     let new_fn = typed_fn!(new_name, || -> Owned<ObjectT> {
+        let layout = py_class_layout_within(type_index, size)?;
         let obj = py_class_alloc(type_index, size)?;
-        for (storage, offset) in py_class_layout(type_index)? {
+        for (storage, offset) in layout {
             // SAFETY: zeroed field storage inside the new object.
             unsafe { storage.init(obj.as_ptr().cast::<u8>().add(offset).cast()) };
         }
@@ -393,8 +411,9 @@ fn py_class_register(type_index: i32, total_size: i32) -> Result<()> {
                 type_key_of(type_index)
             )));
         }
+        let layout = py_class_layout_within(type_index, size)?;
         let obj = py_class_alloc(type_index, size)?;
-        for (storage, offset) in py_class_layout(type_index)? {
+        for (storage, offset) in layout {
             let from = src
                 .as_ptr()
                 .cast::<u8>()
