@@ -115,7 +115,11 @@ impl Copier {
 
     /// The result for values with nothing to copy (or already copied).
     fn immediate(&mut self, value: &Any) -> Option<Any> {
-        let obj = value.view().as_object_ptr()?.as_ptr();
+        // Plain values (and None objects) are copied as they are.
+        let Some(obj) = value.view().as_object_ptr() else {
+            return Some(value.clone());
+        };
+        let obj = obj.as_ptr();
         if let Some(copy) = self.copies.get(&obj) {
             return Some(copy.clone());
         }
@@ -307,5 +311,27 @@ impl Copier {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copies_containers_of_plain_values_and_keeps_sharing() {
+        let inner = Any::from(seq::new_list(vec![Any::from(1i64), Any::from(2.5)]));
+        let outer = Any::from(seq::new_array(vec![inner.clone(), inner, Any::NONE]));
+        let copy = deep_copy(outer.view()).unwrap();
+        let items = seq::elements(&copy.view().to_object().unwrap(), kTVMFFIArray)
+            .unwrap()
+            .to_vec();
+        assert_eq!(items.len(), 3);
+        // The shared list is copied once and shared in the copy.
+        // SAFETY: plain reads of the stored values.
+        let (a, b) = unsafe { (items[0].value.v_obj, items[1].value.v_obj) };
+        assert_eq!(a, b);
+        assert_ne!(a, outer.view().to_object().unwrap().as_ptr());
+        assert_eq!(items[2].type_index, kTVMFFINone);
     }
 }

@@ -387,7 +387,12 @@ impl Writer {
             ));
         }
         let raw = v.raw();
-        match raw.type_index {
+        // An object kind with a NULL handle is None, as C++ reads it.
+        let ti = match raw.type_index {
+            t if super::any::is_object_index(t) && v.as_object_ptr().is_none() => kTVMFFINone,
+            t => t,
+        };
+        match ti {
             kTVMFFINone => self.out.push_str("null"),
             kTVMFFIBool => self.out.push_str(if v.as_i64() == Some(0) {
                 "false"
@@ -400,11 +405,11 @@ impl Writer {
             kTVMFFIArray | kTVMFFIList => {
                 let obj = v.to_object().expect("an object");
                 let key = obj.as_ptr() as usize;
-                let is_list = raw.type_index == kTVMFFIList;
+                let is_list = ti == kTVMFFIList;
                 if is_list && !self.active.insert(key) {
                     return Err(Error::value("Cycle detected: List contains itself"));
                 }
-                let items: Vec<Any> = seq::elements(&obj, raw.type_index)?
+                let items: Vec<Any> = seq::elements(&obj, ti)?
                     .iter()
                     // SAFETY: stored elements are valid.
                     .map(|e| unsafe { AnyView::from_raw(e) }.to_owned_any())

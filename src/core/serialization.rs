@@ -106,7 +106,11 @@ impl Serializer {
             }
         }
         let v = value.view();
-        let ti = v.type_index();
+        // An object kind with a NULL handle is None, as C++ reads it.
+        let ti = match v.type_index() {
+            t if is_object_index(t) && v.as_object_ptr().is_none() => kTVMFFINone,
+            t => t,
+        };
         let mut pairs = Vec::new();
         let key = type_key_of(match ti {
             kTVMFFISmallStr => kTVMFFIStr,
