@@ -1040,8 +1040,15 @@ fn register_access_types(t: &mut Table) {
 
     type P<'a> = Obj<'a, AccessPathT>;
     type PathRet = Owned<AccessPathT>;
-    let ext = |p: &ObjectRef, kind: i32, key: Any| Owned::new(extend_path(p, new_step(kind, key)));
     let str_key = |s: Str<'_>| super::string::make_text(s.0, super::string::TextKind::Str);
+    // `_attr`, `_array_item`, ...: the path extended by one step of `kind`.
+    macro_rules! step_method {
+        ($name:literal, $kind:expr, |$k:ident: $ty:ty| $key:expr) => {
+            typed_fn!(method_name(PATH, $name), |p: P<'_>, $k: $ty| -> PathRet {
+                Ok(Owned::new(extend_path(&p, new_step($kind, $key))))
+            })
+        };
+    }
     let mut def = TypeDef::dynamic(t, PATH, kTVMFFIObject, 1, kAccessPath);
     def.metadata(
         Some(create::<AccessPathObj, kAccessPath>),
@@ -1097,60 +1104,37 @@ fn register_access_types(t: &mut Table) {
         "_attr",
         "",
         0,
-        typed_fn!(method_name(PATH, "_attr"), |p: P<'_>,
-                                               name: Str<'_>|
-         -> PathRet {
-            Ok(ext(&p, 0, str_key(name)))
-        }),
+        step_method!("_attr", 0, |name: Str<'_>| str_key(name)),
     )
     .method(
         "_array_item",
         "",
         0,
-        typed_fn!(method_name(PATH, "_array_item"), |p: P<'_>,
-                                                     i: i64|
-         -> PathRet {
-            Ok(ext(&p, 1, Any::from(i)))
-        }),
+        step_method!("_array_item", 1, |i: i64| Any::from(i)),
     )
     .method(
         "_map_item",
         "",
         0,
-        typed_fn!(method_name(PATH, "_map_item"), |p: P<'_>,
-                                                   k: AnyView<'_>|
-         -> PathRet {
-            Ok(ext(&p, 2, k.to_owned_any()?))
-        }),
+        step_method!("_map_item", 2, |k: AnyView<'_>| k.to_owned_any()?),
     )
     .method(
         "_attr_missing",
         "",
         0,
-        typed_fn!(method_name(PATH, "_attr_missing"), |p: P<'_>,
-                                                       name: Str<'_>|
-         -> PathRet {
-            Ok(ext(&p, 3, str_key(name)))
-        }),
+        step_method!("_attr_missing", 3, |name: Str<'_>| str_key(name)),
     )
     .method(
         "_array_item_missing",
         "",
         0,
-        typed_fn!(
-            method_name(PATH, "_array_item_missing"),
-            |p: P<'_>, i: i64| -> PathRet { Ok(ext(&p, 4, Any::from(i))) }
-        ),
+        step_method!("_array_item_missing", 4, |i: i64| Any::from(i)),
     )
     .method(
         "_map_item_missing",
         "",
         0,
-        typed_fn!(method_name(PATH, "_map_item_missing"), |p: P<'_>,
-                                                           k: AnyView<'_>|
-         -> PathRet {
-            Ok(ext(&p, 5, k.to_owned_any()?))
-        }),
+        step_method!("_map_item_missing", 5, |k: AnyView<'_>| k.to_owned_any()?),
     )
     .method(
         "_is_prefix_of",
