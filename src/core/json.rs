@@ -3,7 +3,8 @@
 //! integers that fit in int64 and floats otherwise; `NaN`, `Infinity` and
 //! `-Infinity` are accepted and written, as the reference does. Error
 //! messages follow the reference's (`Expecting value: line 1 column 5 (char
-//! 4)`), and nesting is bounded so hostile input cannot exhaust the stack.
+//! 4)`). Each nesting level runs through [`super::stack::deep`] and nesting
+//! is bounded, so hostile input cannot exhaust the stack.
 
 use super::any::{Any, AnyView};
 use super::error::{Error, Result};
@@ -13,7 +14,7 @@ use crate::abi::*;
 use std::collections::HashSet;
 
 /// The deepest nesting parsed or written.
-const MAX_DEPTH: usize = 4096;
+const MAX_DEPTH: usize = super::recursive::MAX_DEPTH;
 
 /// `ffi.json.Parse`.
 pub fn parse(text: &[u8]) -> Result<Any> {
@@ -77,6 +78,10 @@ impl Parser<'_> {
     }
 
     fn value(&mut self, depth: usize) -> Result<Any> {
+        super::stack::deep(|| self.value_level(depth))
+    }
+
+    fn value_level(&mut self, depth: usize) -> Result<Any> {
         self.skip_spaces();
         let start = self.pos;
         if depth >= MAX_DEPTH {
@@ -381,6 +386,10 @@ impl Writer {
     }
 
     fn value(&mut self, v: AnyView<'_>, depth: usize) -> Result<()> {
+        super::stack::deep(|| self.value_level(v, depth))
+    }
+
+    fn value_level(&mut self, v: AnyView<'_>, depth: usize) -> Result<()> {
         if depth >= MAX_DEPTH {
             return Err(Error::value(
                 "json.Stringify: maximum nesting depth exceeded",

@@ -26,6 +26,7 @@ pub mod scalar;
 pub mod seq;
 pub mod serialization;
 pub mod signature;
+pub mod stack;
 pub mod string;
 pub mod tensor;
 pub mod type_table;

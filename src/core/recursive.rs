@@ -5,8 +5,9 @@
 //! signed zero, the `__ffi_eq__`/`__ffi_compare__`/`__ffi_hash__`/
 //! `__ffi_repr__` hooks and per-field flags) and its output format.
 //!
-//! The walks recurse; nesting deeper than [`MAX_DEPTH`] is refused with a
-//! `ValueError` instead of overflowing the stack.
+//! The walks recurse, each level through [`super::stack::deep`] (so no
+//! thread's stack overflows); nesting deeper than [`MAX_DEPTH`], the
+//! reference's bound, is refused with a `ValueError`.
 
 use super::any::{Any, AnyView, is_object_index};
 use super::deep_copy::get_field;
@@ -26,8 +27,8 @@ use crate::typed_fn;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
-/// The deepest nesting the recursive walks follow.
-pub const MAX_DEPTH: usize = 4096;
+/// The deepest nesting the recursive walks follow (the reference's bound).
+pub const MAX_DEPTH: usize = 1 << 20;
 
 fn too_deep(what: &str) -> Error {
     Error::value(format!(
@@ -137,6 +138,16 @@ fn compare_pod(ctx: &Compare, l: &TVMFFIAny, r: &TVMFFIAny) -> Result<i32> {
 }
 
 fn compare(
+    ctx: &Arc<Compare>,
+    lhs: AnyView<'_>,
+    rhs: AnyView<'_>,
+    depth: usize,
+    in_map: bool,
+) -> Result<i32> {
+    super::stack::deep(|| compare_level(ctx, lhs, rhs, depth, in_map))
+}
+
+fn compare_level(
     ctx: &Arc<Compare>,
     lhs: AnyView<'_>,
     rhs: AnyView<'_>,
@@ -423,6 +434,10 @@ fn hash_pod(v: &TVMFFIAny) -> u64 {
 }
 
 fn hash_value(state: &Arc<Mutex<HashState>>, value: AnyView<'_>, depth: usize) -> Result<u64> {
+    super::stack::deep(|| hash_level(state, value, depth))
+}
+
+fn hash_level(state: &Arc<Mutex<HashState>>, value: AnyView<'_>, depth: usize) -> Result<u64> {
     let ti = value.type_index();
     if ti == kTVMFFINone {
         return Ok(hash_combine(0, 0));
@@ -696,6 +711,10 @@ fn is_container(ti: i32) -> bool {
 }
 
 fn repr(state: &Arc<Mutex<ReprState>>, value: AnyView<'_>, depth: usize) -> Result<String> {
+    super::stack::deep(|| repr_level(state, value, depth))
+}
+
+fn repr_level(state: &Arc<Mutex<ReprState>>, value: AnyView<'_>, depth: usize) -> Result<String> {
     let ti = value.type_index();
     match ti {
         kTVMFFINone => return Ok("None".into()),
@@ -956,6 +975,38 @@ pub fn register(g: &mut Globals<'_>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn deep_nesting_on_a_small_stack() {
+        // Two equal chains of 20k nested lists, walked on a thread with a
+        // 256 KiB stack.
+        let chain = || {
+            let mut v = Any::from(seq::new_list(Vec::new()));
+            for _ in 0..20_000 {
+                v = Any::from(seq::new_list(vec![v]));
+            }
+            v
+        };
+        let (a, b) = (chain(), chain());
+        let (eq, hashes_equal, repr_len, a, b) = std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(move || {
+                let eq = recursive_compare(a.view(), b.view(), true).unwrap();
+                let hashes_equal =
+                    recursive_hash(a.view()).unwrap() == recursive_hash(b.view()).unwrap();
+                let (repr, _) = repr_print(a.view()).unwrap();
+                (eq, hashes_equal, repr.len(), a, b)
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        assert_eq!(eq, 0);
+        assert!(hashes_equal);
+        assert_eq!(repr_len, 40_002);
+        // Releasing a chain recurses through the lists' deleters (as in the
+        // reference), deeper than this test thread's stack allows.
+        std::mem::forget((a, b));
+    }
 
     #[test]
     fn string_escapes_like_python() {

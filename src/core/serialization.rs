@@ -91,7 +91,7 @@ impl Serializer {
             return Err(too_deep());
         }
         self.depth += 1;
-        let result = self.node_inner(value);
+        let result = super::stack::deep(|| self.node_inner(value));
         self.depth -= 1;
         result
     }
@@ -339,7 +339,7 @@ impl Deserializer {
         self.decoding[i] = true;
         self.depth += 1;
         let node = self.nodes[i].clone();
-        let value = self.decode(&node);
+        let value = super::stack::deep(|| self.decode(&node));
         self.depth -= 1;
         self.decoding[i] = false;
         let value = value?;
