@@ -207,7 +207,10 @@ unsafe impl Sync for MapPayload {}
 
 impl Drop for MapPayload {
     fn drop(&mut self) {
-        self.0.get_mut().reset();
+        // Releasing entries may release nested containers in turn: on a
+        // fresh stack segment when needed, so deep nesting cannot overflow.
+        let state = self.0.get_mut();
+        super::stack::deep(|| state.reset());
     }
 }
 

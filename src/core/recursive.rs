@@ -1003,9 +1003,14 @@ mod tests {
         assert_eq!(eq, 0);
         assert!(hashes_equal);
         assert_eq!(repr_len, 40_002);
-        // Releasing a chain recurses through the lists' deleters (as in the
-        // reference), deeper than this test thread's stack allows.
-        std::mem::forget((a, b));
+        // Releasing the chains recurses through the lists' deleters, which
+        // grow the stack as the walks do.
+        std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(move || drop((a, b)))
+            .unwrap()
+            .join()
+            .unwrap();
     }
 
     #[test]

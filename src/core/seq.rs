@@ -41,9 +41,11 @@ fn c_alloc(size: usize) -> *mut u8 {
 unsafe extern "C" fn delete_seq(this: *mut c_void, flags: c_int) {
     let obj = this.cast::<SeqObj>();
     if flags & kTVMFFIObjectDeleterFlagBitMaskStrong != 0 {
+        // Releasing elements may release nested containers in turn: on a
+        // fresh stack segment when needed, so deep nesting cannot overflow.
         // SAFETY: the first `size` elements are owned; the buffer goes back
         // through whichever deleter owns it (NULL: in place).
-        unsafe {
+        super::stack::deep(|| unsafe {
             let cell = &mut (*obj).cell;
             for i in 0..cell.size.max(0) as usize {
                 drop(Any::from_raw(*cell.data.cast::<TVMFFIAny>().add(i)));
@@ -52,7 +54,7 @@ unsafe extern "C" fn delete_seq(this: *mut c_void, flags: c_int) {
             if let Some(d) = cell.data_deleter.take() {
                 d(cell.data);
             }
-        }
+        });
     }
     if flags & kTVMFFIObjectDeleterFlagBitMaskWeak != 0 {
         // SAFETY: the object came from `malloc` in `new_seq`.
