@@ -91,5 +91,28 @@ int main(void) {
   EXPECT_RAISES("_PyClassRegisterTypeAttrColumns(field beyond total_size)",
                 TVMFFIFunctionCall(columns, cargs, 2, &any));
   TVMFFIObjectDecRef(columns);
+
+  /* Hostile sizes and shapes found by a random sweep over the globals. */
+  TVMFFIAny list = call_global("ffi.List", NULL, 0);
+  TVMFFIAny reserve_args[2] = {list, any_int((int64_t)1 << 62)};
+  TVMFFIObjectHandle freserve = get_global("ffi.ListReserve");
+  EXPECT_RAISES("ListReserve(2^62)", TVMFFIFunctionCall(freserve, reserve_args, 2, &any));
+  TVMFFIObjectDecRef(freserve);
+  /* A Dict that contains itself: the device search terminates. */
+  TVMFFIAny dict = call_global("ffi.Dict", NULL, 0);
+  TVMFFIAny set_args[3] = {dict, any_int(1), dict};
+  TVMFFIAny none = call_global("ffi.DictSetItem", set_args, 3);
+  TVMFFIAny dev = call_global("ffi.ContainerFindFirstNonCPUDevice", &dict, 1);
+  printf("first non-CPU device of a self-containing Dict: type %d device_type %d\n",
+         dev.type_index, dev.v_device.device_type);
+  TVMFFIAny erase_args[2] = {dict, any_int(1)};
+  none = call_global("ffi.DictErase", erase_args, 2); /* break the cycle */
+  TVMFFIAny indent_args[2] = {list, any_int(1 << 30)};
+  TVMFFIObjectHandle fstringify = get_global("ffi.json.Stringify");
+  EXPECT_RAISES("json.Stringify(indent 2^30)", TVMFFIFunctionCall(fstringify, indent_args, 2, &any));
+  TVMFFIObjectDecRef(fstringify);
+  any_release(&none);
+  any_release(&dict);
+  any_release(&list);
   return 0;
 }

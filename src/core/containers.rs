@@ -11,6 +11,7 @@ use super::signature::{ArrayT, DictT, ListT, MapT, Obj, ObjType, Param, Schema};
 use super::{map, seq};
 use crate::abi::*;
 use crate::typed_fn;
+use std::collections::HashSet;
 use std::sync::Mutex;
 
 /// Argument `i` as an owned value (raw strings become Strings).
@@ -63,34 +64,30 @@ fn iter_functor(items: Vec<(Any, Any)>) -> Function {
 }
 
 /// The first non-CPU device of the tensors in a (nested) container.
-fn first_non_cpu(value: AnyView<'_>) -> Result<Option<DLDevice>> {
+/// Each container is looked into once: shared ones and cycles (through a
+/// List or Dict) add nothing, where the reference recurses into a cycle
+/// until the stack overflows.
+fn first_non_cpu(value: AnyView<'_>, seen: &mut HashSet<usize>) -> Result<Option<DLDevice>> {
     let Some(obj) = value.to_object() else {
         return Ok(None);
     };
-    match obj.type_index() {
+    let children: Vec<Any> = match obj.type_index() {
         kTVMFFITensor => {
             let dev = super::tensor::dl_tensor(&obj)?.device;
-            Ok((dev.device_type != kDLCPU).then_some(dev))
+            return Ok((dev.device_type != kDLCPU).then_some(dev));
         }
-        t @ (kTVMFFIArray | kTVMFFIList) => {
-            for item in seq::elements(&obj, t)? {
-                // SAFETY: stored elements are valid.
-                if let Some(d) = first_non_cpu(unsafe { AnyView::from_raw(item) })? {
-                    return Ok(Some(d));
-                }
-            }
-            Ok(None)
+        _ if !seen.insert(obj.as_ptr() as usize) => return Ok(None),
+        t @ (kTVMFFIArray | kTVMFFIList) => copy_elements(&obj, t)
+            .ok_or_else(|| Error::type_error("a container element cannot be read"))?,
+        kTVMFFIMap | kTVMFFIDict => map::items(&obj)?.into_iter().map(|(_, v)| v).collect(),
+        _ => return Ok(None),
+    };
+    for child in &children {
+        if let Some(d) = super::stack::deep(|| first_non_cpu(child.view(), seen))? {
+            return Ok(Some(d));
         }
-        kTVMFFIMap | kTVMFFIDict => {
-            for (_, v) in map::items(&obj)? {
-                if let Some(d) = first_non_cpu(v.view())? {
-                    return Ok(Some(d));
-                }
-            }
-            Ok(None)
-        }
-        _ => Ok(None),
     }
+    Ok(None)
 }
 
 /// A `List<Any>` parameter: a List as it is, or an Array converted into a
@@ -265,7 +262,7 @@ pub fn register(g: &mut Globals<'_>) {
         Ok(())
     }));
     g.add(typed_fn!("ffi.ListReserve", |l: ListArg, n: i64| -> () {
-        l.edit()?.reserve(n.max(0) as usize);
+        l.edit()?.reserve(n.max(0) as usize)?;
         Ok(())
     }));
     register_map::<MapT>(g, kTVMFFIMap, "Map");
@@ -287,7 +284,7 @@ pub fn register(g: &mut Globals<'_>) {
     g.add(typed_fn!(
         "ffi.ContainerFindFirstNonCPUDevice",
         |v: AnyView<'_>| -> DLDevice {
-            Ok(first_non_cpu(v)?.unwrap_or(DLDevice {
+            Ok(first_non_cpu(v, &mut HashSet::new())?.unwrap_or(DLDevice {
                 device_type: kDLCPU,
                 device_id: 0,
             }))

@@ -196,12 +196,28 @@ impl ListMut {
     }
 
     /// Ensures room for `cap` elements, moving to a fresh `malloc` buffer.
-    pub fn reserve(&mut self, cap: usize) {
+    /// A capacity that cannot be allocated is a `MemoryError`, not an abort
+    /// (and never a short buffer: the byte size is overflow-checked).
+    pub fn reserve(&mut self, cap: usize) -> Result<()> {
         let cell = self.cell();
         if cap <= cell.capacity.max(0) as usize {
-            return;
+            return Ok(());
         }
-        let data = c_alloc(cap * ELEM).cast::<c_void>();
+        let too_big = || {
+            Error::new(
+                ErrorKind::MemoryError,
+                format!("cannot reserve room for {cap} elements"),
+            )
+        };
+        let bytes = cap
+            .checked_mul(ELEM)
+            .filter(|&b| b <= isize::MAX as usize)
+            .ok_or_else(too_big)?;
+        // SAFETY: plain C allocation, checked for NULL.
+        let data = unsafe { malloc(bytes) };
+        if data.is_null() {
+            return Err(too_big());
+        }
         // SAFETY: move the live elements, then release the old buffer
         // through its own deleter (NULL: in place, nothing to free).
         unsafe {
@@ -217,6 +233,7 @@ impl ListMut {
         cell.data = data;
         cell.capacity = cap as i64;
         cell.data_deleter = Some(free);
+        Ok(())
     }
 
     fn check(&self, i: i64, inclusive: bool) -> Result<usize> {
@@ -245,7 +262,7 @@ impl ListMut {
         let i = self.check(i, true)?;
         let (n, k) = (self.len(), values.len());
         if n + k > self.cell_ref().capacity.max(0) as usize {
-            self.reserve((n + k).max(n * 2).max(4));
+            self.reserve((n + k).max(n * 2).max(4))?;
         }
         // SAFETY: capacity holds `n + k`; shift the tail and write `values`.
         unsafe {

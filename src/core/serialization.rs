@@ -514,6 +514,9 @@ fn enum_by_index(type_index: i32, key: &Any) -> Result<Any> {
     )))
 }
 
+/// The widest indent `ffi.json.Stringify` writes.
+const MAX_INDENT: usize = 1 << 12;
+
 /// Registers the JSON and JSON graph globals.
 pub fn register(g: &mut Globals<'_>) {
     // These take `Any` in the reference: arguments are owned first (a raw C
@@ -538,10 +541,18 @@ pub fn register(g: &mut Globals<'_>) {
     g.add(typed_fn!("ffi.json.Parse", |s: Str<'_>| -> Any {
         json::parse(s.0)
     }));
+    // The indent is a C++ `int` as in the reference (a larger value does not
+    // convert); a negative one indents nothing. Ours refuses indents above
+    // MAX_INDENT, where the reference tries to allocate gigabytes per line.
     g.add(typed_fn!("ffi.json.Stringify", |v: AnyView<'_>,
-                                           indent: Option<i64>|
+                                           indent: Option<i32>|
      -> HeapStr {
         let indent = usize::try_from(indent.unwrap_or(0)).unwrap_or(0);
+        if indent > MAX_INDENT {
+            return Err(Error::value(format!(
+                "json.Stringify: indent {indent} is larger than {MAX_INDENT}"
+            )));
+        }
         Ok(HeapStr(
             json::stringify(v.to_owned_any()?.view(), indent)?.into_bytes(),
         ))

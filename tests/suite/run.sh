@@ -5,7 +5,8 @@
 #   usage: tests/suite/run.sh VENV OUR_LIBRARY
 # Each run checks that the process maps the intended library; pytest-xdist
 # isolates crashes (a crashed worker fails its test, the rest go on) and
-# pytest-timeout bounds every test.
+# pytest-timeout bounds every test. Then a random sweep of hostile arguments
+# over every ffi.* global runs on ours (tests/suite/sweep_globals.py).
 set -euo pipefail
 venv="$(realpath "$1")"
 ours_lib="$(realpath "$2")"
@@ -36,3 +37,8 @@ run() { # label, library, extra PYTHONPATH
 echo "official library:"; run official "$official_lib" ""
 echo "our library:"; run ours "$work/pkg-ours/tvm_ffi/lib/libtvm_ffi.so" "$work/pkg-ours:"
 "$py" "$root/tests/suite/report.py" "$work/official.xml" "$work/ours.xml"
+# Random hostile arguments to every ffi.* global, through the package on our
+# library: any crash fails (set -e).
+for seed in 1 2 3 4 5; do
+  PYTHONPATH="$work/pkg-ours" "$py" "$root/tests/suite/sweep_globals.py" "$seed"
+done
