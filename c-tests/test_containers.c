@@ -10,13 +10,6 @@ static void expect_error(const char* label, const char* name, TVMFFIAny* args, i
   TVMFFIObjectDecRef(f);
 }
 
-static TVMFFIAny str(const char* s) {
-  TVMFFIByteArray b = byte_array(s);
-  TVMFFIAny a = any_none();
-  CHECK_OK(TVMFFIStringFromByteArray(&b, &a));
-  return a;
-}
-
 static TVMFFIAny obj(TVMFFIAny a) {
   TVMFFIAny v = any_none();
   v.type_index = a.type_index;
@@ -102,7 +95,7 @@ static int64_t get_int(const char* name, TVMFFIAny* args, int n) {
 
 int main(void) {
   /* Arrays. */
-  TVMFFIAny elems[4] = {any_int(1), str("two"), str("a long string element"), any_none()};
+  TVMFFIAny elems[4] = {any_int(1), any_str("two"), any_str("a long string element"), any_none()};
   TVMFFIAny arr = call_global("ffi.Array", elems, 4);
   print_seq("array", arr);
   TVMFFIAny a2[2] = {obj(arr), any_int(2)};
@@ -112,7 +105,7 @@ int main(void) {
   printf("\n");
   any_release(&item);
   printf("array size %lld\n", (long long)get_int("ffi.ArraySize", a2, 1));
-  a2[1] = str("two");
+  a2[1] = any_str("two");
   printf("array contains 'two' %lld\n", (long long)get_int("ffi.ArrayContains", a2, 2));
   any_release(&a2[1]);
   a2[1] = any_int(7);
@@ -132,7 +125,7 @@ int main(void) {
   call_global("ffi.ListInsert", l3, 3);
   print_seq("list after append/insert", list);
   l3[1] = any_int(1);
-  l3[2] = str("replaced");
+  l3[2] = any_str("replaced");
   call_global("ffi.ListSetItem", l3, 3);
   any_release(&l3[2]);
   l3[1] = any_int(0);
@@ -184,11 +177,11 @@ int main(void) {
   any_release(&list);
 
   /* Maps: small, growing to dense, string/int/None keys. */
-  TVMFFIAny kv[8] = {str("a"), any_int(1), any_int(2), str("two"), any_none(), any_int(0),
-                     str("a key longer than seven"), any_int(4)};
+  TVMFFIAny kv[8] = {any_str("a"), any_int(1), any_int(2), any_str("two"), any_none(), any_int(0),
+                     any_str("a key longer than seven"), any_int(4)};
   TVMFFIAny m = call_global("ffi.Map", kv, 8);
   print_map("map of 4", m);
-  TVMFFIAny q[2] = {obj(m), str("a key longer than seven")};
+  TVMFFIAny q[2] = {obj(m), any_str("a key longer than seven")};
   TVMFFIAny got = call_global("ffi.MapGetItem", q, 2);
   printf("map[long key] = ");
   print_value(got);
@@ -212,7 +205,7 @@ int main(void) {
   for (int i = 0; i < 40; ++i) {
     char key[32];
     snprintf(key, sizeof(key), i % 3 ? "key-%d" : "k%d", i);
-    big[2 * i] = i % 4 == 0 ? any_int(i * 1000003) : str(key);
+    big[2 * i] = i % 4 == 0 ? any_int(i * 1000003) : any_str(key);
     big[2 * i + 1] = any_int(i);
   }
   for (int n = 5; n <= 40; n += 7) {

@@ -1043,10 +1043,15 @@ fn register_access_types(t: &mut Table) {
     let str_key = |s: Str<'_>| super::string::make_text(s.0, super::string::TextKind::Str);
     // `_attr`, `_array_item`, ...: the path extended by one step of `kind`.
     macro_rules! step_method {
-        ($name:literal, $kind:expr, |$k:ident: $ty:ty| $key:expr) => {
-            typed_fn!(method_name(PATH, $name), |p: P<'_>, $k: $ty| -> PathRet {
-                Ok(Owned::new(extend_path(&p, new_step($kind, $key))))
-            })
+        ($def:ident, $name:literal, $kind:expr, |$k:ident: $ty:ty| $key:expr) => {
+            $def.method(
+                $name,
+                "",
+                0,
+                typed_fn!(method_name(PATH, $name), |p: P<'_>, $k: $ty| -> PathRet {
+                    Ok(Owned::new(extend_path(&p, new_step($kind, $key))))
+                }),
+            )
         };
     }
     let mut def = TypeDef::dynamic(t, PATH, kTVMFFIObject, 1, kAccessPath);
@@ -1099,44 +1104,15 @@ fn register_access_types(t: &mut Table) {
          -> PathRet {
             Ok(Owned::new(extend_path(&p, (*s).clone())))
         }),
-    )
-    .method(
-        "_attr",
-        "",
-        0,
-        step_method!("_attr", 0, |name: Str<'_>| str_key(name)),
-    )
-    .method(
-        "_array_item",
-        "",
-        0,
-        step_method!("_array_item", 1, |i: i64| Any::from(i)),
-    )
-    .method(
-        "_map_item",
-        "",
-        0,
-        step_method!("_map_item", 2, |k: AnyView<'_>| k.to_owned_any()?),
-    )
-    .method(
-        "_attr_missing",
-        "",
-        0,
-        step_method!("_attr_missing", 3, |name: Str<'_>| str_key(name)),
-    )
-    .method(
-        "_array_item_missing",
-        "",
-        0,
-        step_method!("_array_item_missing", 4, |i: i64| Any::from(i)),
-    )
-    .method(
-        "_map_item_missing",
-        "",
-        0,
-        step_method!("_map_item_missing", 5, |k: AnyView<'_>| k.to_owned_any()?),
-    )
-    .method(
+    );
+    step_method!(def, "_attr", 0, |name: Str<'_>| str_key(name));
+    step_method!(def, "_array_item", 1, |i: i64| Any::from(i));
+    step_method!(def, "_map_item", 2, |k: AnyView<'_>| k.to_owned_any()?);
+    step_method!(def, "_attr_missing", 3, |name: Str<'_>| str_key(name));
+    step_method!(def, "_array_item_missing", 4, |i: i64| Any::from(i));
+    step_method!(def, "_map_item_missing", 5, |k: AnyView<'_>| k
+        .to_owned_any()?);
+    def.method(
         "_is_prefix_of",
         "",
         0,
