@@ -1,5 +1,8 @@
 //! The cdylib's dynamic symbol table holds exactly the C API the headers
-//! declare, and its SONAME is `libtvm_ffi.so`, like the official library.
+//! declare, the C++ symbols of the official library (`src/cxx/exports.map`)
+//! and the documented additions, and its SONAME is `libtvm_ffi.so`, like
+//! the official library. With `TVM_FFI_OFFICIAL_DIR` (the official wheel's
+//! `tvm_ffi` directory) the C++ list is checked against its library too.
 
 use object::read::elf::Dyn as _;
 use object::{Object, ObjectSymbol};
@@ -36,16 +39,51 @@ fn header_functions() -> BTreeSet<String> {
     names
 }
 
+/// The global symbols a shared library defines.
+fn defined_dynamic_symbols(path: &Path) -> BTreeSet<String> {
+    let data = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let file = object::File::parse(&*data).unwrap();
+    file.dynamic_symbols()
+        .filter(|s| s.is_definition() && (s.is_global() || s.is_weak()))
+        .map(|s| s.name().unwrap().to_string())
+        .collect()
+}
+
+/// The C++ symbols our version script exports.
+fn cxx_exports() -> BTreeSet<String> {
+    let map = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/cxx/exports.map");
+    std::fs::read_to_string(map)
+        .unwrap()
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("_Z"))
+        .map(|l| l.trim_end_matches(';').to_string())
+        .collect()
+}
+
+#[test]
+fn cxx_exports_are_the_official_ones() {
+    let ours = cxx_exports();
+    assert!(ours.len() >= 30, "parsed only {} C++ exports", ours.len());
+    let Some(dir) = std::env::var_os("TVM_FFI_OFFICIAL_DIR") else {
+        eprintln!("TVM_FFI_OFFICIAL_DIR unset: not compared with the official library");
+        return;
+    };
+    let official: BTreeSet<String> =
+        defined_dynamic_symbols(&Path::new(&dir).join("lib/libtvm_ffi.so"))
+            .into_iter()
+            // The C++ API, without the standard library's instantiations.
+            .filter(|s| s.contains("N3tvm3ffi") && !s.starts_with("_ZNSt"))
+            .collect();
+    assert_eq!(
+        ours, official,
+        "our C++ exports differ from the official library's"
+    );
+}
+
 #[test]
 fn dynamic_exports_are_the_header_functions() {
-    let path = target_dir().join("libtvm_ffi.so");
-    let data = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let file = object::File::parse(&*data).unwrap();
-    let exported: BTreeSet<String> = file
-        .dynamic_symbols()
-        .filter(|s| s.is_definition() && s.is_global())
-        .map(|s| s.name().unwrap().to_string())
-        .collect();
+    let exported = defined_dynamic_symbols(&target_dir().join("libtvm_ffi.so"));
     let mut declared = header_functions();
     assert!(
         declared.len() >= 50,
@@ -64,6 +102,7 @@ fn dynamic_exports_are_the_header_functions() {
     ] {
         declared.insert(format!("__tvm_ffi_{f}"));
     }
+    declared.extend(cxx_exports());
     assert_eq!(
         exported, declared,
         "exports differ from the header declarations"

@@ -25,7 +25,7 @@ official_dir="$(echo "$venv"/lib/python3*/site-packages/tvm_ffi)"
 
 echo "== cargo test"
 cargo build --release --locked
-cargo test --release --locked 2>&1 | tee target/cargo-test.log
+TVM_FFI_OFFICIAL_DIR="$official_dir" cargo test --release --locked 2>&1 | tee target/cargo-test.log
 cargo_passed=$(awk '/^test result: ok/ { n += $4 } END { print n + 0 }' target/cargo-test.log)
 
 echo "== C tests (ours and official, with transcript diffs)"

@@ -114,11 +114,11 @@ pub unsafe extern "C" fn TVMFFIEnvTensorAlloc(
 }
 
 /// Finds `func_name` for a loaded library: in the imports of the module
-/// whose handle the library received in `__tvm_ffi__library_ctx`, then in
-/// the global registry. Ownership: `*out` is borrowed, kept alive by the
-/// module (lookups are cached).
+/// the library received in `__tvm_ffi__library_ctx` (its C++ `ModuleObj*`,
+/// as in the reference), then in the global registry. Ownership: `*out` is
+/// borrowed, kept alive by the module (lookups are cached).
 /// Errors: RuntimeError "Cannot find function ..." when absent; TypeError
-/// if `library_ctx` is not a module of this library; ValueError for NULLs.
+/// if `library_ctx` is not a module; ValueError for NULLs.
 ///
 /// # Safety
 /// `library_ctx` is NULL or the value written to `__tvm_ffi__library_ctx`;
@@ -131,19 +131,16 @@ pub unsafe extern "C" fn TVMFFIEnvModLookupFromImports(
 ) -> c_int {
     ffi_call(|| {
         // SAFETY: per the contract.
-        let (name, out) = unsafe {
-            (
-                arg_cstr(func_name, "func_name")?,
-                super::arg_out(out, "out")?,
-            )
+        let out = unsafe {
+            arg_cstr(func_name, "func_name")?;
+            super::arg_out(out, "out")?
         };
-        // SAFETY: the context is a live module handle we wrote.
-        let obj = unsafe {
-            crate::core::ObjectRef::from_borrowed(super::arg_handle(library_ctx, "library_ctx")?)
-        };
-        let module = crate::module::Module::from_object(obj)?;
-        let f = module.lookup_from_imports(&String::from_utf8_lossy(name))?;
-        *out = f.as_object().as_ptr().cast();
+        // SAFETY: per the contract the context is the `ModuleObj*` the
+        // loader wrote (the reference's convention), of a live module.
+        let module = unsafe { crate::module::Module::from_cxx_ptr(library_ctx) }?;
+        // SAFETY: `func_name` is NUL-terminated per the contract.
+        let name = unsafe { core::ffi::CStr::from_ptr(func_name) };
+        *out = module.lookup_from_imports(name)?.as_ptr().cast();
         Ok(())
     })
 }

@@ -26,6 +26,8 @@ pub enum ErrorKind {
     RuntimeError,
     /// Memory could not be allocated.
     MemoryError,
+    /// The operation exists in the reference but not (yet) here.
+    NotImplementedError,
     /// A bug in this library (e.g. a caught panic).
     InternalError,
 }
@@ -41,6 +43,7 @@ impl ErrorKind {
             ErrorKind::AttributeError => "AttributeError",
             ErrorKind::RuntimeError => "RuntimeError",
             ErrorKind::MemoryError => "MemoryError",
+            ErrorKind::NotImplementedError => "NotImplementedError",
             ErrorKind::InternalError => "InternalError",
         }
     }

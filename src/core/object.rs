@@ -129,6 +129,12 @@ impl ObjectRef {
         self.0.as_ptr()
     }
 
+    /// The raw handle as non-null, still owned by `self`.
+    #[inline]
+    pub fn as_non_null(&self) -> NonNull<TVMFFIObject> {
+        self.0
+    }
+
     /// The type index stored in the header.
     #[inline]
     pub fn type_index(&self) -> i32 {

@@ -361,30 +361,6 @@ impl<'t> TypeDef<'t> {
         static_type: i32,
         schema: Schema,
     ) -> &mut Self {
-        self.field_with(
-            name,
-            doc,
-            flags,
-            storage,
-            offset,
-            static_type,
-            schema,
-            storage.getter(),
-        )
-    }
-
-    #[allow(clippy::too_many_arguments, reason = "one field record")]
-    fn field_with(
-        &mut self,
-        name: &str,
-        doc: &str,
-        flags: i32,
-        storage: Storage,
-        offset: usize,
-        static_type: i32,
-        schema: Schema,
-        getter: TVMFFIFieldGetter,
-    ) -> &mut Self {
         let (size, alignment) = storage.size_align();
         let metadata = schema.metadata();
         let info = TVMFFIFieldInfo {
@@ -395,7 +371,7 @@ impl<'t> TypeDef<'t> {
             size,
             alignment,
             offset: HEADER + offset as i64,
-            getter,
+            getter: storage.getter(),
             setter: field::setter_of(storage),
             default_value_or_factory: TVMFFIAny::NONE,
             field_static_type_index: static_type,
@@ -489,30 +465,6 @@ unsafe extern "C" fn create<T: Default + Send + Sync + 'static, const TI: i32>(
         }
         // SAFETY: checked non-null; the caller provides the slot.
         unsafe { out.write(new_object(TI, T::default()).into_raw_ptr().cast()) };
-        Ok(())
-    })
-}
-
-/// The getter of `ffi.Module`'s `imports_` field: our modules keep their
-/// imports behind a lock, so the getter goes through the module.
-unsafe extern "C" fn get_module_imports(field: *mut c_void, out: *mut TVMFFIAny) -> c_int {
-    catch_to_code(|| {
-        // SAFETY: the field lives at handle + 24 of a live module object.
-        let handle = unsafe { field.cast::<u8>().sub(HEADER as usize) }.cast::<TVMFFIObject>();
-        let obj = core::ptr::NonNull::new(handle)
-            .map(|h| {
-                // SAFETY: the caller holds the module alive for the call.
-                unsafe { ObjectRef::from_borrowed(h) }
-            })
-            .ok_or_else(|| Error::value("imports_ getter: NULL field"))?;
-        let module = crate::module::Module::from_object(obj)?;
-        let imports: Vec<Any> = module
-            .imports()
-            .into_iter()
-            .map(|m| Any::from(m.as_object().clone()))
-            .collect();
-        // SAFETY: the caller provides the result slot.
-        unsafe { out.write(Any::from(seq::new_array(imports)).into_raw()) };
         Ok(())
     })
 }
@@ -674,7 +626,8 @@ fn register_converters(t: &mut Table) {
 pub fn register(t: &mut Table) {
     register_converters(t);
     TypeDef::existing(t, "ffi.Module", kTVMFFIModule)
-        .field_with(
+        // Every module is a C++ ModuleObj: `imports_` is a plain field.
+        .field(
             "imports_",
             "",
             0,
@@ -682,7 +635,6 @@ pub fn register(t: &mut Table) {
             0,
             kTVMFFIArray,
             Schema::array_of(Schema::ANY),
-            Some(get_module_imports),
         )
         .final_(true);
     TypeDef::existing(t, "ffi.VisitInterrupt", kTVMFFIVisitInterrupt)

@@ -7,7 +7,7 @@ use super::Function;
 use super::error::{Error, Result};
 use super::signature::Described;
 use std::collections::HashMap;
-use std::sync::{LazyLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{LazyLock, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 /// One registered global.
 struct Entry {
@@ -42,8 +42,18 @@ static TABLE: LazyLock<RwLock<Table>> = LazyLock::new(|| {
     let mut globals = Globals(&mut table);
     super::builtins::register(&mut globals);
     crate::module::globals::register(&mut globals);
+    let builtins = table
+        .iter()
+        .map(|(name, e)| (name.clone(), e.func.clone()))
+        .collect();
+    // Only this initialiser sets it, once.
+    let _ = BUILTINS.set(builtins);
     RwLock::new(table)
 });
+
+/// The built-in globals as the library registered them, immune to later
+/// overrides: the C++ entry points of the reference are these functions.
+static BUILTINS: OnceLock<HashMap<Box<[u8]>, Function>> = OnceLock::new();
 
 // Every write leaves the map valid, so a poisoned lock is safe to reuse.
 fn read() -> RwLockReadGuard<'static, Table> {
@@ -81,6 +91,13 @@ pub fn set_global(
 /// The function registered as `name`, if any (a new reference).
 pub fn get_global(name: &[u8]) -> Option<Function> {
     read().get(name).map(|e| e.func.clone())
+}
+
+/// The built-in global `name` as registered by the library (a new
+/// reference), whatever the table holds under that name now.
+pub fn builtin(name: &[u8]) -> Option<Function> {
+    LazyLock::force(&TABLE);
+    BUILTINS.get()?.get(name).cloned()
 }
 
 /// Removes `name`; whether it was there.

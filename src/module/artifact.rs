@@ -137,11 +137,11 @@ pub fn export_tree(root: &Module) -> Result<Vec<u8>> {
     }
     let mut payloads = Vec::with_capacity(order.len());
     for m in &order {
-        let kind = m.kind();
-        payloads.push(if kind.kind() == LIBRARY_KIND {
+        let kind = m.kind_name()?;
+        payloads.push(if kind == LIBRARY_KIND {
             None
         } else {
-            Some((kind.kind().as_bytes().to_vec(), kind.save_to_bytes()?))
+            Some((kind.into_bytes(), m.save_to_bytes()?))
         });
     }
     let modules = payloads

@@ -43,7 +43,7 @@ fn text(bytes: &[u8]) -> Any {
 }
 
 fn module_ret(m: Module) -> Owned<ModuleT> {
-    Owned::new(ObjectRef::clone(m.as_object()))
+    Owned::new(m.into_object())
 }
 
 /// `ffi.ModuleLoadFromFile`: the loader of the file's extension
@@ -139,24 +139,24 @@ pub fn register(g: &mut Globals<'_>) {
         }
     ));
     g.add(typed_fn!("ffi.ModuleGetKind", |m: Module| -> StrRet {
-        Ok(StrRet(m.kind().kind().as_bytes().to_vec()))
+        Ok(StrRet(m.kind_name()?.into_bytes()))
     }));
     g.add(typed_fn!("ffi.ModuleGetPropertyMask", |m: Module| -> i64 {
-        Ok(m.kind().property_mask())
+        m.property_mask()
     }));
     g.add(typed_fn!("ffi.ModuleInspectSource", |m: Module,
                                                 format: Str<'_>|
      -> StrRet {
-        Ok(StrRet(m.kind().inspect_source(&lossy(format)).into_bytes()))
+        Ok(StrRet(m.inspect_source(&lossy(format))?))
     }));
     g.add(typed_fn!(
         "ffi.ModuleGetWriteFormats",
         |m: Module| -> ArrayRet<StrRet> {
-            let mut formats = m.kind().write_formats();
-            formats.extend(artifact::WRITE_FORMATS.iter().map(|f| f.to_string()));
-            Ok(ArrayRet::new(seq::new_array(
-                formats.iter().map(|f| text(f.as_bytes())).collect(),
-            )))
+            // The module's own formats, then the tree formats every module has.
+            let own = m.write_formats()?;
+            let mut formats = elements_of(&own)?;
+            formats.extend(artifact::WRITE_FORMATS.iter().map(|f| text(f.as_bytes())));
+            Ok(ArrayRet::new(seq::new_array(formats)))
         }
     ));
     g.add(typed_fn!("ffi.ModuleWriteToFile", |m: Module,
@@ -169,7 +169,7 @@ pub fn register(g: &mut Globals<'_>) {
         if artifact::WRITE_FORMATS.contains(&format.as_str()) {
             artifact::write_tree(&m, &path, &format)
         } else {
-            m.kind().write_to_file(&path, &format)
+            m.write_to_file(&path, &format)
         }
     }));
     g.add(typed_fn!(
@@ -191,7 +191,7 @@ pub fn register(g: &mut Globals<'_>) {
                     deleter,
                 )
             }?;
-            Ok(module_ret(Module::new(kind)))
+            Ok(module_ret(Module::new(kind)?))
         }
     ));
     register_artifacts(g);
@@ -201,8 +201,7 @@ pub fn register(g: &mut Globals<'_>) {
         m.import(&other)
     }));
     g.add(typed_fn!("ffi.ModuleClearImports", |m: Module| -> () {
-        m.clear_imports();
-        Ok(())
+        m.clear_imports()
     }));
     g.add(typed_fn!("ffi.ModuleGlobalsAdd", |m: Module| -> () {
         let mut kept = KEPT.lock().unwrap_or_else(|e| e.into_inner());

@@ -169,6 +169,19 @@ pub fn register_system_symbol(name: &str, ptr: *mut c_void) {
     table.insert(name.to_string(), ptr as usize);
 }
 
+/// Calls `visit(name, value)` for each registered context symbol, in
+/// registration order (`Module::VisitContextSymbols`).
+pub fn visit_context_symbols(mut visit: impl FnMut(&str, *mut c_void) -> Result<()>) -> Result<()> {
+    let symbols = CONTEXT_SYMBOLS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
+    for (name, ptr) in &symbols {
+        visit(name, *ptr as *mut c_void)?;
+    }
+    Ok(())
+}
+
 fn system_symbol(name: &str) -> Option<*mut c_void> {
     SYSTEM_SYMBOLS
         .lock()
@@ -235,13 +248,14 @@ fn library_module(symbols: Arc<Symbols>, blob_size: Option<u64>) -> Result<Modul
     let ctx_addr = symbols.get(LIBRARY_CTX);
     let set_ctx = |m: &Module| {
         if let Some(addr) = ctx_addr {
-            // SAFETY: `__tvm_ffi__library_ctx` is a `void*` variable; it
-            // receives the module handle for TVMFFIEnvModLookupFromImports.
-            unsafe { *addr.cast::<*mut c_void>() = m.as_object().as_ptr().cast() };
+            // SAFETY: `__tvm_ffi__library_ctx` is a `void*` variable; as in
+            // the reference it receives the `ModuleObj*` (the C++ address),
+            // for TVMFFIEnvModLookupFromImports.
+            unsafe { *addr.cast::<*mut c_void>() = m.cxx_ptr() };
         }
     };
     let Some(bin_addr) = symbols.get(LIBRARY_BIN) else {
-        let m = Module::new(LibraryModule(symbols));
+        let m = Module::new(LibraryModule(symbols))?;
         set_ctx(&m);
         return Ok(m);
     };
@@ -263,7 +277,7 @@ fn library_module(symbols: Arc<Symbols>, blob_size: Option<u64>) -> Result<Modul
     let mut modules = Vec::with_capacity(tree.modules.len());
     for entry in &tree.modules {
         if entry.kind == LIB_KIND {
-            let m = Module::new(LibraryModule(symbols.clone()));
+            let m = Module::new(LibraryModule(symbols.clone()))?;
             set_ctx(&m);
             modules.push(m);
         } else {

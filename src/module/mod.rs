@@ -7,6 +7,7 @@ pub mod symbols;
 
 pub use object::{Module, ModuleKind};
 pub mod artifact;
+mod cxx;
 pub mod extern_c;
 pub mod globals;
 pub mod inspect;

@@ -1,14 +1,18 @@
-//! Module objects: a kind implemented by Rust ([`ModuleKind`]) or C
-//! callbacks, plus the import tree (an Array of modules). Only the header is
-//! public: frontends reach modules through the `ffi.Module*` globals, as
-//! the reference's Python package does.
+//! Module objects. Every module is a C++ `ModuleObj` (a vtable pointer 8
+//! bytes before the object handle, then the header, `imports_` and
+//! `import_lookup_cache_`), whether this library made it for a Rust
+//! [`ModuleKind`] or C++ code elsewhere made it for a subclass of its own;
+//! the virtual methods are reached through `cxx`. The non-virtual parts of
+//! `ModuleObj` (lookups through the imports, the base import methods, the
+//! lookup cache) are implemented here.
 
 use crate::abi::*;
 use crate::core::any::Any;
 use crate::core::error::{Error, Result};
-use crate::core::object::{ObjectRef, new_object};
-use crate::core::{Function, seq};
-use std::collections::HashMap;
+use crate::core::object::ObjectRef;
+use crate::core::{Function, map, seq};
+use core::ffi::c_void;
+use core::ptr::NonNull;
 use std::sync::Mutex;
 
 /// What a module kind implements. Only `kind` and `get_function` are
@@ -59,39 +63,61 @@ pub trait ModuleKind: Send + Sync + 'static {
     }
 }
 
-/// The payload of module objects.
-struct ModulePayload {
-    /// The imported modules, an Array (replaced, never mutated, on change).
-    imports: Mutex<ObjectRef>,
-    kind: Box<dyn ModuleKind>,
-    /// Functions found by `TVMFFIEnvModLookupFromImports`, kept alive here.
-    lookup_cache: Mutex<HashMap<String, Function>>,
-}
+/// Bytes from the object handle to `ModuleObj::imports_` (an `Array<Any>`):
+/// the C++ object starts with its vtable pointer 8 bytes before the handle,
+/// and the field follows the 24-byte header.
+const IMPORTS_OFFSET: usize = 24;
+/// Bytes from the handle to `import_lookup_cache_` (a `Map<String, Function>`).
+const LOOKUP_CACHE_OFFSET: usize = 32;
+const _: () = assert!(IMPORTS_OFFSET == size_of::<TVMFFIObject>());
 
-/// A strong reference to a module object.
+/// Serialises this library's reads and replacements of `imports_` fields
+/// (C++ code reads them directly, unsynchronised, as with the reference).
+static IMPORTS_LOCK: Mutex<()> = Mutex::new(());
+
+/// A strong reference to a module object: any C++ `ModuleObj`, made by
+/// this library (for a [`ModuleKind`]) or by C++ code elsewhere. Every
+/// operation goes through the object's vtable (`cxx`).
 #[derive(Clone, Debug)]
 pub struct Module(ObjectRef);
 
 impl Module {
     /// Makes a module of `kind` with no imports.
-    pub fn new(kind: impl ModuleKind) -> Module {
-        let payload = ModulePayload {
-            imports: Mutex::new(seq::new_array(Vec::new())),
-            kind: Box::new(kind),
-            lookup_cache: Mutex::new(HashMap::new()),
-        };
-        Module(new_object(kTVMFFIModule, payload))
+    pub fn new(kind: impl ModuleKind) -> Result<Module> {
+        super::cxx::new_module(Box::new(kind))
     }
 
-    /// Views an object as one of our modules.
+    /// Views an object as a module. Objects of type index `ffi.Module` are
+    /// C++ `ModuleObj`s by the ABI (the type is final and has no creator).
     pub fn from_object(obj: ObjectRef) -> Result<Module> {
-        if obj.type_index() != kTVMFFIModule || !is_ours(&obj) {
+        if obj.type_index() != kTVMFFIModule {
             return Err(Error::type_error(format!(
-                "expected an ffi.Module made by this library, got {}",
+                "expected an ffi.Module, got {}",
                 crate::core::type_table::type_key_of(obj.type_index())
             )));
         }
         Ok(Module(obj))
+    }
+
+    /// The module of a `ModuleObj*` (what `__tvm_ffi__library_ctx` holds).
+    ///
+    /// # Safety
+    /// `ptr` is NULL or the C++ address of a live module object.
+    pub unsafe fn from_cxx_ptr(ptr: *mut c_void) -> Result<Module> {
+        let handle =
+            NonNull::new(ptr.cast::<u8>()).ok_or_else(|| Error::value("`library_ctx` is NULL"))?;
+        // SAFETY: the object header follows the vtable pointer.
+        let handle = unsafe { handle.add(size_of::<*const c_void>()) }.cast::<TVMFFIObject>();
+        // SAFETY: per the contract the object is live.
+        Module::from_object(unsafe { ObjectRef::from_borrowed(handle) })
+    }
+
+    /// The C++ address of the module (`ModuleObj*`), 8 bytes before the handle.
+    pub fn cxx_ptr(&self) -> *mut c_void {
+        self.handle()
+            .cast::<u8>()
+            .wrapping_sub(size_of::<*const c_void>())
+            .cast()
     }
 
     /// The object.
@@ -99,36 +125,67 @@ impl Module {
         &self.0
     }
 
-    fn payload(&self) -> &ModulePayload {
-        // SAFETY: `from_object`/`new` guarantee our module layout.
-        unsafe { self.0.payload::<ModulePayload>() }
+    /// The object, given up.
+    pub fn into_object(self) -> ObjectRef {
+        self.0
     }
 
-    /// The module kind.
-    pub fn kind(&self) -> &dyn ModuleKind {
-        &*self.payload().kind
+    /// The object handle.
+    pub fn handle(&self) -> *mut TVMFFIObject {
+        self.0.as_ptr()
     }
 
-    /// The imported modules, in order.
+    /// The address of a field of the `ModuleObj` (an object pointer).
+    fn field(&self, offset: usize) -> *mut *mut TVMFFIObject {
+        // SAFETY: every module object is a ModuleObj, whose two fields lie
+        // at these offsets from the handle, inside the object.
+        unsafe { self.handle().cast::<u8>().add(offset) }.cast()
+    }
+
+    /// The `imports_` Array (a new reference), if set.
+    fn imports_array(&self) -> Option<ObjectRef> {
+        let _guard = IMPORTS_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+        // SAFETY: the field holds NULL or a live Array the module owns; the
+        // lock keeps our writers from replacing it meanwhile.
+        NonNull::new(unsafe { *self.field(IMPORTS_OFFSET) })
+            // SAFETY: as above.
+            .map(|p| unsafe { ObjectRef::from_borrowed(p) })
+    }
+
+    /// The imported modules, in order (non-module entries skipped).
     pub fn imports(&self) -> Vec<Module> {
-        let cell = self
-            .payload()
-            .imports
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        seq::elements(&cell, kTVMFFIArray)
+        let Some(array) = self.imports_array() else {
+            return Vec::new();
+        };
+        seq::elements(&array, kTVMFFIArray)
             .unwrap_or(&[])
             .iter()
-            // SAFETY: the imports array holds live module objects.
+            // SAFETY: the array holds valid values.
             .filter_map(|v| unsafe { crate::core::AnyView::from_raw(v) }.to_object())
             .filter_map(|o| Module::from_object(o).ok())
             .collect()
     }
 
+    /// Replaces `imports_` with a new Array of `items`.
+    fn set_imports(&self, items: Vec<Any>) {
+        let new = seq::new_array(items).into_raw_ptr();
+        let old = {
+            let _guard = IMPORTS_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+            // SAFETY: the field is a pointer slot of the live module; we
+            // hand it the new reference and take the old one.
+            unsafe { self.field(IMPORTS_OFFSET).replace(new) }
+        };
+        // Released outside the lock: it may destroy modules.
+        if let Some(old) = NonNull::new(old) {
+            // SAFETY: the field owned this reference.
+            drop(unsafe { ObjectRef::from_raw(old) });
+        }
+    }
+
     /// `ModuleObj::GetFunction(name, query_imports)`: this module, then
     /// (if asked) the imports depth-first.
     pub fn get_function(&self, name: &str, query_imports: bool) -> Result<Option<Function>> {
-        if let Some(f) = self.kind().get_function(self, name)? {
+        if let Some(f) = self.own_function(name)? {
             return Ok(Some(f));
         }
         if query_imports {
@@ -141,9 +198,9 @@ impl Module {
         Ok(None)
     }
 
-    /// Whether the function exists here (or in the imports).
+    /// `ModuleObj::ImplementsFunction(name, query_imports)`.
     pub fn implements_function(&self, name: &str, query_imports: bool) -> Result<bool> {
-        if self.kind().implements_function(self, name)? {
+        if self.own_implements(name)? {
             return Ok(true);
         }
         if query_imports {
@@ -156,18 +213,15 @@ impl Module {
         Ok(false)
     }
 
-    /// Doc (`doc == true`) or metadata of a function, searching imports if asked.
+    /// `ModuleObj::GetFunctionDoc` (`doc`) or `GetFunctionMetadata`, with
+    /// `query_imports`.
     pub fn function_info(
         &self,
         name: &str,
         doc: bool,
         query_imports: bool,
     ) -> Result<Option<Vec<u8>>> {
-        let mine = if doc {
-            self.kind().function_doc(name)?
-        } else {
-            self.kind().function_metadata(name)?
-        };
+        let mine = self.own_function_info(name, doc)?;
         if mine.is_some() || !query_imports {
             return Ok(mine);
         }
@@ -179,56 +233,57 @@ impl Module {
         Ok(None)
     }
 
-    /// Imports `other`; a RuntimeError if that would create a cycle.
-    pub fn import(&self, other: &Module) -> Result<()> {
+    /// The base `ModuleObj::ImportModule`: appends `other`; a RuntimeError
+    /// if that would create a cycle.
+    pub fn import_base(&self, other: &Module) -> Result<()> {
         let mut stack = vec![other.clone()];
-        let mut seen = vec![other.0.as_ptr()];
+        let mut seen = vec![other.handle()];
         while let Some(m) = stack.pop() {
-            if m.0.as_ptr() == self.0.as_ptr() {
-                return Err(Error::runtime("Cyclic dependency detected during import"));
-            }
             for child in m.imports() {
-                if !seen.contains(&child.0.as_ptr()) {
-                    seen.push(child.0.as_ptr());
+                if !seen.contains(&child.handle()) {
+                    seen.push(child.handle());
                     stack.push(child);
                 }
             }
         }
-        let mut cell = self
-            .payload()
-            .imports
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        let mut items: Vec<Any> = seq::elements(&cell, kTVMFFIArray)?
-            .iter()
-            // SAFETY: stored elements are valid.
-            .map(|v| unsafe { crate::core::AnyView::from_raw(v) }.to_owned_any())
-            .collect::<Result<_>>()?;
+        if seen.contains(&self.handle()) {
+            return Err(Error::runtime("Cyclic dependency detected during import"));
+        }
+        let mut items: Vec<Any> = match self.imports_array() {
+            Some(array) => seq::elements(&array, kTVMFFIArray)?
+                .iter()
+                // SAFETY: stored elements are valid.
+                .map(|v| unsafe { crate::core::AnyView::from_raw(v) }.to_owned_any())
+                .collect::<Result<_>>()?,
+            None => Vec::new(),
+        };
         items.push(Any::from(other.0.clone()));
-        *cell = seq::new_array(items);
+        self.set_imports(items);
         Ok(())
     }
 
-    /// Drops all imports.
-    pub fn clear_imports(&self) {
-        let mut cell = self
-            .payload()
-            .imports
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        *cell = seq::new_array(Vec::new());
+    /// The base `ModuleObj::ClearImports`.
+    pub fn clear_imports_base(&self) {
+        self.set_imports(Vec::new());
     }
 
-    /// `TVMFFIEnvModLookupFromImports`: the imports, then the global
-    /// registry; the result is cached (and kept alive) by the module.
-    pub fn lookup_from_imports(&self, name: &str) -> Result<Function> {
-        let mut cache = self
-            .payload()
-            .lookup_cache
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        if let Some(f) = cache.get(name) {
-            return Ok(f.clone());
+    /// The lookup behind [`Module::lookup_from_imports`], run under its lock:
+    /// the cache, else the imports, else the global registry; the result is
+    /// cached in `import_lookup_cache_`, which keeps it alive.
+    pub fn lookup_from_imports_locked(&self, name: &str) -> Result<NonNull<TVMFFIObject>> {
+        let key = super::cxx::string_arg(name);
+        let slot = self.field(LOOKUP_CACHE_OFFSET);
+        // SAFETY: the field holds NULL or a live Map the module owns; the
+        // caller holds the lookup lock, the only writer.
+        let cache = NonNull::new(unsafe { *slot })
+            // SAFETY: as above.
+            .map(|p| unsafe { ObjectRef::from_borrowed(p) });
+        if let Some(cache) = &cache {
+            if let Some(hit) = map::get(cache, key.view().raw())? {
+                let ptr = hit.view().as_object_ptr();
+                // The cache keeps its own reference alive.
+                return ptr.ok_or_else(|| Error::runtime("import cache holds a non-object"));
+            }
         }
         let mut found = None;
         for m in self.imports() {
@@ -245,16 +300,16 @@ impl Module {
                 ))
             })?,
         };
-        cache.insert(name.to_string(), f.clone());
-        Ok(f)
+        let ptr = f.as_object().as_non_null();
+        let value = Any::from(f.into_object());
+        match cache {
+            Some(cache) => map::set(&cache, key, value)?,
+            None => {
+                let new = map::new_map(kTVMFFIMap, [(key, value)])?;
+                // SAFETY: the slot was NULL and we hold the lock.
+                unsafe { slot.write(new.into_raw_ptr()) };
+            }
+        }
+        Ok(ptr)
     }
-}
-
-/// Whether a module object was made by this library (foreign ones have a
-/// different layout behind the shared header).
-fn is_ours(obj: &ObjectRef) -> bool {
-    // SAFETY: the header is readable for any live object.
-    let deleter = unsafe { (*obj.as_ptr()).deleter };
-    deleter.map(|d| d as usize)
-        == crate::core::object::deleter_of::<ModulePayload>().map(|d| d as usize)
 }
