@@ -10,6 +10,8 @@
 #      module and runs an artifact built by our writer,
 #   4b. the official package's own test suite, run on the official library
 #      and on ours (tests/suite/run.sh), failing on any core-half regression,
+#   4c. C++ custom modules built by the official package's build helpers,
+#      run on both libraries with identical transcripts (tests/cxx_module.py),
 #   5. the C tests under valgrind (leaks and invalid accesses), when present.
 set -euo pipefail
 mkdir -p "$(dirname "${BASH_SOURCE[0]}")/../target"
@@ -42,6 +44,14 @@ echo "== the official Python test suite, on the official library and on ours"
 tests/suite/run.sh "$venv" target/release/libtvm_ffi.so | tee target/suite.log
 suite_passed=$(awk '/^official-suite:/ { print $2 }' target/suite.log)
 
+echo "== C++ custom modules through the official Python package (official library, then ours)"
+PATH="$venv/bin:$PATH" "$venv/bin/python" tests/cxx_module.py target/cxx-module/official >target/cxx-module-official.log
+PATH="$venv/bin:$PATH" PYTHONPATH="$root/target/suite/pkg-ours" \
+  "$venv/bin/python" tests/cxx_module.py target/cxx-module/ours >target/cxx-module-ours.log
+diff target/cxx-module-official.log target/cxx-module-ours.log
+cxx_module_passed=$(awk '/^cxx-module:/ { print $2 }' target/cxx-module-ours.log)
+echo "cxx-module: $cxx_module_passed checks, identical transcripts"
+
 echo "== fuzzing the library_bin parser (bounded)"
 fuzz_rc=0
 fuzz/run.sh "${TVM_FFI_FUZZ_SECONDS:-30}" || fuzz_rc=$?
@@ -67,4 +77,4 @@ if command -v valgrind >/dev/null 2>&1; then
   done
 fi
 echo "== all tests passed"
-echo "summary: $((cargo_passed + ctest_passed + cross_passed + suite_passed)) passed, 0 failed"
+echo "summary: $((cargo_passed + ctest_passed + cross_passed + suite_passed + cxx_module_passed)) passed, 0 failed"
