@@ -26,8 +26,11 @@ build_module bench_module_official "$official/include" "$official/lib"
   done
 } > "$out/lib1000.c"
 gcc -O2 -shared -fPIC -I"$root/include" "$out/lib1000.c" -o "$out/lib1000.so"
-{ "$out/bench_official"; "$out/bench_module_official" "$out/lib1000.so"; } > "$out/official.txt"
-{ "$out/bench_ours"; "$out/bench_module_ours" "$out/lib1000.so"; } > "$out/ours.txt"
+# The C++ custom module kind of the C tests, built with the official headers.
+g++ -O2 -std=c++17 -shared -fPIC -Wno-unused-parameter -I"$official/include" \
+  "$root/c-tests/plugin/custom_module.cc" -o "$out/custom_module.so"
+{ "$out/bench_official"; "$out/bench_module_official" "$out/lib1000.so" "$out/custom_module.so"; } > "$out/official.txt"
+{ "$out/bench_ours"; "$out/bench_module_ours" "$out/lib1000.so" "$out/custom_module.so"; } > "$out/ours.txt"
 printf "%-28s %10s %10s %8s\n" path official_ns ours_ns ratio
 join <(sort "$out/official.txt") <(sort "$out/ours.txt") |
   awk '{ printf "%-28s %10.2f %10.2f %8.3f\n", $1, $2, $3, $3 / $2 }'

@@ -799,6 +799,18 @@ pub fn get(obj: &ObjectRef, key: &TVMFFIAny) -> Result<Option<Any>> {
     })
 }
 
+/// The value of `key`, if present, borrowed from the map (no reference
+/// count change).
+pub fn get_borrowed<'m>(obj: &'m ObjectRef, key: &TVMFFIAny) -> Result<Option<super::AnyView<'m>>> {
+    // SAFETY: `obj` keeps the state alive; lookups only read.
+    let state = unsafe { &*state_of(obj)? };
+    // SAFETY: the stored value lives as long as the map holds it, which
+    // the borrow of `obj` extends to (writers need the caller's lock).
+    Ok(state
+        .find(key)?
+        .map(|slot| unsafe { super::AnyView::from_raw(&state.kv_at(slot)[1]) }))
+}
+
 /// The value of `key`, or KeyError "key is not in Map".
 pub fn at(obj: &ObjectRef, key: &TVMFFIAny) -> Result<Any> {
     get(obj, key)?.ok_or_else(|| Error::new(ErrorKind::KeyError, "key is not in Map"))

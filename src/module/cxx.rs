@@ -17,6 +17,7 @@ use crate::core::function::catch_to_code;
 use crate::core::string::{TextKind, make_text};
 use crate::core::{Any, AnyView, Function, ObjectRef, registry, seq};
 use core::ffi::{CStr, c_char, c_int, c_void};
+use core::mem::ManuallyDrop;
 use core::ptr::NonNull;
 use std::ffi::CString;
 
@@ -176,9 +177,8 @@ impl Module {
         Ok(i64::from(out))
     }
 
-    /// `GetFunction(name)`: this module only.
-    pub fn own_function(&self, name: &str) -> Result<Option<Function>> {
-        let name = string_arg(name);
+    /// `GetFunction(name)`: this module only; `name` is a str value.
+    pub fn own_function(&self, name: &Any) -> Result<Option<Function>> {
         let mut out = core::ptr::null_mut();
         // SAFETY: a live module, a String cell, a writable slot.
         check(unsafe {
@@ -317,14 +317,14 @@ unsafe fn text_arg(cell: *const TVMFFIAny) -> Result<String> {
         .ok_or_else(|| Error::type_error("expected a str argument"))
 }
 
-/// A borrowed module handle as a [`Module`] (one more reference).
+/// A module handle the C++ caller holds, borrowed for the call.
 ///
 /// # Safety
-/// `handle` is NULL or a live module object.
-unsafe fn module_arg(handle: *mut TVMFFIObject) -> Result<Module> {
+/// `handle` is NULL or a live module object for the call.
+unsafe fn module_arg(handle: *mut TVMFFIObject) -> Result<ManuallyDrop<Module>> {
     let handle = NonNull::new(handle).ok_or_else(|| Error::value("NULL module"))?;
     // SAFETY: per the contract.
-    Module::from_object(unsafe { ObjectRef::from_borrowed(handle) })
+    unsafe { Module::borrowed(handle) }
 }
 
 /// Writes an optional text result.
@@ -491,7 +491,8 @@ unsafe extern "C" fn core_get_function(
         // SAFETY: the C++ layer passes a live module, a String cell and a
         // writable slot.
         unsafe {
-            let f = module_arg(m)?.get_function(&text_arg(name)?, query_imports != 0)?;
+            let name = AnyView::from_raw(&*name).to_owned_any()?;
+            let f = module_arg(m)?.get_function_named(&name, query_imports != 0)?;
             out.write(f.map_or(core::ptr::null_mut(), |f| f.into_object().into_raw_ptr()));
         }
         Ok(())
@@ -533,7 +534,7 @@ unsafe extern "C" fn core_function_info(
 
 unsafe extern "C" fn core_import_module(m: *mut TVMFFIObject, other: *mut TVMFFIObject) -> c_int {
     // SAFETY: the C++ layer passes two live modules.
-    catch_to_code(|| unsafe { module_arg(m)?.import_base(&module_arg(other)?) })
+    catch_to_code(|| unsafe { module_arg(m)?.import_base(&*module_arg(other)?) })
 }
 
 unsafe extern "C" fn core_clear_imports(m: *mut TVMFFIObject) -> c_int {

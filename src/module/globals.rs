@@ -115,7 +115,7 @@ pub fn register(g: &mut Globals<'_>) {
     g.add(typed_fn!(
         "ffi.ModuleGetFunction",
         |m: Module, name: Str<'_>, query_imports: bool| -> Option<Function> {
-            m.get_function(&lossy(name), query_imports)
+            m.get_function_named(&name.to_value()?, query_imports)
         }
     ));
     g.add(typed_fn!(

@@ -12,6 +12,7 @@ use crate::core::error::{Error, Result};
 use crate::core::object::ObjectRef;
 use crate::core::{Function, map, seq};
 use core::ffi::c_void;
+use core::mem::ManuallyDrop;
 use core::ptr::NonNull;
 use std::sync::Mutex;
 
@@ -71,6 +72,14 @@ const IMPORTS_OFFSET: usize = 24;
 const LOOKUP_CACHE_OFFSET: usize = 32;
 const _: () = assert!(IMPORTS_OFFSET == size_of::<TVMFFIObject>());
 
+/// The error for an object that is not a module.
+fn not_a_module(type_index: i32) -> Error {
+    Error::type_error(format!(
+        "expected an ffi.Module, got {}",
+        crate::core::type_table::type_key_of(type_index)
+    ))
+}
+
 /// Serialises this library's reads and replacements of `imports_` fields
 /// (C++ code reads them directly, unsynchronised, as with the reference).
 static IMPORTS_LOCK: Mutex<()> = Mutex::new(());
@@ -90,26 +99,38 @@ impl Module {
     /// Views an object as a module. Objects of type index `ffi.Module` are
     /// C++ `ModuleObj`s by the ABI (the type is final and has no creator).
     pub fn from_object(obj: ObjectRef) -> Result<Module> {
-        if obj.type_index() != kTVMFFIModule {
-            return Err(Error::type_error(format!(
-                "expected an ffi.Module, got {}",
-                crate::core::type_table::type_key_of(obj.type_index())
-            )));
+        match obj.type_index() {
+            kTVMFFIModule => Ok(Module(obj)),
+            other => Err(not_a_module(other)),
         }
-        Ok(Module(obj))
     }
 
-    /// The module of a `ModuleObj*` (what `__tvm_ffi__library_ctx` holds).
+    /// A module borrowed from a handle the caller keeps alive: no
+    /// reference count change (dropping the result releases nothing).
+    ///
+    /// # Safety
+    /// `handle` is a live object for as long as the result is used.
+    pub unsafe fn borrowed(handle: NonNull<TVMFFIObject>) -> Result<ManuallyDrop<Module>> {
+        // SAFETY: the reference taken over is never released (ManuallyDrop).
+        let obj = ManuallyDrop::new(unsafe { ObjectRef::from_raw(handle) });
+        match obj.type_index() {
+            kTVMFFIModule => Ok(ManuallyDrop::new(Module(ManuallyDrop::into_inner(obj)))),
+            other => Err(not_a_module(other)),
+        }
+    }
+
+    /// The module of a `ModuleObj*` (what `__tvm_ffi__library_ctx` holds),
+    /// borrowed as by [`Module::borrowed`].
     ///
     /// # Safety
     /// `ptr` is NULL or the C++ address of a live module object.
-    pub unsafe fn from_cxx_ptr(ptr: *mut c_void) -> Result<Module> {
+    pub unsafe fn from_cxx_ptr(ptr: *mut c_void) -> Result<ManuallyDrop<Module>> {
         let handle =
             NonNull::new(ptr.cast::<u8>()).ok_or_else(|| Error::value("`library_ctx` is NULL"))?;
         // SAFETY: the object header follows the vtable pointer.
         let handle = unsafe { handle.add(size_of::<*const c_void>()) }.cast::<TVMFFIObject>();
         // SAFETY: per the contract the object is live.
-        Module::from_object(unsafe { ObjectRef::from_borrowed(handle) })
+        unsafe { Module::borrowed(handle) }
     }
 
     /// The C++ address of the module (`ModuleObj*`), 8 bytes before the handle.
@@ -183,14 +204,14 @@ impl Module {
     }
 
     /// `ModuleObj::GetFunction(name, query_imports)`: this module, then
-    /// (if asked) the imports depth-first.
-    pub fn get_function(&self, name: &str, query_imports: bool) -> Result<Option<Function>> {
+    /// (if asked) the imports depth-first. `name` is a str value.
+    pub fn get_function_named(&self, name: &Any, query_imports: bool) -> Result<Option<Function>> {
         if let Some(f) = self.own_function(name)? {
             return Ok(Some(f));
         }
         if query_imports {
             for m in self.imports() {
-                if let Some(f) = m.get_function(name, true)? {
+                if let Some(f) = m.get_function_named(name, true)? {
                     return Ok(Some(f));
                 }
             }
@@ -276,18 +297,19 @@ impl Module {
         // SAFETY: the field holds NULL or a live Map the module owns; the
         // caller holds the lookup lock, the only writer.
         let cache = NonNull::new(unsafe { *slot })
-            // SAFETY: as above.
-            .map(|p| unsafe { ObjectRef::from_borrowed(p) });
+            // SAFETY: as above; the module holds the map meanwhile.
+            .map(|p| ManuallyDrop::new(unsafe { ObjectRef::from_raw(p) }));
         if let Some(cache) = &cache {
-            if let Some(hit) = map::get(cache, key.view().raw())? {
-                let ptr = hit.view().as_object_ptr();
+            if let Some(hit) = map::get_borrowed(cache, key.view().raw())? {
                 // The cache keeps its own reference alive.
-                return ptr.ok_or_else(|| Error::runtime("import cache holds a non-object"));
+                return hit
+                    .as_object_ptr()
+                    .ok_or_else(|| Error::runtime("import cache holds a non-object"));
             }
         }
         let mut found = None;
         for m in self.imports() {
-            if let Some(f) = m.get_function(name, true)? {
+            if let Some(f) = m.get_function_named(&key, true)? {
                 found = Some(f);
                 break;
             }
