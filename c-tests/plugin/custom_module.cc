@@ -63,6 +63,11 @@ class CounterModuleObj final : public ModuleObj {
       // ... and one that throws a std::exception.
       throw std::runtime_error("std::runtime_error from GetFunction");
     }
+    if (name == "int_boom") {
+      // ... and one that throws something else (only our library catches
+      // that: test_cxx_ours.cc).
+      throw 42;
+    }
     return std::nullopt;
   }
 
