@@ -24,8 +24,8 @@ typedef struct {
   int (*get_function)(void* state, TVMFFIObject* self, const TVMFFIAny* name, TVMFFIObject** out);
   int (*implements_function)(void* state, TVMFFIObject* self, const TVMFFIAny* name,
                              int32_t* out);
-  int (*function_doc)(void* state, const TVMFFIAny* name, TVMFFIAny* out);
-  int (*function_metadata)(void* state, const TVMFFIAny* name, TVMFFIAny* out);
+  /// The doc (`doc` != 0) or the metadata of function `name` (None if absent).
+  int (*function_info)(void* state, const TVMFFIAny* name, int32_t doc, TVMFFIAny* out);
   int (*write_to_file)(void* state, const TVMFFIAny* path, const TVMFFIAny* format);
   int (*write_formats)(void* state, TVMFFIObject** out);
   int (*save_to_bytes)(void* state, TVMFFIAny* out);
@@ -89,7 +89,7 @@ int tvm_ffi_rs_module_lookup_from_imports(TVMFFIObject* mod, const char* name,
 
 #ifdef __cplusplus
 }  // extern "C"
-static_assert(sizeof(TVMFFIRsKindOps) == 11 * sizeof(void*), "TVMFFIRsKindOps layout");
+static_assert(sizeof(TVMFFIRsKindOps) == 10 * sizeof(void*), "TVMFFIRsKindOps layout");
 static_assert(sizeof(TVMFFIRsCoreOps) == 9 * sizeof(void*), "TVMFFIRsCoreOps layout");
 #endif
 

@@ -40,12 +40,12 @@ class RustModuleObj final : public ModuleObj {
   }
   Optional<String> GetFunctionDoc(const String& name) final {
     Optional<String> out;
-    detail::Check(ops_->function_doc(state_, name.raw(), out.raw()));
+    detail::Check(ops_->function_info(state_, name.raw(), 1, out.raw()));
     return out;
   }
   Optional<String> GetFunctionMetadata(const String& name) final {
     Optional<String> out;
-    detail::Check(ops_->function_metadata(state_, name.raw(), out.raw()));
+    detail::Check(ops_->function_info(state_, name.raw(), 0, out.raw()));
     return out;
   }
   void WriteToFile(const String& file_name, const String& format) const final {

@@ -34,15 +34,15 @@ struct KindOps {
     ) -> c_int,
     implements_function:
         unsafe extern "C" fn(*mut c_void, *mut TVMFFIObject, *const TVMFFIAny, *mut i32) -> c_int,
-    function_doc: unsafe extern "C" fn(*mut c_void, *const TVMFFIAny, *mut TVMFFIAny) -> c_int,
-    function_metadata: unsafe extern "C" fn(*mut c_void, *const TVMFFIAny, *mut TVMFFIAny) -> c_int,
+    function_info:
+        unsafe extern "C" fn(*mut c_void, *const TVMFFIAny, i32, *mut TVMFFIAny) -> c_int,
     write_to_file: unsafe extern "C" fn(*mut c_void, *const TVMFFIAny, *const TVMFFIAny) -> c_int,
     write_formats: unsafe extern "C" fn(*mut c_void, *mut *mut TVMFFIObject) -> c_int,
     save_to_bytes: unsafe extern "C" fn(*mut c_void, *mut TVMFFIAny) -> c_int,
     inspect_source: unsafe extern "C" fn(*mut c_void, *const TVMFFIAny, *mut TVMFFIAny) -> c_int,
     drop: unsafe extern "C" fn(*mut c_void),
 }
-const _: () = assert!(size_of::<KindOps>() == 11 * size_of::<usize>());
+const _: () = assert!(size_of::<KindOps>() == 10 * size_of::<usize>());
 
 /// `TVMFFIRsCoreOps` of `src/cxx/bridge.h`.
 #[repr(C)]
@@ -386,28 +386,21 @@ unsafe extern "C" fn kind_implements_function(
     })
 }
 
-unsafe extern "C" fn kind_function_doc(
+unsafe extern "C" fn kind_function_info(
     s: *mut c_void,
     name: *const TVMFFIAny,
+    doc: i32,
     out: *mut TVMFFIAny,
 ) -> c_int {
     catch_to_code(|| {
         // SAFETY: as in `kind_get_function`.
-        let doc = unsafe { state(s).kind.function_doc(&text_arg(name)?)? };
-        write_text(out, doc);
-        Ok(())
-    })
-}
-
-unsafe extern "C" fn kind_function_metadata(
-    s: *mut c_void,
-    name: *const TVMFFIAny,
-    out: *mut TVMFFIAny,
-) -> c_int {
-    catch_to_code(|| {
-        // SAFETY: as in `kind_get_function`.
-        let metadata = unsafe { state(s).kind.function_metadata(&text_arg(name)?)? };
-        write_text(out, metadata);
+        let (kind, name) = unsafe { (&state(s).kind, text_arg(name)?) };
+        let info = if doc != 0 {
+            kind.function_doc(&name)?
+        } else {
+            kind.function_metadata(&name)?
+        };
+        write_text(out, info);
         Ok(())
     })
 }
@@ -472,8 +465,7 @@ static KIND_OPS: KindOps = KindOps {
     property_mask: kind_property_mask,
     get_function: kind_get_function,
     implements_function: kind_implements_function,
-    function_doc: kind_function_doc,
-    function_metadata: kind_function_metadata,
+    function_info: kind_function_info,
     write_to_file: kind_write_to_file,
     write_formats: kind_write_formats,
     save_to_bytes: kind_save_to_bytes,
