@@ -84,11 +84,11 @@ TVM_FFI_DLL int TVMFFIEnvTensorAlloc(DLTensor *prototype, TVMFFIObjectHandle *ou
 
 /**
  * Finds `func_name` for a loaded library: in the imports of the module
- * whose handle the library received in `__tvm_ffi__library_ctx`, then in
- * the global registry. Ownership: `*out` is borrowed, kept alive by the
- * module (lookups are cached).
+ * the library received in `__tvm_ffi__library_ctx` (its C++ `ModuleObj*`,
+ * as in the reference), then in the global registry. Ownership: `*out` is
+ * borrowed, kept alive by the module (lookups are cached).
  * Errors: RuntimeError "Cannot find function ..." when absent; TypeError
- * if `library_ctx` is not a module of this library; ValueError for NULLs.
+ * if `library_ctx` is not a module; ValueError for NULLs.
  *
  * # Safety
  * `library_ctx` is NULL or the value written to `__tvm_ffi__library_ctx`;
