@@ -256,7 +256,7 @@ impl Module {
 
     /// The base `ModuleObj::ImportModule`: appends `other`; a RuntimeError
     /// if that would create a cycle.
-    pub fn import_base(&self, other: &Module) -> Result<()> {
+    pub(super) fn import_base(&self, other: &Module) -> Result<()> {
         let mut stack = vec![other.clone()];
         let mut seen = vec![other.handle()];
         while let Some(m) = stack.pop() {
@@ -284,14 +284,14 @@ impl Module {
     }
 
     /// The base `ModuleObj::ClearImports`.
-    pub fn clear_imports_base(&self) {
+    pub(super) fn clear_imports_base(&self) {
         self.set_imports(Vec::new());
     }
 
     /// The lookup behind [`Module::lookup_from_imports`], run under its lock:
     /// the cache, else the imports, else the global registry; the result is
     /// cached in `import_lookup_cache_`, which keeps it alive.
-    pub fn lookup_from_imports_locked(&self, name: &str) -> Result<NonNull<TVMFFIObject>> {
+    pub(super) fn lookup_from_imports_locked(&self, name: &str) -> Result<NonNull<TVMFFIObject>> {
         let key = super::cxx::string_arg(name);
         let slot = self.field(LOOKUP_CACHE_OFFSET);
         // SAFETY: the field holds NULL or a live Map the module owns; the
