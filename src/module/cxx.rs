@@ -327,6 +327,11 @@ unsafe fn module_arg(handle: *mut TVMFFIObject) -> Result<ManuallyDrop<Module>> 
     unsafe { Module::borrowed(handle) }
 }
 
+/// An optional function as an owned handle (NULL for none).
+fn function_handle(f: Option<Function>) -> *mut TVMFFIObject {
+    f.map_or(core::ptr::null_mut(), |f| f.into_object().into_raw_ptr())
+}
+
 /// Writes an optional text result.
 fn write_text(out: *mut TVMFFIAny, text: Option<Vec<u8>>) {
     let value = text.map_or(Any::NONE, |t| make_text(&t, TextKind::Str));
@@ -361,7 +366,7 @@ unsafe extern "C" fn kind_get_function(
         unsafe {
             let module = module_arg(this)?;
             let f = state(s).kind.get_function(&module, &text_arg(name)?)?;
-            out.write(f.map_or(core::ptr::null_mut(), |f| f.into_object().into_raw_ptr()));
+            out.write(function_handle(f));
         }
         Ok(())
     })
@@ -485,7 +490,7 @@ unsafe extern "C" fn core_get_function(
         unsafe {
             let name = AnyView::from_raw(&*name).to_owned_any()?;
             let f = module_arg(m)?.get_function_named(&name, query_imports != 0)?;
-            out.write(f.map_or(core::ptr::null_mut(), |f| f.into_object().into_raw_ptr()));
+            out.write(function_handle(f));
         }
         Ok(())
     })

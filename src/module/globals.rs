@@ -27,9 +27,7 @@ impl Param<'_> for Module {
         Schema::object("ffi.Module")
     }
     fn from_view(v: AnyView<'_>) -> Option<Self> {
-        v.to_object()
-            .filter(|o| o.type_index() == kTVMFFIModule)
-            .and_then(|o| Module::from_object(o).ok())
+        v.to_object().and_then(|o| Module::from_object(o).ok())
     }
 }
 
