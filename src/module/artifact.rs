@@ -74,8 +74,21 @@ pub fn to_object_file(blob: &[u8]) -> Result<Vec<u8>> {
 }
 
 /// Links `objects` and the blob into the shared library `output` with the
-/// system C compiler (`$CC`, else `cc`).
+/// system C compiler (`$CC`, else `cc`). Options come first and every
+/// caller-supplied name is an operand: an empty name, or one starting with
+/// `-` (which the compiler would take for an option), is refused.
 pub fn build_shared_library(blob: &[u8], objects: &[&Path], output: &Path) -> Result<()> {
+    for (what, p) in objects.iter().map(|p| ("object file", p)).chain([("output", &output)]) {
+        let bytes = p.as_os_str().as_encoded_bytes();
+        if bytes.is_empty() || bytes[0] == b'-' {
+            return Err(Error::value(format!(
+                "{what} name `{}` is empty or starts with `-`, which the C compiler would take \
+                 for an option; name it `./{}` instead",
+                p.display(),
+                p.display()
+            )));
+        }
+    }
     let dir = std::env::temp_dir().join(format!("tvm-ffi-rs-{}-{}", std::process::id(), unique()));
     std::fs::create_dir_all(&dir)
         .map_err(|e| Error::runtime(format!("cannot create {}: {e}", dir.display())))?;
@@ -104,7 +117,8 @@ pub fn build_shared_library(blob: &[u8], objects: &[&Path], output: &Path) -> Re
     result
 }
 
-fn unique() -> u64 {
+/// A number not handed out before in this process (for temporary names).
+pub(super) fn unique() -> u64 {
     use std::sync::atomic::{AtomicU64, Ordering};
     static NEXT: AtomicU64 = AtomicU64::new(0);
     NEXT.fetch_add(1, Ordering::Relaxed)

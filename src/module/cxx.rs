@@ -566,7 +566,7 @@ unsafe extern "C" fn core_load_from_file(
     catch_to_code(|| {
         // SAFETY: the C++ layer passes a String cell and a writable slot.
         unsafe {
-            let m = super::globals::load_from_file(&text_arg(path)?)?;
+            let m = super::globals::load_from_file(text_arg(path)?.as_bytes())?;
             out.write(m.into_object().into_raw_ptr());
         }
         Ok(())

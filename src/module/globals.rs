@@ -17,6 +17,8 @@ use crate::core::string::{TextKind, make_text};
 use crate::core::{Any, AnyView, Function, ObjectRef, registry, seq};
 use crate::typed_fn;
 use core::ffi::c_void;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
 use std::sync::{LazyLock, Mutex};
 
 /// Modules kept alive on request (`ffi.ModuleGlobalsAdd`).
@@ -31,9 +33,14 @@ impl Param<'_> for Module {
     }
 }
 
-/// A `str` argument as an owned Rust string (lossy: paths and names).
+/// A `str` argument as an owned Rust string (lossy: names).
 fn lossy(s: Str<'_>) -> String {
     String::from_utf8_lossy(s.0).into_owned()
+}
+
+/// A `str` argument as a path: its bytes, as paths are on Unix.
+fn path_arg(s: Str<'_>) -> &Path {
+    Path::new(std::ffi::OsStr::from_bytes(s.0))
 }
 
 fn text(bytes: &[u8]) -> Any {
@@ -45,12 +52,19 @@ fn module_ret(m: Module) -> Owned<ModuleT> {
 }
 
 /// `ffi.ModuleLoadFromFile`: the loader of the file's extension
-/// (`dll`/`dylib`/`dso` count as `so`).
-pub fn load_from_file(path: &str) -> Result<Module> {
+/// (`dll`/`dylib`/`dso` count as `so`). The path is bytes, as on Unix.
+pub fn load_from_file(path: &[u8]) -> Result<Module> {
     let format = path
-        .rsplit_once('.')
-        .map(|(_, ext)| ext)
-        .ok_or_else(|| Error::runtime(format!("Failed to get file format from {path}")))?;
+        .iter()
+        .rposition(|&b| b == b'.')
+        .map(|dot| String::from_utf8_lossy(&path[dot + 1..]))
+        .ok_or_else(|| {
+            Error::runtime(format!(
+                "Failed to get file format from {}",
+                String::from_utf8_lossy(path)
+            ))
+        })?;
+    let format = format.as_ref();
     let format = if matches!(format, "dll" | "dylib" | "dso") {
         "so"
     } else {
@@ -64,7 +78,7 @@ pub fn load_from_file(path: &str) -> Result<Module> {
              correct hardware architecture."
         ))
     })?;
-    let (p, f) = (text(path.as_bytes()), text(format.as_bytes()));
+    let (p, f) = (text(path), text(format.as_bytes()));
     let out = loader.call(&[*p.view().raw(), *f.view().raw()])?;
     Module::from_object(
         out.view()
@@ -78,7 +92,7 @@ pub fn load_from_file(path: &str) -> Result<Module> {
 pub fn register(g: &mut Globals<'_>) {
     g.add(typed_fn!(
         "ffi.ModuleLoadFromFile",
-        |path: Str<'_>| -> Owned<ModuleT> { Ok(module_ret(load_from_file(&lossy(path))?)) }
+        |path: Str<'_>| -> Owned<ModuleT> { Ok(module_ret(load_from_file(path.0)?)) }
     ));
     g.add(typed_fn!("ffi.Module.load_from_file.so", |path: Str<
         '_,
@@ -89,7 +103,7 @@ pub fn register(g: &mut Globals<'_>) {
      -> Owned<
         ModuleT,
     > {
-        Ok(module_ret(load_dso(&lossy(path))?))
+        Ok(module_ret(load_dso(path_arg(path))?))
     }));
     g.packed(
         "ffi.SystemLib",
@@ -342,33 +356,29 @@ fn register_artifacts(g: &mut Globals<'_>) {
     >,
                                                   path: Str<'_>|
      -> () {
-        let path = lossy(path);
+        let path = path_arg(path);
         library_bin::parse(blob.0).map_err(|e| Error::value(e.to_string()))?;
-        std::fs::write(&path, artifact::to_object_file(blob.0)?)
-            .map_err(|e| Error::runtime(format!("cannot write {path}: {e}")))
+        std::fs::write(path, artifact::to_object_file(blob.0)?)
+            .map_err(|e| Error::runtime(format!("cannot write {}: {e}", path.display())))
     }));
     g.add(typed_fn!(
         "ffi.LibraryBinBuildSharedLibrary",
         |blob: BytesArg<'_>, objects: Obj<'_, SeqT>, out: Str<'_>| -> () {
             const N: &str = "ffi.LibraryBinBuildSharedLibrary";
             library_bin::parse(blob.0).map_err(|e| Error::value(e.to_string()))?;
-            let objects: Vec<String> = elements_of(&objects)?
+            let objects = elements_of(&objects)?;
+            let paths: Vec<&Path> = objects
                 .iter()
-                .map(|o| {
-                    o.view()
-                        .as_str_bytes()
-                        .map(|b| String::from_utf8_lossy(b).into_owned())
-                })
+                .map(|o| o.view().as_str_bytes().map(|b| Path::new(std::ffi::OsStr::from_bytes(b))))
                 .collect::<Option<_>>()
                 .ok_or_else(|| Error::type_error(format!("{N}: objects must be paths (str)")))?;
-            let paths: Vec<&std::path::Path> = objects.iter().map(std::path::Path::new).collect();
-            artifact::build_shared_library(blob.0, &paths, std::path::Path::new(&lossy(out)))
+            artifact::build_shared_library(blob.0, &paths, path_arg(out))
         }
     ));
     g.add(typed_fn!("ffi.InspectFile", |path: Str<'_>| -> Any {
-        let path = lossy(path);
-        let data =
-            std::fs::read(&path).map_err(|e| Error::runtime(format!("cannot read {path}: {e}")))?;
+        // Regular files only, mapped: the file's length bounds what is read,
+        // and a FIFO or a device is refused rather than read forever.
+        let data = super::image::map_file(path_arg(path))?;
         let found = super::inspect::inspect(&data)?;
         let functions =
             seq::new_array(found.functions.iter().map(|f| text(f.as_bytes())).collect());

@@ -7,19 +7,6 @@ use super::symbols::*;
 use crate::core::error::{Error, Result};
 use object::{Object, ObjectSection, ObjectSymbol};
 
-/// The size in the file's symbol tables of `name`, if it is defined there.
-pub fn symbol_size(path: &str, name: &str) -> Result<Option<u64>> {
-    let data =
-        std::fs::read(path).map_err(|e| Error::runtime(format!("cannot read {path}: {e}")))?;
-    let file = object::File::parse(&*data)
-        .map_err(|e| Error::value(format!("{path} is not an object file: {e}")))?;
-    Ok(file
-        .dynamic_symbols()
-        .chain(file.symbols())
-        .find(|s| s.is_definition() && s.name_bytes().ok() == Some(name.as_bytes()))
-        .map(|s| s.size()))
-}
-
 /// What a library or object file carries, read without loading it.
 #[derive(Debug, Default)]
 pub struct Inspection {

@@ -1,9 +1,8 @@
 //! Library modules: shared libraries opened with `libloading` and the
 //! process-wide system library, both exposing `__tvm_ffi_<name>` functions.
 //!
-//! A library stays loaded while its module, or any function taken from it,
-//! is alive (functions hold the module, the module holds the library), and
-//! is closed when the last of them goes.
+//! A library, once loaded, stays mapped for the life of the process (see
+//! [`load_dso`]): no object can outlive the code it points into.
 
 use super::library_bin::{self, LIB_KIND};
 use super::object::{Module, ModuleKind};
@@ -13,13 +12,16 @@ use crate::core::error::{Error, ErrorKind, Result};
 use crate::core::string::{TextKind, make_text};
 use crate::core::{Any, Function, registry};
 use core::ffi::{c_int, c_void};
+use super::image;
 use std::collections::HashMap;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock, Mutex};
 
 /// Where a library module finds its symbols.
 enum Symbols {
     /// A shared library and the path it was opened from.
-    Dso(libloading::Library, String),
+    Dso(libloading::Library, PathBuf),
     /// The system library table, with a symbol prefix tried first.
     System(String),
 }
@@ -38,6 +40,14 @@ impl Symbols {
             Symbols::System(prefix) => {
                 system_symbol(&format!("{prefix}{name}")).or_else(|| system_symbol(name))
             }
+        }
+    }
+
+    /// The path of a shared library, or which system library.
+    fn describe(&self) -> String {
+        match self {
+            Symbols::Dso(_, path) => path.display().to_string(),
+            Symbols::System(prefix) => format!("system library (prefix `{prefix}`)"),
         }
     }
 
@@ -134,10 +144,7 @@ impl ModuleKind for LibraryModule {
         self.call_getter(METADATA_PREFIX, name)
     }
     fn inspect_source(&self, _format: &str) -> String {
-        match &*self.0 {
-            Symbols::Dso(_, path) => path.clone(),
-            Symbols::System(prefix) => format!("system library (prefix `{prefix}`)"),
-        }
+        self.0.describe()
     }
 }
 
@@ -196,90 +203,205 @@ pub fn system_lib(prefix: &str) -> Result<Module> {
     if let Some(m) = libs.get(prefix) {
         return Ok(m.clone());
     }
-    let m = library_module(Arc::new(Symbols::System(prefix.to_string())), None)?;
+    let m = library_module(Arc::new(Symbols::System(prefix.to_string())))?;
     libs.insert(prefix.to_string(), m.clone());
     Ok(m)
 }
 
+/// A library file as the loader saw it: an opened file keeps its image
+/// mapped (see [`load_dso`]), so a changed file needs a fresh name.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct FileId {
+    dev: u64,
+    ino: u64,
+    len: u64,
+    mtime: (i64, i64),
+}
+
+impl FileId {
+    fn of(file: &std::fs::File) -> Option<FileId> {
+        use std::os::unix::fs::MetadataExt;
+        let m = file.metadata().ok()?;
+        Some(FileId {
+            dev: m.dev(),
+            ino: m.ino(),
+            len: m.len(),
+            mtime: (m.mtime(), m.mtime_nsec()),
+        })
+    }
+}
+
+/// Libraries opened from a path: the file they were opened from and the
+/// name the dynamic loader knows their image by.
+static OPENED: LazyLock<Mutex<HashMap<PathBuf, (FileId, PathBuf)>>> =
+    LazyLock::new(Default::default);
+
+/// The reference's message for a library that cannot be loaded.
+fn load_error(path: &Path, reason: impl std::fmt::Display) -> Error {
+    Error::new(
+        ErrorKind::InternalError,
+        format!(
+            "Check failed: (lib_handle_ != nullptr) is false: Failed to load dynamic shared library {} {reason}",
+            path.display()
+        ),
+    )
+}
+
 /// Opens a shared library (`RTLD_LAZY | RTLD_LOCAL`) as a module tree.
-pub fn load_dso(path: &str) -> Result<Module> {
+///
+/// Before `dlopen`, a path naming a file (one with a `/`) must be a regular
+/// file whose ELF headers and loadable segments lie within it; a bare name
+/// is left to the loader's search path. A library stays mapped for the
+/// life of the process (`RTLD_NODELETE`): functions and objects it made
+/// (a closure it returned, an error it raised, a global it registered)
+/// carry code pointers into it and may outlive every module, and nothing
+/// tells us when the last of them goes. Loading a path again gives the same
+/// image while the file is unchanged; a rebuilt file (another inode, size
+/// or modification time) is opened as a new image under a fresh name.
+pub fn load_dso(path: &Path) -> Result<Module> {
+    let mut opened_as = None;
+    if path.as_os_str().as_bytes().contains(&b'/') {
+        if let Ok(file) = image::open_regular(path).map_err(|e| load_error(path, e))? {
+            image::check_loadable(path, &file).map_err(|e| load_error(path, e))?;
+            opened_as = FileId::of(&file);
+        }
+    }
+    let known = opened_as.and_then(|id| {
+        let opened = OPENED.lock().unwrap_or_else(|e| e.into_inner());
+        opened.get(path).map(|(was, name)| (*was == id).then(|| name.clone()))
+    });
+    let lib = match known {
+        // A file never opened, or a bare name: the loader opens it.
+        None => dlopen(path, path)?,
+        // The same file: the loader returns its image.
+        Some(Some(name)) => dlopen(&name, path)?,
+        // A rebuilt file: a fresh name, or the loader would return the old
+        // image it knows by this path.
+        Some(None) => dlopen_fresh(path)?,
+    };
+    if let (Some(id), Some(name)) = (opened_as, &lib.1) {
+        OPENED
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(path.to_path_buf(), (id, name.clone()));
+    }
+    let symbols = Arc::new(Symbols::Dso(lib.0, path.to_path_buf()));
+    library_module(symbols)
+}
+
+/// `dlopen(name)`, kept mapped; errors name `path` and say what `dlerror`
+/// said. Returns the library and the name it was opened by.
+fn dlopen(name: &Path, path: &Path) -> Result<(libloading::Library, Option<PathBuf>)> {
     // SAFETY: loading a library runs its initialisers; that is what the
     // caller asks for.
     let lib = unsafe {
         libloading::os::unix::Library::open(
-            Some(path),
-            libloading::os::unix::RTLD_LAZY | libloading::os::unix::RTLD_LOCAL,
+            Some(name),
+            libc::RTLD_LAZY | libc::RTLD_LOCAL | libc::RTLD_NODELETE,
         )
     }
     .map_err(|e| {
-        // The reference reports this through an internal check, with what
-        // dlerror() said.
         let reason = std::error::Error::source(&e).map_or_else(|| e.to_string(), |s| s.to_string());
-        Error::new(
-            ErrorKind::InternalError,
-            format!(
-                "Check failed: (lib_handle_ != nullptr) is false: Failed to load dynamic shared library {path} {reason}"
-            ),
-        )
+        load_error(path, reason)
     })?;
-    let symbols = Arc::new(Symbols::Dso(lib.into(), path.to_string()));
-    // Only a library that embeds a tree needs its file read, to bound the
-    // blob by the symbol's size.
-    let blob_size = match symbols.get(LIBRARY_BIN) {
-        Some(_) => super::inspect::symbol_size(path, LIBRARY_BIN)?,
-        None => None,
+    Ok((lib.into(), Some(name.to_path_buf())))
+}
+
+/// Opens a rebuilt library through a symbolic link under a name the loader
+/// has not seen, removed once the image is mapped.
+fn dlopen_fresh(path: &Path) -> Result<(libloading::Library, Option<PathBuf>)> {
+    let target = std::fs::canonicalize(path).map_err(|e| load_error(path, e))?;
+    let dir = std::env::temp_dir().join(format!(
+        "tvm-ffi-rs-{}-{}",
+        std::process::id(),
+        super::artifact::unique()
+    ));
+    std::fs::create_dir_all(&dir).map_err(|e| load_error(path, format!("{}: {e}", dir.display())))?;
+    let link = dir.join(path.file_name().unwrap_or(path.as_os_str()));
+    let result = std::os::unix::fs::symlink(&target, &link)
+        .map_err(|e| load_error(path, format!("{}: {e}", link.display())))
+        .and_then(|()| dlopen(&link, path));
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
+/// Bytes readable (or writable) at `addr`, a symbol of `symbols`: bounded
+/// by the loaded segment that holds it. A system-library symbol in no
+/// loaded segment (registered from the heap) is trusted for `fallback`
+/// bytes, as its registrant promised.
+fn symbol_extent(
+    symbols: &Symbols,
+    addr: *mut c_void,
+    need_write: bool,
+    fallback: impl FnOnce() -> usize,
+) -> Option<usize> {
+    image::mapped_extent(addr, need_write).or_else(|| match symbols {
+        Symbols::System(_) => Some(fallback()),
+        Symbols::Dso(..) => None,
+    })
+}
+
+/// Writes `value` into the `void*` variable `name` of the library, if it
+/// defines one; a variable that is not writable is an error, not a crash.
+fn set_pointer_symbol(symbols: &Symbols, name: &str, value: *mut c_void) -> Result<()> {
+    let Some(addr) = symbols.get(name) else {
+        return Ok(());
     };
-    library_module(symbols, blob_size)
+    if symbol_extent(symbols, addr, true, || size_of::<usize>())
+        .is_none_or(|n| n < size_of::<usize>())
+    {
+        return Err(Error::value(format!(
+            "{name} of {} is not a writable pointer variable",
+            symbols.describe()
+        )));
+    }
+    // SAFETY: a writable, mapped pointer-sized variable of the library.
+    unsafe { addr.cast::<*mut c_void>().write_unaligned(value) };
+    Ok(())
 }
 
 /// Builds the module of a library: fills context symbols, then decodes the
-/// embedded tree if there is one (its size bounded by `blob_size`).
-fn library_module(symbols: Arc<Symbols>, blob_size: Option<u64>) -> Result<Module> {
-    for (name, ptr) in CONTEXT_SYMBOLS
+/// embedded tree if there is one.
+fn library_module(symbols: Arc<Symbols>) -> Result<Module> {
+    let context = CONTEXT_SYMBOLS
         .lock()
         .unwrap_or_else(|e| e.into_inner())
-        .iter()
-    {
-        if let Some(addr) = symbols.get(name) {
-            // SAFETY: a context symbol is a `void*` variable of the library.
-            unsafe { *addr.cast::<usize>() = *ptr };
-        }
+        .clone();
+    for (name, ptr) in &context {
+        set_pointer_symbol(&symbols, name, *ptr as *mut c_void)?;
     }
-    let ctx_addr = symbols.get(LIBRARY_CTX);
-    let set_ctx = |m: &Module| {
-        if let Some(addr) = ctx_addr {
-            // SAFETY: `__tvm_ffi__library_ctx` is a `void*` variable; as in
-            // the reference it receives the `ModuleObj*` (the C++ address),
-            // for TVMFFIEnvModLookupFromImports.
-            unsafe { *addr.cast::<*mut c_void>() = m.cxx_ptr() };
-        }
+    // As in the reference, `__tvm_ffi__library_ctx` receives the
+    // `ModuleObj*` (the C++ address), for TVMFFIEnvModLookupFromImports.
+    let new_lib_module = || -> Result<Module> {
+        let m = Module::new(LibraryModule(symbols.clone()))?;
+        set_pointer_symbol(&symbols, LIBRARY_CTX, m.cxx_ptr())?;
+        Ok(m)
     };
     let Some(bin_addr) = symbols.get(LIBRARY_BIN) else {
-        let m = Module::new(LibraryModule(symbols))?;
-        set_ctx(&m);
-        return Ok(m);
+        return new_lib_module();
     };
-    // SAFETY: the blob starts with its u64 size; the whole blob is bounded
-    // by the symbol's size in the file (or, for the system library, by the
-    // size it declares, as registered by trusted static code).
-    let blob = unsafe {
-        let declared = u64::from_le_bytes(*bin_addr.cast::<[u8; 8]>());
-        let total = match blob_size {
-            Some(size) => declared.saturating_add(8).min(size),
-            None => declared.saturating_add(8),
-        };
-        core::slice::from_raw_parts(
-            bin_addr.cast::<u8>(),
-            usize::try_from(total).map_err(|_| Error::value("library_bin too large"))?,
-        )
+    // The blob is bounded by the loaded segment that holds it, whatever
+    // size its symbol declares (2^40, or 0 as hand-written assembly emits).
+    let fallback = || {
+        // SAFETY: a system-library blob outside any loaded segment was
+        // registered by static code, which vouches for its declared size.
+        let declared = unsafe { bin_addr.cast::<u64>().read_unaligned() };
+        usize::try_from(declared.saturating_add(8)).unwrap_or(usize::MAX)
     };
+    let bound = symbol_extent(&symbols, bin_addr, false, fallback).ok_or_else(|| {
+        Error::value(format!(
+            "{LIBRARY_BIN} of {} is not in a readable loaded segment",
+            symbols.describe()
+        ))
+    })?;
+    // SAFETY: `bound` bytes from the symbol are mapped and readable, and
+    // stay so: libraries are never unmapped.
+    let blob = unsafe { core::slice::from_raw_parts(bin_addr.cast::<u8>(), bound) };
     let tree = library_bin::parse(blob).map_err(|e| Error::value(e.to_string()))?;
     let mut modules = Vec::with_capacity(tree.modules.len());
     for entry in &tree.modules {
         if entry.kind == LIB_KIND {
-            let m = Module::new(LibraryModule(symbols.clone()))?;
-            set_ctx(&m);
-            modules.push(m);
+            modules.push(new_lib_module()?);
         } else {
             modules.push(load_from_bytes(entry.kind, entry.payload.unwrap_or(&[]))?);
         }

@@ -10,5 +10,6 @@ pub mod artifact;
 mod cxx;
 pub mod extern_c;
 pub mod globals;
+mod image;
 pub mod inspect;
 pub mod library;

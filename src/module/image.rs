@@ -1,0 +1,183 @@
+//! What the loader may touch of a library file or a loaded image, and how it
+//! checks before touching it:
+//!
+//! - [`open_regular`]: a file opened without blocking (a FIFO cannot stall
+//!   us) and refused unless it is a regular file;
+//! - [`check_loadable`]: before `dlopen`, the ELF header, the program
+//!   headers and every loadable segment lie within the file's length, so a
+//!   library cut short (an interrupted compiler or copy) is refused instead
+//!   of killing the process with SIGBUS inside the dynamic loader;
+//! - [`mapped_extent`]: after `dlopen`, how many bytes from an address stay
+//!   within the loaded segment that holds it (the bound of an embedded blob,
+//!   whatever size its symbol claims, and the check that a context symbol is
+//!   writable);
+//! - [`map_file`]: a regular file mapped read-only, bounded by its length.
+
+use crate::core::error::{Error, Result};
+use core::ffi::{c_int, c_void};
+use object::elf;
+use object::read::elf::{FileHeader, ProgramHeader};
+use std::fs::File;
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::path::Path;
+
+/// A check's outcome: on failure, the reason, for the caller's message.
+pub type Reason<T> = std::result::Result<T, String>;
+
+/// A word for what a non-regular file is, for messages.
+fn file_type_name(t: std::fs::FileType) -> &'static str {
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_block_device() {
+        "a block device"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file"
+    }
+}
+
+/// Opens `path` for reading without blocking and checks that it is a
+/// regular file. The inner error is the system's when it cannot be opened
+/// at all; the outer one names what the file is when it is not regular.
+pub fn open_regular(path: &Path) -> Reason<std::io::Result<File>> {
+    let file = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+    {
+        Ok(file) => file,
+        Err(e) => return Ok(Err(e)),
+    };
+    let meta = file
+        .metadata()
+        .map_err(|e| format!("cannot stat {}: {e}", path.display()))?;
+    if !meta.file_type().is_file() {
+        return Err(format!(
+            "{} is {}, not a regular file",
+            path.display(),
+            file_type_name(meta.file_type())
+        ));
+    }
+    Ok(Ok(file))
+}
+
+/// Checks that an ELF file's header, program headers and loadable segments
+/// lie within its length. Files that are not ELF pass: the dynamic loader
+/// refuses them cleanly itself ("invalid ELF header").
+pub fn check_loadable(path: &Path, file: &File) -> Reason<()> {
+    let len = file
+        .metadata()
+        .map_err(|e| format!("cannot stat {}: {e}", path.display()))?
+        .len();
+    let data = object::ReadCache::new(file);
+    let truncated = |what: &str| {
+        format!(
+            "{} is cut short ({len} bytes): {what} lies beyond its end",
+            path.display()
+        )
+    };
+    match object::FileKind::parse(&data) {
+        Ok(object::FileKind::Elf64) => {
+            check_segments::<elf::FileHeader64<object::Endianness>>(&data, len, truncated)
+        }
+        Ok(object::FileKind::Elf32) => {
+            check_segments::<elf::FileHeader32<object::Endianness>>(&data, len, truncated)
+        }
+        _ => Ok(()),
+    }
+}
+
+fn check_segments<H: FileHeader<Endian = object::Endianness>>(
+    data: &object::ReadCache<&File>,
+    len: u64,
+    truncated: impl Fn(&str) -> String,
+) -> Reason<()> {
+    let header = H::parse(data).map_err(|_| truncated("the ELF header"))?;
+    let endian = header.endian().map_err(|e| format!("bad ELF header: {e}"))?;
+    let segments = header
+        .program_headers(endian, data)
+        .map_err(|_| truncated("the program header table"))?;
+    for (i, ph) in segments.iter().enumerate() {
+        if ph.p_type(endian) != elf::PT_LOAD {
+            continue;
+        }
+        let offset: u64 = ph.p_offset(endian).into();
+        let size: u64 = ph.p_filesz(endian).into();
+        if offset.checked_add(size).is_none_or(|end| end > len) {
+            return Err(truncated(&format!(
+                "loadable segment {i} (bytes {offset}..{})",
+                offset.saturating_add(size)
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The search of [`mapped_extent`]: an address, and what was found.
+struct Extent {
+    addr: usize,
+    need_write: bool,
+    found: Option<usize>,
+}
+
+unsafe extern "C" fn visit_object(
+    info: *mut libc::dl_phdr_info,
+    _size: usize,
+    data: *mut c_void,
+) -> c_int {
+    // SAFETY: `dl_iterate_phdr` passes a valid record and our `Extent`.
+    let (info, extent) = unsafe { (&*info, &mut *data.cast::<Extent>()) };
+    if info.dlpi_phdr.is_null() {
+        return 0;
+    }
+    // SAFETY: the loader's program header table of this object holds
+    // `dlpi_phnum` entries.
+    let phdrs = unsafe { core::slice::from_raw_parts(info.dlpi_phdr, usize::from(info.dlpi_phnum)) };
+    for ph in phdrs {
+        if ph.p_type != libc::PT_LOAD || ph.p_flags & libc::PF_R == 0 {
+            continue;
+        }
+        if extent.need_write && ph.p_flags & libc::PF_W == 0 {
+            continue;
+        }
+        let start = (info.dlpi_addr as usize).wrapping_add(ph.p_vaddr as usize);
+        let end = start.wrapping_add(ph.p_memsz as usize);
+        if (start..end).contains(&extent.addr) {
+            extent.found = Some(end - extent.addr);
+            return 1;
+        }
+    }
+    0
+}
+
+/// How many bytes from `addr` lie within the readable (and, with
+/// `need_write`, writable) loaded segment that contains it, among every
+/// object the dynamic loader has mapped; `None` if no such segment holds it.
+pub fn mapped_extent(addr: *const c_void, need_write: bool) -> Option<usize> {
+    let mut extent = Extent {
+        addr: addr as usize,
+        need_write,
+        found: None,
+    };
+    // SAFETY: the callback matches what dl_iterate_phdr expects and only
+    // touches `extent` for the duration of the call.
+    unsafe { libc::dl_iterate_phdr(Some(visit_object), (&raw mut extent).cast()) };
+    extent.found
+}
+
+/// A regular file mapped read-only; its bytes are bounded by its length.
+pub fn map_file(path: &Path) -> Result<memmap2::Mmap> {
+    let file = open_regular(path)
+        .map_err(Error::value)?
+        .map_err(|e| Error::runtime(format!("cannot open {}: {e}", path.display())))?;
+    // SAFETY: a read-only private mapping of a regular file. If another
+    // process truncates the file while it is mapped, reads past the new end
+    // fault: the one hazard of mapping, accepted as for any mapped library.
+    unsafe { memmap2::Mmap::map(&file) }
+        .map_err(|e| Error::runtime(format!("cannot map {}: {e}", path.display())))
+}
