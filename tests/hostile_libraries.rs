@@ -295,3 +295,51 @@ fn option_like_object_names_are_refused_by_the_library_builder() {
     }
     assert!(!dir.join("out.so").exists());
 }
+
+/// Builds a library whose `__tvm_ffi_version` returns `version`.
+fn build_versioned(dir: &Path, version: i64, out: &Path) {
+    let src = dir.join(format!("v{version}.c"));
+    std::fs::write(
+        &src,
+        format!(
+            "#include <tvm/ffi/c_api.h>\n\
+             TVM_FFI_DLL_EXPORT int __tvm_ffi_version(void* s, const TVMFFIAny* a, int32_t n, TVMFFIAny* r) {{\n\
+             r->type_index = kTVMFFIInt; r->zero_padding = 0; r->v_int64 = {version}; return 0; }}\n"
+        ),
+    )
+    .unwrap();
+    let status = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
+        .args(["-shared", "-fPIC", "-o"])
+        .arg(out)
+        .arg(&src)
+        .arg(concat!("-I", env!("CARGO_MANIFEST_DIR"), "/include"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+#[test]
+fn a_rebuilt_library_loads_anew_while_the_old_image_stays_mapped() {
+    let dir = workdir("rebuilt");
+    let lib = dir.join("versioned.so");
+    let version_of = || {
+        let m = tvm_ffi::module::globals::load_from_file(lib.as_os_str().as_bytes()).unwrap();
+        let f = get_global(b"ffi.ModuleGetFunction").unwrap();
+        let name = make_text(b"version", TextKind::Str);
+        let f = f
+            .call(&[*Any::from(m.into_object()).view().raw(), *name.view().raw(), *Any::from(false).view().raw()])
+            .unwrap();
+        let f = tvm_ffi::core::Function::from_object(f.view().to_object().unwrap()).unwrap();
+        (f.call(&[]).unwrap().view().as_i64().unwrap(), f)
+    };
+    build_versioned(&dir, 1, &lib);
+    let (v1, f1) = version_of();
+    // Rebuilt in place at the same path (the linker writes a new file).
+    std::thread::sleep(Duration::from_millis(20));
+    build_versioned(&dir, 2, &lib);
+    let (v2, _) = version_of();
+    let (v2_again, _) = version_of();
+    assert_eq!((v1, v2, v2_again), (1, 2, 2));
+    // The first image is still mapped and its function still answers.
+    assert_eq!(f1.call(&[]).unwrap().view().as_i64(), Some(1));
+}
