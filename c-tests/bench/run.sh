@@ -29,8 +29,25 @@ gcc -O2 -shared -fPIC -I"$root/include" "$out/lib1000.c" -o "$out/lib1000.so"
 # The C++ custom module kind of the C tests, built with the official headers.
 g++ -O2 -std=c++17 -shared -fPIC -Wno-unused-parameter -I"$official/include" \
   "$root/c-tests/plugin/custom_module.cc" -o "$out/custom_module.so"
-{ "$out/bench_official"; "$out/bench_module_official" "$out/lib1000.so" "$out/custom_module.so"; } > "$out/official.txt"
-{ "$out/bench_ours"; "$out/bench_module_ours" "$out/lib1000.so" "$out/custom_module.so"; } > "$out/ours.txt"
+# Peak memory of loading a 256 MiB library with an embedded (minimal) tree.
+build_memory() { # name include libdir
+  gcc -O2 -std=c11 -I"$2" "$root/c-tests/bench/load_memory.c" -L"$3" -Wl,-rpath,"$3" -ltvm_ffi -o "$out/$1"
+}
+build_memory load_memory_ours "$root/include" "$root/target/release"
+build_memory load_memory_official "$official/include" "$official/lib"
+{
+  echo '.section .rodata'
+  echo '.globl __tvm_ffi__library_bin'
+  echo '.p2align 3'
+  # nbytes 28, indptr [0, 0], no children, one module: "_lib".
+  echo '__tvm_ffi__library_bin: .quad 44, 2, 0, 0, 0, 4'
+  echo '.ascii "_lib"'
+  echo '.zero 268435456'
+  echo '.section .note.GNU-stack,"",@progbits'
+} > "$out/big.s"
+[ -f "$out/big.so" ] || gcc -shared -nostdlib "$out/big.s" -o "$out/big.so"
+{ "$out/bench_official"; "$out/bench_module_official" "$out/lib1000.so" "$out/custom_module.so"; "$out/load_memory_official" "$out/big.so"; } > "$out/official.txt"
+{ "$out/bench_ours"; "$out/bench_module_ours" "$out/lib1000.so" "$out/custom_module.so"; "$out/load_memory_ours" "$out/big.so"; } > "$out/ours.txt"
 printf "%-28s %10s %10s %8s\n" path official_ns ours_ns ratio
 join <(sort "$out/official.txt") <(sort "$out/ours.txt") |
   awk '{ printf "%-28s %10.2f %10.2f %8.3f\n", $1, $2, $3, $3 / $2 }'
