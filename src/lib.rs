@@ -27,3 +27,8 @@ pub mod core;
 pub mod module;
 
 pub use capi::*;
+
+/// Who registers the built-in globals, layer by layer: the core's, then the
+/// module layer's. The registry runs them when it is first touched.
+pub(crate) const BUILTIN_GLOBALS: &[fn(&mut core::registry::Globals<'_>)] =
+    &[core::builtins::register, module::globals::register];

@@ -1,6 +1,7 @@
 //! Compile-time checks of every `#[repr(C)]` layout against the numbers of the
 //! official header on 64-bit targets. `c-tests/test_layout.c` checks the same
 //! numbers from C.
+#![forbid(unsafe_code)]
 
 use super::*;
 use core::mem::{align_of, offset_of, size_of};

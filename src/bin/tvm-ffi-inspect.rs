@@ -1,6 +1,7 @@
 //! `tvm-ffi-inspect FILE...`: lists the `__tvm_ffi_<name>` functions a shared
 //! library or object file exports and decodes its `__tvm_ffi__library_bin`
 //! (kinds, payload sizes, import tree), without loading or running it.
+#![forbid(unsafe_code)]
 
 use std::process::ExitCode;
 use tvm_ffi::module::inspect::inspect;

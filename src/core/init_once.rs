@@ -1,5 +1,6 @@
 //! `TVMFFIHandleInitOnce` / `TVMFFIHandleDeinitOnce`: a handle initialised
 //! exactly once across threads.
+#![forbid(unsafe_code)]
 
 use super::error::{Error, Result};
 use core::ffi::{c_int, c_void};

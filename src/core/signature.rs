@@ -7,6 +7,7 @@
 //! Parameters convert through [`Param`], results through [`Ret`]; the
 //! [`typed_fn!`](crate::typed_fn) macro ties a closure's typed parameters to
 //! both.
+#![forbid(unsafe_code)]
 
 use super::any::{Any, AnyView};
 use super::error::{Error, Result};

@@ -2,6 +2,7 @@
 //! run each level through [`deep`], which moves to a fresh heap-allocated
 //! stack segment when little of the current one is left. So a deep object
 //! graph works on any thread, whatever its stack size.
+#![forbid(unsafe_code)]
 
 /// Stack that must remain before a level runs on the current segment.
 const RED_ZONE: usize = 128 * 1024;

@@ -2,6 +2,7 @@
 //! C source, a relocatable object file for the host (via `object`), or a
 //! complete shared library built with the system C compiler. Also the
 //! export of a live module tree into a blob.
+#![forbid(unsafe_code)]
 
 use super::library_bin::{self, LIB_KIND, LibraryBin, ModuleEntry};
 use super::object::Module;

@@ -1,6 +1,7 @@
 //! Reading shared libraries and object files without running them: the
 //! exported `__tvm_ffi_<name>` functions and the embedded
 //! `__tvm_ffi__library_bin`, through the `object` crate.
+#![forbid(unsafe_code)]
 
 use super::library_bin::{self, LIB_KIND};
 use super::symbols::*;

@@ -1,4 +1,5 @@
 //! The symbol names of the TVM-FFI module convention, defined once.
+#![forbid(unsafe_code)]
 
 /// Prefix of exported packed functions: `__tvm_ffi_<name>`.
 pub const FUNCTION_PREFIX: &str = "__tvm_ffi_";
