@@ -1,6 +1,6 @@
 //! `TVMFFIEnv*` (declared in `tvm/ffi/extra/c_env_api.h`).
 
-use super::{arg_cstr, ffi_call};
+use super::{arg_cstr, ffi_call, ffi_call_or};
 use crate::abi::{DLPackManagedTensorAllocator, DLTensor, TVMFFIObjectHandle};
 use crate::core::env;
 use core::ffi::{c_char, c_int, c_void};
@@ -21,18 +21,20 @@ pub unsafe extern "C" fn TVMFFIEnvSetStream(
     stream: TVMFFIStreamHandle,
     opt_out_original_stream: *mut TVMFFIStreamHandle,
 ) -> c_int {
-    let old = env::set_stream(device_type, device_id, stream);
-    if !opt_out_original_stream.is_null() {
-        // SAFETY: checked non-null; writable per the contract.
-        unsafe { opt_out_original_stream.write(old) };
-    }
-    0
+    ffi_call(|| {
+        let old = env::set_stream(device_type, device_id, stream);
+        if !opt_out_original_stream.is_null() {
+            // SAFETY: checked non-null; writable per the contract.
+            unsafe { opt_out_original_stream.write(old) };
+        }
+        Ok(())
+    })
 }
 
 /// This thread's current stream for a device, NULL if none was set.
 #[unsafe(no_mangle)]
 pub extern "C" fn TVMFFIEnvGetStream(device_type: i32, device_id: i32) -> TVMFFIStreamHandle {
-    env::get_stream(device_type, device_id)
+    ffi_call_or(core::ptr::null_mut(), || env::get_stream(device_type, device_id))
 }
 
 /// Asks the frontend (e.g. Python) whether a signal arrived. Returns 0 if
@@ -40,7 +42,7 @@ pub extern "C" fn TVMFFIEnvGetStream(device_type: i32, device_id: i32) -> TVMFFI
 /// frontend raised an error of its own (no FFI error is set).
 #[unsafe(no_mangle)]
 pub extern "C" fn TVMFFIEnvCheckSignals() -> c_int {
-    env::check_signals()
+    ffi_call_or(0, env::check_signals)
 }
 
 /// Registers a frontend function: `PyErr_CheckSignals`,
@@ -71,18 +73,20 @@ pub unsafe extern "C" fn TVMFFIEnvSetDLPackManagedTensorAllocator(
     write_to_global_context: c_int,
     opt_out_original_allocator: *mut DLPackManagedTensorAllocator,
 ) -> c_int {
-    let old = env::set_allocator(allocator, write_to_global_context != 0);
-    if !opt_out_original_allocator.is_null() {
-        // SAFETY: checked non-null; writable per the contract.
-        unsafe { opt_out_original_allocator.write(old) };
-    }
-    0
+    ffi_call(|| {
+        let old = env::set_allocator(allocator, write_to_global_context != 0);
+        if !opt_out_original_allocator.is_null() {
+            // SAFETY: checked non-null; writable per the contract.
+            unsafe { opt_out_original_allocator.write(old) };
+        }
+        Ok(())
+    })
 }
 
 /// This thread's DLPack tensor allocator, else the process-wide one, else NULL.
 #[unsafe(no_mangle)]
 pub extern "C" fn TVMFFIEnvGetDLPackManagedTensorAllocator() -> DLPackManagedTensorAllocator {
-    env::get_allocator()
+    ffi_call_or(None, env::get_allocator)
 }
 
 /// Allocates a Tensor shaped like `prototype` (its shape, dtype, device) with

@@ -1,6 +1,6 @@
 //! `TVMFFIError*` and `TVMFFIBacktrace`.
 
-use super::{arg_bytes, arg_cstr, arg_out, ffi_call};
+use super::{arg_bytes, arg_cstr, arg_out, ffi_call, ffi_call_or};
 use crate::abi::*;
 use crate::core::error::{new_error, set_raised, take_raised};
 use crate::core::{Error, ObjectRef, backtrace};
@@ -27,11 +27,11 @@ fn raise_text(kind: &[u8], message: &[u8]) {
 /// `error` is NULL or a live Error object.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn TVMFFIErrorSetRaised(error: TVMFFIObjectHandle) {
-    match NonNull::new(error.cast::<TVMFFIObject>()) {
+    ffi_call_or((), || match NonNull::new(error.cast::<TVMFFIObject>()) {
         // SAFETY: live per the contract; we take a new reference.
         Some(obj) => set_raised(unsafe { ObjectRef::from_borrowed(obj) }),
         None => set_raised(Error::value("TVMFFIErrorSetRaised: `error` is NULL").into_object()),
-    }
+    })
 }
 
 /// Raises a new error of `kind` with `message`. NULL strings count as empty.
@@ -44,7 +44,7 @@ pub unsafe extern "C" fn TVMFFIErrorSetRaisedFromCStr(kind: *const c_char, messa
     let kind = unsafe { arg_cstr(kind, "kind") }.unwrap_or_default();
     // SAFETY: per the contract.
     let message = unsafe { arg_cstr(message, "message") }.unwrap_or_default();
-    raise_text(kind, message);
+    ffi_call_or((), || raise_text(kind, message));
 }
 
 /// Raises a new error of `kind` whose message is the concatenation of the
@@ -72,7 +72,7 @@ pub unsafe extern "C" fn TVMFFIErrorSetRaisedFromCStrParts(
             }
         }
     }
-    raise_text(kind, &message);
+    ffi_call_or((), || raise_text(kind, &message));
 }
 
 /// Moves this thread's raised error into `*result` (NULL if none) and
@@ -85,7 +85,7 @@ pub unsafe extern "C" fn TVMFFIErrorMoveFromRaised(result: *mut TVMFFIObjectHand
     if result.is_null() {
         return;
     }
-    let err = take_raised().map_or(core::ptr::null_mut(), |e| e.into_raw().as_ptr().cast());
+    let err = ffi_call_or(None, take_raised).map_or(core::ptr::null_mut(), |e| e.into_raw().as_ptr().cast());
     // SAFETY: checked non-null; writable per the contract.
     unsafe { result.write(err) };
 }
@@ -190,7 +190,7 @@ pub unsafe extern "C" fn TVMFFIBacktrace(
     let file = unsafe { arg_cstr(filename, "filename") }.ok();
     // SAFETY: per the contract.
     let func = unsafe { arg_cstr(func, "func") }.ok();
-    let text = std::panic::catch_unwind(|| {
+    let text = ffi_call_or(String::new(), || {
         let location = match (file, func) {
             (Some(file), Some(func)) => Some((
                 String::from_utf8_lossy(file).into_owned(),
@@ -203,8 +203,7 @@ pub unsafe extern "C" fn TVMFFIBacktrace(
             .as_ref()
             .map(|(f, l, n)| (f.as_str(), *l, n.as_str()));
         backtrace::capture(location, cross_ffi_boundary != 0)
-    })
-    .unwrap_or_default();
+    });
     LAST_BACKTRACE
         .try_with(|slot| {
             let mut slot = slot.borrow_mut();

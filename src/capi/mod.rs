@@ -39,6 +39,13 @@ fn ffi_call(f: impl FnOnce() -> Result<()>) -> c_int {
     crate::core::function::catch_to_code(f)
 }
 
+/// Runs the body of an entry point that returns a value rather than a code
+/// (void, a pointer): a panic raises an `InternalError` and gives `fallback`.
+#[inline]
+fn ffi_call_or<T>(fallback: T, f: impl FnOnce() -> T) -> T {
+    crate::core::function::catch_or(fallback, f)
+}
+
 /// The error for a NULL argument `name`.
 fn null_arg(name: &str) -> Error {
     Error::value(format!("`{name}` is NULL"))

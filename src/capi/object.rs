@@ -115,7 +115,7 @@ pub unsafe extern "C" fn TVMFFIObjectCreateOpaque(
 /// The current custom object allocator (never NULL).
 #[unsafe(no_mangle)]
 pub extern "C" fn TVMFFIGetCustomAllocator() -> *mut TVMFFICustomAllocator {
-    allocator::get()
+    super::ffi_call_or(core::ptr::null_mut(), allocator::get)
 }
 
 /// Installs a custom object allocator; NULL restores the builtin one. Not
@@ -125,6 +125,8 @@ pub extern "C" fn TVMFFIGetCustomAllocator() -> *mut TVMFFICustomAllocator {
 /// `allocator` is NULL or valid for the rest of the process.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn TVMFFISetCustomAllocator(allocator: *mut TVMFFICustomAllocator) -> c_int {
-    allocator::set(allocator);
-    0
+    super::ffi_call(|| {
+        allocator::set(allocator);
+        Ok(())
+    })
 }

@@ -150,8 +150,10 @@ unsafe extern "C" fn allocator_set_error(
             unsafe { core::ffi::CStr::from_ptr(p) }.to_bytes().to_vec()
         }
     };
-    let err = super::error::new_error(&text(kind), &text(message), b"", None, None);
-    super::error::set_raised(err);
+    super::function::catch_or((), || {
+        let err = super::error::new_error(&text(kind), &text(message), b"", None, None);
+        super::error::set_raised(err);
+    });
 }
 
 /// Allocates a tensor like `prototype` with the environment allocator.

@@ -69,17 +69,38 @@ pub fn catch_to_code(f: impl FnOnce() -> Result<()>) -> c_int {
             }
         },
         Err(payload) => {
-            let text = payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic payload".into());
-            set_raised(
-                Error::new(ErrorKind::InternalError, format!("panic: {text}")).into_object(),
-            );
+            raise_panic(payload);
             -1
         }
     }
+}
+
+/// Runs `f` for a C caller that gets a value, not a code (a void entry
+/// point, a pointer, a deleter): a panic raises an `InternalError` (for a
+/// caller that looks) and answers `fallback`.
+#[inline]
+pub fn catch_or<T>(fallback: T, f: impl FnOnce() -> T) -> T {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(value) => value,
+        Err(payload) => {
+            raise_panic(payload);
+            fallback
+        }
+    }
+}
+
+/// Raises a caught panic as an `InternalError` carrying its message.
+#[cold]
+fn raise_panic(payload: Box<dyn core::any::Any + Send>) {
+    let text = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic payload".into());
+    // Raising allocates; a second panic there is contained too.
+    let _ = std::panic::catch_unwind(|| {
+        set_raised(Error::new(ErrorKind::InternalError, format!("panic: {text}")).into_object());
+    });
 }
 
 /// A non-NULL `TVMFFISafeCallType`.

@@ -867,22 +867,26 @@ fn words_of(v: AnyView<'_>) -> Result<&[i64]> {
 /// `__any_hash__` of BigInt (native: `TVMFFIAny(const Any&)`), so BigInt
 /// keys hash by value in maps, also when C++ code probes them.
 unsafe extern "C" fn big_int_any_hash(value: *const TVMFFIAny) -> TVMFFIAny {
-    // SAFETY: the caller passes a valid value.
-    let v = unsafe { AnyView::from_raw(&*value) };
-    let result = words_of(v).map(|w| Any::from(super::scalar::big_int_hash(w) as i64));
-    result
-        .unwrap_or_else(|e| Any::from(e.into_object()))
-        .into_raw()
+    super::function::catch_or(TVMFFIAny::NONE, || {
+        // SAFETY: the caller passes a valid value.
+        let v = unsafe { AnyView::from_raw(&*value) };
+        let result = words_of(v).map(|w| Any::from(super::scalar::big_int_hash(w) as i64));
+        result
+            .unwrap_or_else(|e| Any::from(e.into_object()))
+            .into_raw()
+    })
 }
 
 /// `__any_equal__` of BigInt (native: `TVMFFIAny(const Any&, const Any&)`).
 unsafe extern "C" fn big_int_any_equal(lhs: *const TVMFFIAny, rhs: *const TVMFFIAny) -> TVMFFIAny {
-    // SAFETY: the caller passes valid values.
-    let (l, r) = unsafe { (AnyView::from_raw(&*lhs), AnyView::from_raw(&*rhs)) };
-    let result = words_of(l).and_then(|a| Ok(Any::from(a == words_of(r)?)));
-    result
-        .unwrap_or_else(|e| Any::from(e.into_object()))
-        .into_raw()
+    super::function::catch_or(TVMFFIAny::NONE, || {
+        // SAFETY: the caller passes valid values.
+        let (l, r) = unsafe { (AnyView::from_raw(&*lhs), AnyView::from_raw(&*rhs)) };
+        let result = words_of(l).and_then(|a| Ok(Any::from(a == words_of(r)?)));
+        result
+            .unwrap_or_else(|e| Any::from(e.into_object()))
+            .into_raw()
+    })
 }
 
 /// BigInt's value semantics: hashing and equality as map keys, the

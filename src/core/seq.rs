@@ -45,15 +45,19 @@ unsafe extern "C" fn delete_seq(this: *mut c_void, flags: c_int) {
         // fresh stack segment when needed, so deep nesting cannot overflow.
         // SAFETY: the first `size` elements are owned; the buffer goes back
         // through whichever deleter owns it (NULL: in place).
-        super::stack::deep(|| unsafe {
-            let cell = &mut (*obj).cell;
-            for i in 0..cell.size.max(0) as usize {
-                drop(Any::from_raw(*cell.data.cast::<TVMFFIAny>().add(i)));
-            }
-            cell.size = 0;
-            if let Some(d) = cell.data_deleter.take() {
-                d(cell.data);
-            }
+        // A panic while releasing (a Rust deleter of an element) is
+        // contained: the remaining elements leak, nothing unwinds into C.
+        super::function::catch_or((), || {
+            super::stack::deep(|| unsafe {
+                let cell = &mut (*obj).cell;
+                for i in 0..cell.size.max(0) as usize {
+                    drop(Any::from_raw(*cell.data.cast::<TVMFFIAny>().add(i)));
+                }
+                cell.size = 0;
+                if let Some(d) = cell.data_deleter.take() {
+                    d(cell.data);
+                }
+            })
         });
     }
     if flags & kTVMFFIObjectDeleterFlagBitMaskWeak != 0 {

@@ -13,7 +13,7 @@
 use super::object::{Module, ModuleKind};
 use crate::abi::*;
 use crate::core::error::{Error, ErrorKind, Result};
-use crate::core::function::catch_to_code;
+use crate::core::function::{catch_or, catch_to_code};
 use crate::core::string::{TextKind, make_text};
 use crate::core::{Any, AnyView, Function, ObjectRef, registry, seq};
 use core::ffi::{CStr, c_char, c_int, c_void};
@@ -339,19 +339,14 @@ fn write_text(out: *mut TVMFFIAny, text: Option<Vec<u8>>) {
     unsafe { out.write(value.into_raw()) };
 }
 
-/// Runs `f`, answering `fallback` if it panics (for infallible callbacks).
-fn or_on_panic<T>(fallback: T, f: impl FnOnce() -> T) -> T {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or(fallback)
-}
-
 unsafe extern "C" fn kind_kind(s: *mut c_void) -> *const c_char {
     // SAFETY: the C++ layer passes the state it was made with.
-    unsafe { state(s) }.name.as_ptr()
+    catch_or(c"".as_ptr(), || unsafe { state(s) }.name.as_ptr())
 }
 
 unsafe extern "C" fn kind_property_mask(s: *mut c_void) -> i32 {
     // SAFETY: as in `kind_kind`. The mask has three defined bits.
-    or_on_panic(0, || unsafe { state(s) }.kind.property_mask() as i32)
+    catch_or(0, || unsafe { state(s) }.kind.property_mask() as i32)
 }
 
 unsafe extern "C" fn kind_get_function(
@@ -462,7 +457,7 @@ unsafe extern "C" fn kind_inspect_source(
 unsafe extern "C" fn kind_drop(s: *mut c_void) {
     // SAFETY: called once, when the module dies; the state came from
     // `Box::into_raw` in `new_module`. A panicking Drop is contained (leaked).
-    or_on_panic((), || drop(unsafe { Box::from_raw(s.cast::<KindState>()) }));
+    catch_or((), || drop(unsafe { Box::from_raw(s.cast::<KindState>()) }));
 }
 
 static KIND_OPS: KindOps = KindOps {

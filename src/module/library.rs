@@ -89,8 +89,9 @@ unsafe extern "C" fn lib_function_call(
 }
 
 unsafe extern "C" fn lib_function_drop(this: *mut c_void) {
-    // SAFETY: `this` came from `Box::into_raw` below; dropped once.
-    drop(unsafe { Box::from_raw(this.cast::<LibFunction>()) });
+    // SAFETY: `this` came from `Box::into_raw` below; dropped once. A
+    // panicking drop of the module is contained.
+    crate::core::function::catch_or((), || drop(unsafe { Box::from_raw(this.cast::<LibFunction>()) }));
 }
 
 impl LibraryModule {
