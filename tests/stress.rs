@@ -103,7 +103,7 @@ fn eight_threads_through_the_c_api() {
                 for k in 0..ROUNDS {
                     // Registry: an own name, then the contended one.
                     let name = format!("stress.t{t}.f{k}");
-                    let value = t * 1000 + k;
+                    let value = t * ROUNDS + k;
                     let f = Function::from_closure(move |_| Ok(Any::from(value)));
                     // SAFETY: a valid name and function.
                     let code = unsafe {
@@ -117,7 +117,7 @@ fn eight_threads_through_the_c_api() {
                     assert_eq!(code, 0);
                     assert_eq!(call_int(&global(&name).unwrap(), &[]), value);
                     let any = call_int(&global("stress.shared").unwrap(), &[]);
-                    assert!((0..THREADS as i64 * 1000).contains(&any), "{any}");
+                    assert!((0..THREADS as i64 * ROUNDS).contains(&any), "{any}");
                     let n = make_text(name.as_bytes(), TextKind::Str);
                     let removed = remove.call(&[*n.view().raw()]).unwrap();
                     assert_eq!(removed.view().raw().type_index, kTVMFFIBool);
