@@ -138,10 +138,11 @@ fn tensors_and_containers(c: &mut Criterion) {
         })
     });
     let get = |name: &str| tvm_ffi::core::registry::get_global(name.as_bytes()).unwrap();
-    let items: Vec<TVMFFIAny> = (0..16i64).map(|i| Any::from(i).into_raw()).collect();
-    let array = get("ffi.Array").call(&items).unwrap();
+    let items: Vec<Any> = (0..16i64).map(Any::from).collect();
+    let views: Vec<_> = items.iter().map(Any::view).collect();
+    let array = get("ffi.Array").call(&views).unwrap();
     let array_get = get("ffi.ArrayGetItem");
-    let args = [*array.view().raw(), items[7]];
+    let args = [array.view(), items[7].view()];
     c.bench_function("array_get_item", |b| {
         b.iter(|| black_box(array_get.call(&args).unwrap()))
     });
@@ -155,13 +156,13 @@ fn tensors_and_containers(c: &mut Criterion) {
         .collect();
     let map_get = get("ffi.MapGetItem");
     for (label, n) in [("map_get_item_small", 3), ("map_get_item_dense", 64)] {
-        let kv: Vec<TVMFFIAny> = keys[..n]
+        let kv: Vec<_> = keys[..n]
             .iter()
             .zip(items.iter().cycle())
-            .flat_map(|(k, v)| [*k.view().raw(), *v])
+            .flat_map(|(k, v)| [k.view(), v.view()])
             .collect();
         let map = get("ffi.Map").call(&kv).unwrap();
-        let args = [*map.view().raw(), *keys[n / 2].view().raw()];
+        let args = [map.view(), keys[n / 2].view()];
         c.bench_function(label, |b| {
             b.iter(|| black_box(map_get.call(&args).unwrap()))
         });

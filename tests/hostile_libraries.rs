@@ -124,14 +124,14 @@ fn child_probe() {
     let arg = arg.as_bytes();
     let call = |global: &str| {
         let f = get_global(global.as_bytes()).unwrap();
-        f.call(&[*make_text(arg, TextKind::Str).view().raw()])
+        f.call(&[make_text(arg, TextKind::Str).view()])
     };
     let before = max_rss_kib();
     let result = match case.as_str() {
         "load" => call("ffi.ModuleLoadFromFile").map(|m| {
             let kind = get_global(b"ffi.ModuleGetKind")
                 .unwrap()
-                .call(&[*m.view().raw()])
+                .call(&[m.view()])
                 .unwrap();
             let kind = String::from_utf8_lossy(kind.view().as_str_bytes().unwrap()).into_owned();
             format!("kind={kind} rss_growth_kib={}", max_rss_kib() - before)
@@ -282,7 +282,7 @@ fn option_like_object_names_are_refused_by_the_library_builder() {
         let objects = tvm_ffi::core::seq::new_array(vec![make_text(name.as_bytes(), TextKind::Str)]);
         let objects = Any::from(objects);
         let err = f
-            .call(&[*blob.view().raw(), *objects.view().raw(), *out.view().raw()])
+            .call(&[blob.view(), objects.view(), out.view()])
             .unwrap_err()
             .to_string();
         assert_eq!(
@@ -327,7 +327,7 @@ fn a_rebuilt_library_loads_anew_while_the_old_image_stays_mapped() {
         let f = get_global(b"ffi.ModuleGetFunction").unwrap();
         let name = make_text(b"version", TextKind::Str);
         let f = f
-            .call(&[*Any::from(m.into_object()).view().raw(), *name.view().raw(), *Any::from(false).view().raw()])
+            .call(&[Any::from(m.into_object()).view(), name.view(), Any::from(false).view()])
             .unwrap();
         let f = tvm_ffi::core::Function::from_object(f.view().to_object().unwrap()).unwrap();
         (f.call(&[]).unwrap().view().as_i64().unwrap(), f)

@@ -119,7 +119,7 @@ fn eight_threads_through_the_c_api() {
                     let any = call_int(&global("stress.shared").unwrap(), &[]);
                     assert!((0..THREADS as i64 * ROUNDS).contains(&any), "{any}");
                     let n = make_text(name.as_bytes(), TextKind::Str);
-                    let removed = remove.call(&[*n.view().raw()]).unwrap();
+                    let removed = remove.call(&[n.view()]).unwrap();
                     assert_eq!(removed.view().raw().type_index, kTVMFFIBool);
                     assert_eq!(removed.view().as_i64(), Some(1));
                     assert!(global(&name).is_none());
@@ -157,13 +157,11 @@ fn eight_threads_through_the_c_api() {
                     assert_eq!(TVMFFIEnvGetStream(2, t as i32), stream);
 
                     // Module load, call, release.
-                    let mut path = TVMFFIAny::NONE;
-                    path.type_index = kTVMFFIRawStr;
-                    path.value.v_c_str = lib_path.as_ptr();
-                    let module = load.call(&[path]).unwrap();
+                    let path = make_text(lib_path.as_bytes(), TextKind::Str);
+                    let module = load.call(&[path.view()]).unwrap();
                     let fname = make_text(b"add", TextKind::Str);
                     let add = get_function
-                        .call(&[*module.view().raw(), *fname.view().raw(), *Any::from(false).view().raw()])
+                        .call(&[module.view(), fname.view(), Any::from(false).view()])
                         .unwrap();
                     let add = Function::from_object(add.view().to_object().unwrap()).unwrap();
                     assert_eq!(call_int(&add, &[int(t), int(k)]), t + k);

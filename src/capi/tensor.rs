@@ -140,7 +140,8 @@ pub unsafe extern "C" fn TVMFFITensorCreateUnsafeView(
     ffi_call(|| {
         // SAFETY: per the contract.
         let (proto, out) = unsafe { (arg_ref(prototype, "prototype")?, arg_out(out, "out")?) };
-        *out = tensor::create_view(&borrowed(source, "source")?, proto)?
+        // SAFETY: a valid prototype per the contract.
+        *out = unsafe { tensor::create_view(&borrowed(source, "source")?, proto) }?
             .into_raw()
             .as_ptr()
             .cast();

@@ -86,8 +86,8 @@ pub unsafe extern "C" fn TVMFFITypeRegisterField(
     info: *const TVMFFIFieldInfo,
 ) -> c_int {
     ffi_call(|| {
-        // SAFETY: per the contract.
-        type_table::register_field(type_index, unsafe { arg_ref(info, "info") }?)
+        // SAFETY: per the contract (a valid struct, as register_field needs).
+        unsafe { type_table::register_field(type_index, arg_ref(info, "info")?) }
     })
 }
 
@@ -103,8 +103,8 @@ pub unsafe extern "C" fn TVMFFITypeRegisterMethod(
     info: *const TVMFFIMethodInfo,
 ) -> c_int {
     ffi_call(|| {
-        // SAFETY: per the contract.
-        type_table::register_method(type_index, unsafe { arg_ref(info, "info") }?)
+        // SAFETY: per the contract (a valid struct, as register_method needs).
+        unsafe { type_table::register_method(type_index, arg_ref(info, "info")?) }
     })
 }
 
@@ -120,8 +120,8 @@ pub unsafe extern "C" fn TVMFFITypeRegisterMetadata(
     metadata: *const TVMFFITypeMetadata,
 ) -> c_int {
     ffi_call(|| {
-        // SAFETY: per the contract.
-        type_table::register_metadata(type_index, unsafe { arg_ref(metadata, "metadata") }?)
+        // SAFETY: per the contract (a valid struct, as register_metadata needs).
+        unsafe { type_table::register_metadata(type_index, arg_ref(metadata, "metadata")?) }
     })
 }
 

@@ -317,6 +317,14 @@ pub enum Key<'a> {
 }
 
 impl Key<'_> {
+    /// The key as a view.
+    pub fn view(&self) -> AnyView<'_> {
+        match self {
+            Key::Borrowed(raw) => AnyView(raw),
+            Key::Owned(any) => any.view(),
+        }
+    }
+
     /// The raw value.
     pub fn raw(&self) -> &TVMFFIAny {
         match self {

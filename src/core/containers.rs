@@ -160,7 +160,7 @@ fn register_seq<K: ObjType + 'static>(g: &mut Globals<'_>, t: i32, prefix: &str)
     g.add(typed_fn!(name("Contains"), |s: Obj<K>,
                                        v: AnyView<'_>|
      -> bool {
-        seq::contains(&s, t, v.as_key()?.raw())
+        seq::contains(&s, t, v.as_key()?.view())
     }));
 }
 
@@ -180,17 +180,17 @@ fn register_map<K: ObjType + 'static>(g: &mut Globals<'_>, t: i32, prefix: &str)
     g.add(typed_fn!(name("GetItem"), |m: Obj<K>,
                                       k: AnyView<'_>|
      -> Any {
-        map::at(&m, k.as_key()?.raw())
+        map::at(&m, k.as_key()?.view())
     }));
     g.add(typed_fn!(name("Count"), |m: Obj<K>,
                                     k: AnyView<'_>|
      -> i64 {
-        Ok(map::get(&m, k.as_key()?.raw())?.is_some() as i64)
+        Ok(map::get(&m, k.as_key()?.view())?.is_some() as i64)
     }));
     g.add(typed_fn!(name("GetItemOrMissing"), |m: Obj<K>,
                                                k: AnyView<'_>|
      -> Any {
-        let found = map::get(&m, k.as_key()?.raw())?;
+        let found = map::get(&m, k.as_key()?.view())?;
         Ok(found.unwrap_or_else(|| Any::from(super::builtins::invalid_object())))
     }));
     g.add(typed_fn!(
@@ -276,7 +276,7 @@ pub fn register(g: &mut Globals<'_>) {
     g.add(typed_fn!("ffi.DictErase", |d: DictArg,
                                       k: AnyView<'_>|
      -> () {
-        map::erase(&d.0, k.as_key()?.raw())
+        map::erase(&d.0, k.as_key()?.view())
     }));
     g.add(typed_fn!("ffi.DictClear", |d: DictArg| -> () {
         map::clear(&d.0)

@@ -189,7 +189,7 @@ impl Copier {
                         )
                     })?;
                 let dup = shallow
-                    .call(&[*value.view().raw()])?
+                    .call(&[value.view()])?
                     .view()
                     .to_object()
                     .ok_or_else(|| {
@@ -297,7 +297,7 @@ impl Copier {
                 for (k, v) in map::items(&obj)? {
                     let (nk, nv) = (self.replacement(&k), self.replacement(&v));
                     if nk.is_some() || nv.is_some() {
-                        map::erase(&obj, k.view().raw())?;
+                        map::erase(&obj, k.view())?;
                         map::set(&obj, nk.unwrap_or(k), nv.unwrap_or(v))?;
                     }
                 }

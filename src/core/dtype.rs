@@ -53,7 +53,7 @@ fn code_name(code: u8) -> Option<&'static str> {
 fn call_hook(name: &str, arg: super::Any) -> Result<super::Any> {
     let f = registry::get_global(name.as_bytes())
         .ok_or_else(|| Error::value(format!("Function {name} is not registered")))?;
-    f.call(&[*arg.view().raw()])
+    f.call(&[arg.view()])
 }
 
 /// Cached String objects of formatted data types, bounded so that a

@@ -310,7 +310,8 @@ pub unsafe fn call_setter(
         let f = Function::from_object(f)
             .ok_or_else(|| Error::type_error("setter is not a Function"))?;
         let addr = Any::opaque_ptr(field);
-        f.call(&[*addr.view().raw(), *value])?;
+        // SAFETY: `value` is valid per this function's contract.
+        f.call(&[addr.view(), unsafe { AnyView::from_raw(value) }])?;
         return Ok(());
     }
     // SAFETY: without the flag `setter` is a C setter function.

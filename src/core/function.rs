@@ -270,7 +270,29 @@ impl Function {
     }
 
     /// Calls the function with borrowed arguments.
-    pub fn call(&self, args: &[TVMFFIAny]) -> Result<Any> {
+    pub fn call(&self, args: &[AnyView<'_>]) -> Result<Any> {
+        const INLINE: usize = 8;
+        let mut inline = [TVMFFIAny::NONE; INLINE];
+        let heap: Vec<TVMFFIAny>;
+        let raw = if args.len() <= INLINE {
+            for (slot, a) in inline.iter_mut().zip(args) {
+                *slot = *a.raw();
+            }
+            &inline[..args.len()]
+        } else {
+            heap = args.iter().map(|a| *a.raw()).collect();
+            &heap
+        };
+        // SAFETY: copies of valid views, borrowed for the call.
+        unsafe { self.call_raw(raw) }
+    }
+
+    /// Calls the function with raw packed arguments.
+    ///
+    /// # Safety
+    /// Every argument is a valid value (live objects, readable strings) for
+    /// the duration of the call, as the packed convention requires.
+    pub unsafe fn call_raw(&self, args: &[TVMFFIAny]) -> Result<Any> {
         let handle = self.0.as_ptr();
         // SAFETY: every Function object has its cell right after the header.
         let cell = unsafe {

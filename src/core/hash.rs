@@ -71,7 +71,7 @@ fn column_entry(column: *const TVMFFITypeAttrColumn, type_index: i32) -> Option<
 
 /// Calls a custom hash/equal attribute: a C function pointer taking
 /// `const Any&` arguments, or a Function.
-fn call_custom(entry: TVMFFIAny, args: &[TVMFFIAny], expect: i32) -> Result<i64> {
+fn call_custom(entry: TVMFFIAny, args: &[AnyView<'_>], expect: i32) -> Result<i64> {
     let result = if entry.type_index == kTVMFFIOpaquePtr {
         // SAFETY: registered as `TVMFFIAny (*)(const Any&...)`; `Any` is a
         // transparent `TVMFFIAny`, so the references are pointers to them.
@@ -81,11 +81,11 @@ fn call_custom(entry: TVMFFIAny, args: &[TVMFFIAny], expect: i32) -> Result<i64>
                 [a] => core::mem::transmute::<
                     *mut core::ffi::c_void,
                     unsafe extern "C" fn(*const TVMFFIAny) -> TVMFFIAny,
-                >(f)(a),
+                >(f)(a.raw()),
                 [a, b] => core::mem::transmute::<
                     *mut core::ffi::c_void,
                     unsafe extern "C" fn(*const TVMFFIAny, *const TVMFFIAny) -> TVMFFIAny,
-                >(f)(a, b),
+                >(f)(a.raw(), b.raw()),
                 _ => unreachable!("one or two arguments"),
             }
         }
@@ -119,9 +119,8 @@ fn call_custom(entry: TVMFFIAny, args: &[TVMFFIAny], expect: i32) -> Result<i64>
 }
 
 /// `AnyHash`.
-pub fn any_hash(value: &TVMFFIAny) -> Result<u64> {
-    // SAFETY: the caller's value is valid.
-    let view = unsafe { AnyView::from_raw(value) };
+pub fn any_hash(view: AnyView<'_>) -> Result<u64> {
+    let value = view.raw();
     Ok(match value.type_index {
         // SAFETY: small text keeps its (zero-padded) bytes in `v_uint64`.
         kTVMFFISmallStr => hash_combine(
@@ -146,7 +145,7 @@ pub fn any_hash(value: &TVMFFIAny) -> Result<u64> {
                 if let Some(entry) = column_entry(COLUMNS.hash, t) {
                     return Ok(hash_combine(
                         t as u64,
-                        call_custom(entry, core::slice::from_ref(value), kTVMFFIInt)? as u64,
+                        call_custom(entry, &[view], kTVMFFIInt)? as u64,
                     ));
                 }
             }
@@ -176,8 +175,11 @@ unsafe fn heap_text(value: &TVMFFIAny) -> &[u8] {
 
 /// `AnyEqual` without custom attributes: None when the answer needs the
 /// `__any_equal__` attribute of an object type.
+///
+/// # Safety
+/// Both are valid values (live objects, readable strings).
 #[inline]
-fn quick_equal(lhs: &TVMFFIAny, rhs: &TVMFFIAny) -> Option<bool> {
+unsafe fn quick_equal(lhs: &TVMFFIAny, rhs: &TVMFFIAny) -> Option<bool> {
     // SAFETY: both are valid 16-byte values; compare their raw bits.
     let bits = |a: &TVMFFIAny| unsafe { core::mem::transmute::<TVMFFIAny, [u64; 2]>(*a) };
     if bits(lhs) == bits(rhs) {
@@ -212,8 +214,9 @@ fn quick_equal(lhs: &TVMFFIAny, rhs: &TVMFFIAny) -> Option<bool> {
 
 /// `AnyEqual`.
 #[inline]
-pub fn any_equal(lhs: &TVMFFIAny, rhs: &TVMFFIAny) -> Result<bool> {
-    match quick_equal(lhs, rhs) {
+pub fn any_equal(lhs: AnyView<'_>, rhs: AnyView<'_>) -> Result<bool> {
+    // SAFETY: views hold valid values.
+    match unsafe { quick_equal(lhs.raw(), rhs.raw()) } {
         Some(equal) => Ok(equal),
         None => custom_equal(lhs, rhs),
     }
@@ -221,9 +224,9 @@ pub fn any_equal(lhs: &TVMFFIAny, rhs: &TVMFFIAny) -> Result<bool> {
 
 /// Equality of two objects of the same type through `__any_equal__`.
 #[cold]
-fn custom_equal(lhs: &TVMFFIAny, rhs: &TVMFFIAny) -> Result<bool> {
-    match column_entry(COLUMNS.equal, lhs.type_index) {
-        Some(entry) => Ok(call_custom(entry, &[*lhs, *rhs], kTVMFFIBool)? != 0),
+fn custom_equal(lhs: AnyView<'_>, rhs: AnyView<'_>) -> Result<bool> {
+    match column_entry(COLUMNS.equal, lhs.raw().type_index) {
+        Some(entry) => Ok(call_custom(entry, &[lhs, rhs], kTVMFFIBool)? != 0),
         None => Ok(false),
     }
 }

@@ -15,7 +15,7 @@
 //! reference produces too; foreign code may swap in storage of its own, so
 //! destruction always goes through `data_deleter`.
 
-use super::any::Any;
+use super::any::{Any, AnyView};
 use super::error::{Error, ErrorKind, Result};
 use super::hash::{any_equal, any_hash};
 use super::object::{ObjectRef, new_object};
@@ -357,9 +357,9 @@ impl MapState {
         self.get_meta(i) & 0x80 == 0
     }
 
-    fn key(&self, i: u64) -> &TVMFFIAny {
-        // SAFETY: slot `i` is live.
-        unsafe { &(*self.item(i)).kv[0] }
+    fn key(&self, i: u64) -> AnyView<'_> {
+        // SAFETY: slot `i` is live and its key a valid value.
+        unsafe { AnyView::from_raw(&(*self.item(i)).kv[0]) }
     }
 
     fn index_from_hash(&self, hash: u64) -> u64 {
@@ -473,14 +473,14 @@ impl MapState {
     // ---- lookup ----
 
     /// The slot (small: index) holding `key`.
-    fn find(&self, key: &TVMFFIAny) -> Result<Option<u64>> {
+    fn find(&self, key: AnyView<'_>) -> Result<Option<u64>> {
         if self.size == 0 {
             return Ok(None);
         }
         if self.is_small() {
             for i in 0..self.size {
                 // SAFETY: the first `size` pairs are live.
-                let stored = unsafe { &(*self.data.cast::<Kv>().add(i as usize))[0] };
+                let stored = unsafe { AnyView::from_raw(&(*self.data.cast::<Kv>().add(i as usize))[0]) };
                 if any_equal(stored, key)? {
                     return Ok(Some(i));
                 }
@@ -530,7 +530,9 @@ impl MapState {
         if self.slots == 0 {
             return Ok(None);
         }
-        let mut iter = self.index_from_hash(any_hash(key)?);
+        // SAFETY: the key being inserted is a valid value the map will own.
+        let key_view = unsafe { AnyView::from_raw(key) };
+        let mut iter = self.index_from_hash(any_hash(key_view)?);
         if self.get_meta(iter) == EMPTY {
             self.new_item(iter, 0x00, [*key, TVMFFIAny::NONE]);
             self.size += 1;
@@ -544,7 +546,7 @@ impl MapState {
         }
         let mut next = Some(iter);
         while let Some(n) = next {
-            if any_equal(key, self.key(n))? {
+            if any_equal(key_view, self.key(n))? {
                 self.list_unlink(n);
                 return Ok(Some((n, true)));
             }
@@ -626,7 +628,8 @@ impl MapState {
         if !self.is_small() {
             return self.dense_insert(kv);
         }
-        if let Some(i) = self.find(&kv[0])? {
+        // SAFETY: the key being inserted is a valid value the map will own.
+        if let Some(i) = self.find(unsafe { AnyView::from_raw(&kv[0]) })? {
             // SAFETY: replace the value of a live pair; release the new key.
             unsafe {
                 let pair = &mut *self.data.cast::<Kv>().add(i as usize);
@@ -786,7 +789,7 @@ pub fn size(obj: &ObjectRef) -> Result<u64> {
 }
 
 /// A new reference to the value of `key`, if present.
-pub fn get(obj: &ObjectRef, key: &TVMFFIAny) -> Result<Option<Any>> {
+pub fn get(obj: &ObjectRef, key: AnyView<'_>) -> Result<Option<Any>> {
     // SAFETY: `obj` keeps the state alive; lookups only read.
     let state = unsafe { &*state_of(obj)? };
     Ok(match state.find(key)? {
@@ -801,7 +804,7 @@ pub fn get(obj: &ObjectRef, key: &TVMFFIAny) -> Result<Option<Any>> {
 
 /// The value of `key`, if present, borrowed from the map (no reference
 /// count change).
-pub fn get_borrowed<'m>(obj: &'m ObjectRef, key: &TVMFFIAny) -> Result<Option<super::AnyView<'m>>> {
+pub fn get_borrowed<'m>(obj: &'m ObjectRef, key: AnyView<'_>) -> Result<Option<super::AnyView<'m>>> {
     // SAFETY: `obj` keeps the state alive; lookups only read.
     let state = unsafe { &*state_of(obj)? };
     // SAFETY: the stored value lives as long as the map holds it, which
@@ -812,7 +815,7 @@ pub fn get_borrowed<'m>(obj: &'m ObjectRef, key: &TVMFFIAny) -> Result<Option<su
 }
 
 /// The value of `key`, or KeyError "key is not in Map".
-pub fn at(obj: &ObjectRef, key: &TVMFFIAny) -> Result<Any> {
+pub fn at(obj: &ObjectRef, key: AnyView<'_>) -> Result<Any> {
     get(obj, key)?.ok_or_else(|| Error::new(ErrorKind::KeyError, "key is not in Map"))
 }
 
@@ -823,7 +826,7 @@ pub fn set(obj: &ObjectRef, key: Any, value: Any) -> Result<()> {
 }
 
 /// Removes `key` if present (Dicts).
-pub fn erase(obj: &ObjectRef, key: &TVMFFIAny) -> Result<()> {
+pub fn erase(obj: &ObjectRef, key: AnyView<'_>) -> Result<()> {
     let state = state_of(obj)?;
     // SAFETY: as in `set`.
     unsafe {

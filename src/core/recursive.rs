@@ -275,7 +275,7 @@ fn compare_children(
                 return unordered(ctx, "Cannot order Map/Dict values");
             }
             for (k, v) in map::items(lo)? {
-                let Some(other) = map::get(ro, k.view().raw())? else {
+                let Some(other) = map::get(ro, k.view())? else {
                     return unordered(ctx, "Cannot order Map/Dict values");
                 };
                 let r = compare(ctx, v.view(), other.view(), depth + 1, true)?;
@@ -359,7 +359,7 @@ fn custom_compare(
         Any::from(ro.clone()),
         Any::from(callback.into_object()),
     );
-    let out = f.call(&[*l.view().raw(), *r.view().raw(), *cb.view().raw()]);
+    let out = f.call(&[l.view(), r.view(), cb.view()]);
     ctx.on_stack
         .lock()
         .unwrap_or_else(|e| e.into_inner())
@@ -484,7 +484,7 @@ fn hash_level(state: &Arc<Mutex<HashState>>, value: AnyView<'_>, depth: usize) -
             Ok(Any::from(hash_value(&inner, args.get(0), 0)? as i64))
         });
         let (o, cb) = (Any::from(obj.clone()), Any::from(callback.into_object()));
-        let out = f.call(&[*o.view().raw(), *cb.view().raw()]);
+        let out = f.call(&[o.view(), cb.view()]);
         lock(state).on_stack.remove(&key);
         let h = out?
             .view()
@@ -816,7 +816,7 @@ fn repr_level(state: &Arc<Mutex<ReprState>>, value: AnyView<'_>, depth: usize) -
             Ok(super::string::make_text(text.as_bytes(), TextKind::Str))
         });
         let (o, cb) = (Any::from(obj.clone()), Any::from(callback.into_object()));
-        let out = f.call(&[*o.view().raw(), *cb.view().raw()]);
+        let out = f.call(&[o.view(), cb.view()]);
         let out = match out {
             Ok(v) => v,
             Err(e) => {

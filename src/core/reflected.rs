@@ -259,7 +259,7 @@ fn path_steps(path: &ObjectRef) -> Vec<ObjectRef> {
 /// Whether two steps are equal (same kind, `AnyEqual` keys).
 fn step_equal(a: &ObjectRef, b: &ObjectRef) -> Result<bool> {
     let (a, b) = (step_of(a), step_of(b));
-    Ok(a.kind == b.kind && super::hash::any_equal(a.key.0.view().raw(), b.key.0.view().raw())?)
+    Ok(a.kind == b.kind && super::hash::any_equal(a.key.0.view(), b.key.0.view())?)
 }
 
 /// Whether two paths have equal steps.
@@ -346,7 +346,8 @@ impl<'t> TypeDef<'t> {
             structural_eq_hash_kind: seq_hash,
         };
         // Types without metadata yet; a second registration is a bug here.
-        let _ = self.table.register_metadata(self.index, &meta);
+        // SAFETY: a struct of our own making (no byte arrays to read).
+        let _ = unsafe { self.table.register_metadata(self.index, &meta) };
         self
     }
 
@@ -376,9 +377,8 @@ impl<'t> TypeDef<'t> {
             default_value_or_factory: TVMFFIAny::NONE,
             field_static_type_index: static_type,
         };
-        self.table
-            .register_field(self.index, &info)
-            .expect("a built-in field");
+        // SAFETY: the names are our own strings; getter and setter ours.
+        unsafe { self.table.register_field(self.index, &info) }.expect("a built-in field");
         self
     }
 
@@ -391,9 +391,8 @@ impl<'t> TypeDef<'t> {
             flags: i64::from(flags),
             method: *value.view().raw(),
         };
-        self.table
-            .register_method(self.index, &info)
-            .expect("a built-in method");
+        // SAFETY: our own strings and a live Function value.
+        unsafe { self.table.register_method(self.index, &info) }.expect("a built-in method");
         self
     }
 
@@ -1106,7 +1105,7 @@ fn register_access_types(t: &mut Table) {
 
 /// `fn_repr(value)` as text.
 fn repr_with(fn_repr: &Function, value: AnyView<'_>) -> Result<Vec<u8>> {
-    let out = fn_repr.call(core::slice::from_ref(value.raw()))?;
+    let out = fn_repr.call(&[value])?;
     out.view()
         .as_str_bytes()
         .map(<[u8]>::to_vec)

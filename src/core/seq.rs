@@ -162,9 +162,10 @@ pub fn get(obj: &ObjectRef, want: i32, i: i64) -> Result<Any> {
 }
 
 /// Whether any element equals `value` (`AnyEqual`).
-pub fn contains(obj: &ObjectRef, want: i32, value: &TVMFFIAny) -> Result<bool> {
+pub fn contains(obj: &ObjectRef, want: i32, value: AnyView<'_>) -> Result<bool> {
     for item in elements(obj, want)? {
-        if any_equal(item, value)? {
+        // SAFETY: stored elements are valid.
+        if any_equal(unsafe { AnyView::from_raw(item) }, value)? {
             return Ok(true);
         }
     }

@@ -97,10 +97,10 @@ impl Serializer {
     }
 
     fn node_inner(&mut self, value: &Any) -> Result<i64> {
-        let h = any_hash(value.view().raw())?;
+        let h = any_hash(value.view())?;
         if let Some(bucket) = self.index.get(&h) {
             for (v, i) in bucket {
-                if any_equal(v.view().raw(), value.view().raw())? {
+                if any_equal(v.view(), value.view())? {
                     return Ok(*i);
                 }
             }
@@ -207,7 +207,7 @@ impl Serializer {
         }
         if let Some(f) = hook("__data_to_json__", ti) {
             let o = Any::from(obj.clone());
-            return f.call(core::slice::from_ref(o.view().raw()));
+            return f.call(&[o.view()]);
         }
         if !has_creator(ti) {
             return Err(Error::type_error(format!(
@@ -276,7 +276,7 @@ pub fn from_json_graph(value: AnyView<'_>) -> Result<Any> {
 
 /// `map[key]` of a JSON object.
 fn get(obj: &ObjectRef, key: &str) -> Option<Any> {
-    map::get(obj, text(key).view().raw()).ok().flatten()
+    map::get(obj, text(key).view()).ok().flatten()
 }
 
 fn as_i64(v: &Any) -> Result<i64> {
@@ -445,7 +445,7 @@ impl Deserializer {
             return enum_by_index(type_index, &key);
         }
         if let Some(f) = hook("__data_from_json__", type_index) {
-            return f.call(core::slice::from_ref(data.view().raw()));
+            return f.call(&[data.view()]);
         }
         let obj = create_empty(type_index)?;
         let fields_data = data
@@ -461,7 +461,7 @@ impl Deserializer {
                 .cast::<u8>()
                 .wrapping_add(info.offset as usize)
                 .cast();
-            match map::get(&fields_data, make_text(name, TextKind::Str).view().raw())? {
+            match map::get(&fields_data, make_text(name, TextKind::Str).view())? {
                 Some(d) => {
                     let value = match info.field_static_type_index {
                         kTVMFFINone => Any::NONE,
@@ -497,7 +497,7 @@ fn enum_by_index(type_index: i32, key: &Any) -> Result<Any> {
         // SAFETY: EnumState objects have the EnumStateObj layout.
         let indexes = unsafe { state.payload::<EnumStateObj>() }.indexes.clone();
         if let Some(found) = indexes
-            .map(|d| map::get(&d, key.view().raw()))
+            .map(|d| map::get(&d, key.view()))
             .transpose()?
             .flatten()
         {

@@ -333,7 +333,11 @@ pub fn to_dlpack<M: ManagedTensor>(tensor: &ObjectRef) -> Result<*mut M> {
 
 /// `TVMFFITensorCreateUnsafeView`: a Tensor described by `prototype`
 /// (shape and strides copied) over memory of `source`, which it keeps alive.
-pub fn create_view(source: &ObjectRef, prototype: &DLTensor) -> Result<ObjectRef> {
+///
+/// # Safety
+/// `prototype.shape` holds `ndim` values, and `prototype.strides` is NULL
+/// or holds `ndim` values, readable for the call.
+pub unsafe fn create_view(source: &ObjectRef, prototype: &DLTensor) -> Result<ObjectRef> {
     dl_tensor(source)?;
     // SAFETY: the caller passes a valid prototype.
     let shape = unsafe { checked_shape(prototype) }?;

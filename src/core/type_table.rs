@@ -179,15 +179,16 @@ impl Table {
         };
         builtin(&mut t, "ffi.Object", kTVMFFIObject, 0, true, -1);
         let meta = builtin_metadata(size_of::<TVMFFIObject>() as i32);
-        t.register_metadata(kTVMFFIObject, &meta)
-            .expect("first metadata of ffi.Object");
+        // SAFETY: metadata of our own making.
+        unsafe { t.register_metadata(kTVMFFIObject, &meta) }.expect("first metadata of ffi.Object");
         for (index, key) in POD_KEYS.iter().enumerate() {
             builtin(&mut t, key, index as i32, 0, false, -1);
         }
         for (key, index, size) in OBJECT_KEYS {
             builtin(&mut t, key, index, 1, false, kTVMFFIObject);
             if let Some(size) = size {
-                t.register_metadata(index, &builtin_metadata(size))
+                // SAFETY: metadata of our own making.
+                unsafe { t.register_metadata(index, &builtin_metadata(size)) }
                     .expect("first metadata");
             }
         }
@@ -378,7 +379,10 @@ impl Table {
     }
 
     /// See the public function of the same name.
-    pub fn register_field(&mut self, type_index: i32, info: &TVMFFIFieldInfo) -> Result<()> {
+    ///
+    /// # Safety
+    /// As for the public function.
+    pub unsafe fn register_field(&mut self, type_index: i32, info: &TVMFFIFieldInfo) -> Result<()> {
         // SAFETY: see `copy_text`.
         let name = unsafe { super::string::byte_slice(info.name) }.to_vec();
         let entry = self.entry_mut(type_index)?;
@@ -430,7 +434,10 @@ impl Table {
     }
 
     /// See the public function of the same name.
-    pub fn register_method(&mut self, type_index: i32, info: &TVMFFIMethodInfo) -> Result<()> {
+    ///
+    /// # Safety
+    /// As for the public function.
+    pub unsafe fn register_method(&mut self, type_index: i32, info: &TVMFFIMethodInfo) -> Result<()> {
         self.entry_mut(type_index)?;
         let mut method = *info;
         method.name = self.copy_text(&info.name);
@@ -446,7 +453,10 @@ impl Table {
     }
 
     /// See the public function of the same name.
-    pub fn register_metadata(&mut self, type_index: i32, meta: &TVMFFITypeMetadata) -> Result<()> {
+    ///
+    /// # Safety
+    /// As for the public function.
+    pub unsafe fn register_metadata(&mut self, type_index: i32, meta: &TVMFFITypeMetadata) -> Result<()> {
         if self.entry_mut(type_index)?.metadata.is_some() {
             let entry = self.entry_mut(type_index)?;
             return Err(Error::runtime(format!(
@@ -631,18 +641,36 @@ pub fn type_key_of(type_index: i32) -> String {
 }
 
 /// `TVMFFITypeRegisterField`.
-pub fn register_field(type_index: i32, info: &TVMFFIFieldInfo) -> Result<()> {
-    table().register_field(type_index, info)
+///
+/// # Safety
+/// Every byte array in `info` describes readable bytes (or is (NULL, 0)),
+/// and its values (getter, setter, default, method) are valid, as the C
+/// API requires of the struct.
+pub unsafe fn register_field(type_index: i32, info: &TVMFFIFieldInfo) -> Result<()> {
+    // SAFETY: forwarded contract.
+    unsafe { table().register_field(type_index, info) }
 }
 
 /// `TVMFFITypeRegisterMethod`.
-pub fn register_method(type_index: i32, info: &TVMFFIMethodInfo) -> Result<()> {
-    table().register_method(type_index, info)
+///
+/// # Safety
+/// Every byte array in `info` describes readable bytes (or is (NULL, 0)),
+/// and its values (getter, setter, default, method) are valid, as the C
+/// API requires of the struct.
+pub unsafe fn register_method(type_index: i32, info: &TVMFFIMethodInfo) -> Result<()> {
+    // SAFETY: forwarded contract.
+    unsafe { table().register_method(type_index, info) }
 }
 
 /// `TVMFFITypeRegisterMetadata`.
-pub fn register_metadata(type_index: i32, meta: &TVMFFITypeMetadata) -> Result<()> {
-    table().register_metadata(type_index, meta)
+///
+/// # Safety
+/// Every byte array in `meta` describes readable bytes (or is (NULL, 0)),
+/// and its values (getter, setter, default, method) are valid, as the C
+/// API requires of the struct.
+pub unsafe fn register_metadata(type_index: i32, meta: &TVMFFITypeMetadata) -> Result<()> {
+    // SAFETY: forwarded contract.
+    unsafe { table().register_metadata(type_index, meta) }
 }
 
 /// `TVMFFITypeRegisterAttr`.

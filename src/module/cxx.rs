@@ -577,7 +577,7 @@ unsafe extern "C" fn core_visit_context_symbols(callback: *mut TVMFFIObject) -> 
         super::library::visit_context_symbols(|name, symbol| {
             let (name, symbol) = (string_arg(name), Any::opaque_ptr(symbol));
             callback
-                .call(&[*name.view().raw(), *symbol.view().raw()])
+                .call(&[name.view(), symbol.view()])
                 .map(drop)
         })
     })
@@ -606,7 +606,8 @@ unsafe extern "C" fn core_call_builtin(
                 )
             })?;
             let args = core::slice::from_raw_parts(args, usize::try_from(num_args).unwrap_or(0));
-            out.write(f.call(args)?.into_raw());
+            // SAFETY: the C++ caller's packed arguments are valid for the call.
+            out.write(f.call_raw(args)?.into_raw());
         }
         Ok(())
     })

@@ -79,7 +79,7 @@ pub fn load_from_file(path: &[u8]) -> Result<Module> {
         ))
     })?;
     let (p, f) = (text(path), text(format.as_bytes()));
-    let out = loader.call(&[*p.view().raw(), *f.view().raw()])?;
+    let out = loader.call(&[p.view(), f.view()])?;
     Module::from_object(
         out.view()
             .to_object()

@@ -426,7 +426,7 @@ pub fn load_from_bytes(kind: &[u8], payload: &[u8]) -> Result<Module> {
         ))
     })?;
     let bytes: Any = make_text(payload, TextKind::Bytes);
-    let out = loader.call(&[*bytes.view().raw()])?;
+    let out = loader.call(&[bytes.view()])?;
     let obj = out
         .view()
         .to_object()

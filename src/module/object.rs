@@ -300,7 +300,7 @@ impl Module {
             // SAFETY: as above; the module holds the map meanwhile.
             .map(|p| ManuallyDrop::new(unsafe { ObjectRef::from_raw(p) }));
         if let Some(cache) = &cache {
-            if let Some(hit) = map::get_borrowed(cache, key.view().raw())? {
+            if let Some(hit) = map::get_borrowed(cache, key.view())? {
                 // The cache keeps its own reference alive.
                 return hit
                     .as_object_ptr()
