@@ -863,3 +863,33 @@ pub fn items(obj: &ObjectRef) -> Result<Vec<(Any, Any)>> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::string::{TextKind, make_text};
+
+    fn key(i: usize) -> Any {
+        make_text(format!("key-{i:03}-long-enough-for-the-heap").as_bytes(), TextKind::Str)
+    }
+
+    #[test]
+    fn small_and_dense_maps_find_insert_and_erase() {
+        for n in [3usize, 100] {
+            let m = new_map(kTVMFFIDict, (0..n).map(|i| (key(i), Any::from(i as i64)))).unwrap();
+            assert_eq!(size(&m).unwrap(), n as u64);
+            for i in 0..n {
+                assert_eq!(get(&m, key(i).view()).unwrap().unwrap().view().as_i64(), Some(i as i64));
+            }
+            assert!(get(&m, key(n).view()).unwrap().is_none());
+            assert_eq!(at(&m, key(n).view()).unwrap_err().to_string(), "KeyError: key is not in Map");
+            // A small string key equals the same text stored on the heap.
+            set(&m, make_text(b"abc", TextKind::Str), Any::from(-1i64)).unwrap();
+            let heap_abc = crate::core::string::make_text(b"abc", TextKind::Str);
+            assert_eq!(get(&m, heap_abc.view()).unwrap().unwrap().view().as_i64(), Some(-1));
+            erase(&m, key(0).view()).unwrap();
+            assert!(get(&m, key(0).view()).unwrap().is_none());
+            assert_eq!(size(&m).unwrap(), n as u64);
+        }
+    }
+}

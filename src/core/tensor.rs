@@ -409,3 +409,71 @@ pub fn to_dlpark(tensor: &ObjectRef) -> Result<dlpark::versioned::Dlpack> {
     unsafe { dlpark::versioned::Dlpack::from_raw(raw.cast()) }
         .map_err(|e| Error::runtime(format!("dlpark rejected the tensor: {e}")))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    static RELEASED: AtomicUsize = AtomicUsize::new(0);
+
+    unsafe extern "C" fn release(m: *mut DLManagedTensorVersioned) {
+        RELEASED.fetch_add(1, Ordering::SeqCst);
+        // SAFETY: made by `Box::into_raw` in `managed`.
+        drop(unsafe { Box::from_raw(m) });
+    }
+
+    fn managed(shape: &mut [i64], data: *mut core::ffi::c_void) -> *mut DLManagedTensorVersioned {
+        Box::into_raw(Box::new(DLManagedTensorVersioned {
+            version: DLPackVersion { major: 1, minor: 1 },
+            manager_ctx: core::ptr::null_mut(),
+            deleter: Some(release),
+            flags: 0,
+            dl_tensor: DLTensor {
+                data,
+                device: DLDevice { device_type: 1, device_id: 0 },
+                ndim: shape.len() as i32,
+                dtype: DLDataType { code: 2, bits: 32, lanes: 1 },
+                shape: shape.as_mut_ptr(),
+                strides: core::ptr::null_mut(),
+                byte_offset: 0,
+            },
+        }))
+    }
+
+    #[test]
+    fn import_fills_strides_and_releases_once_and_refuses_hostile_shapes() {
+        let mut data = [0f32; 6];
+        let mut shape = [2i64, 3];
+        let m = managed(&mut shape, data.as_mut_ptr().cast());
+        let before = RELEASED.load(Ordering::SeqCst);
+        // SAFETY: a valid managed tensor.
+        let t = unsafe { from_dlpack_versioned(m, 4, true) }.unwrap();
+        let dl = dl_tensor(&t).unwrap();
+        // SAFETY: an imported tensor has `ndim` strides.
+        assert_eq!(unsafe { core::slice::from_raw_parts(dl.strides, 2) }, [3, 1]);
+        drop(t);
+        assert_eq!(RELEASED.load(Ordering::SeqCst), before + 1);
+
+        let mut hostile = [2i64, 3];
+        let m = managed(&mut hostile, data.as_mut_ptr().cast());
+        // SAFETY: a valid managed tensor, then hostile values in it.
+        unsafe {
+            (*m).dl_tensor.ndim = -1;
+            assert_eq!(
+                from_dlpack_versioned(m, 0, false).unwrap_err().to_string(),
+                "ValueError: DLTensor has a negative ndim (-1)"
+            );
+            (*m).dl_tensor.ndim = 2;
+            (*m).dl_tensor.shape = core::ptr::null_mut();
+            assert_eq!(
+                from_dlpack_versioned(m, 0, false).unwrap_err().to_string(),
+                "ValueError: DLTensor has ndim 2 but a NULL shape"
+            );
+        }
+        // Nothing was taken over: the caller still owns and releases it.
+        assert_eq!(RELEASED.load(Ordering::SeqCst), before + 1);
+        // SAFETY: still ours after the failed import.
+        unsafe { release(m) };
+    }
+}
