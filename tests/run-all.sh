@@ -5,7 +5,7 @@
 #      (the oracle for the differential tests),
 #   2. cargo test (unit tests, header freshness, exported symbols, boundary),
 #   3. the C tests under ctest, against our library and the official one,
-#      with transcript diffs,
+#      with transcript diffs, then ours again under AddressSanitizer/UBSan,
 #   4. cross-loading: the official Python package loads our library as a
 #      module and runs an artifact built by our writer,
 #   4b. the official package's own test suite, run on the official library
@@ -36,6 +36,12 @@ echo "== C tests (ours and official, with transcript diffs)"
 "$venv/bin/ctest" --test-dir target/c-tests --output-on-failure | tee target/ctest.log
 ctest_passed=$(awk '/tests passed/ { print $NF }' target/ctest.log)
 
+echo "== C tests on our library under AddressSanitizer and UBSan"
+"$venv/bin/cmake" -S c-tests -B target/c-tests-asan -DSANITIZE=ON -DTVM_FFI_OFFICIAL_DIR="$official_dir" >/dev/null
+"$venv/bin/cmake" --build target/c-tests-asan -j2 >/dev/null
+"$venv/bin/ctest" --test-dir target/c-tests-asan -E "official|_diff" --output-on-failure | tee target/ctest-asan.log
+asan_passed=$(awk '/tests passed/ { print $NF }' target/ctest-asan.log)
+
 echo "== cross-loading with the official Python package"
 "$venv/bin/python" tests/cross_load.py | tee target/cross-load.log
 cross_passed=$(awk '/^cross-load:/ { print $2 }' target/cross-load.log)
@@ -52,9 +58,9 @@ diff target/cxx-module-official.log target/cxx-module-ours.log
 cxx_module_passed=$(awk '/^cxx-module:/ { print $2 }' target/cxx-module-ours.log)
 echo "cxx-module: $cxx_module_passed checks, identical transcripts"
 
-echo "== fuzzing the library_bin parser (bounded)"
+echo "== fuzzing every parser of untrusted bytes (bounded)"
 fuzz_rc=0
-fuzz/run.sh "${TVM_FFI_FUZZ_SECONDS:-30}" || fuzz_rc=$?
+fuzz/run.sh "${TVM_FFI_FUZZ_SECONDS:-20}" || fuzz_rc=$?
 if [ "$fuzz_rc" -eq 3 ]; then
   echo "warning: cargo-fuzz could not be installed; the deterministic mutation test ran instead"
 elif [ "$fuzz_rc" -ne 0 ]; then
@@ -77,4 +83,4 @@ if command -v valgrind >/dev/null 2>&1; then
   done
 fi
 echo "== all tests passed"
-echo "summary: $((cargo_passed + ctest_passed + cross_passed + suite_passed + cxx_module_passed)) passed, 0 failed"
+echo "summary: $((cargo_passed + ctest_passed + asan_passed + cross_passed + suite_passed + cxx_module_passed)) passed, 0 failed"
