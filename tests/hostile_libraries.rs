@@ -18,7 +18,9 @@ use tvm_ffi::module::library_bin::{LibraryBin, ModuleEntry, write};
 
 /// A fresh directory for this test's files.
 fn workdir(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hostile").join(name);
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("hostile")
+        .join(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
@@ -170,7 +172,10 @@ fn a_blob_symbol_of_size_zero_loads() {
     let lib = dir.join("zero.so");
     build_asm(&dir, &blob_asm(&lib_only_blob(), Some(0), 0), &lib);
     assert_eq!(
-        in_child("load", lib.as_os_str().as_bytes(), &[]).split(' ').take(2).collect::<Vec<_>>(),
+        in_child("load", lib.as_os_str().as_bytes(), &[])
+            .split(' ')
+            .take(2)
+            .collect::<Vec<_>>(),
         ["ok", "kind=library"]
     );
     // No `.size` at all.
@@ -182,7 +187,11 @@ fn a_blob_symbol_of_size_zero_loads() {
 #[test]
 fn a_bare_name_is_found_through_the_search_path() {
     let dir = workdir("bare");
-    build_asm(&dir, &blob_asm(&lib_only_blob(), None, 0), &dir.join("libhostile_bare.so"));
+    build_asm(
+        &dir,
+        &blob_asm(&lib_only_blob(), None, 0),
+        &dir.join("libhostile_bare.so"),
+    );
     let out = in_child("load", b"libhostile_bare.so", &[("LD_LIBRARY_PATH", &dir)]);
     assert!(out.starts_with("ok kind=library"), "{out}");
 }
@@ -198,13 +207,20 @@ fn load_errors_say_what_the_system_said() {
         "{out}"
     );
     let text = dir.join("text.so");
-    std::fs::write(&text, "not a library, but long enough to have an ELF header's size ........").unwrap();
+    std::fs::write(
+        &text,
+        "not a library, but long enough to have an ELF header's size ........",
+    )
+    .unwrap();
     let out = in_child("load", text.as_os_str().as_bytes(), &[]);
     assert!(out.ends_with("invalid ELF header"), "{out}");
     let subdir = dir.join("dir.so");
     std::fs::create_dir(&subdir).unwrap();
     let out = in_child("load", subdir.as_os_str().as_bytes(), &[]);
-    assert!(out.ends_with("dir.so is a directory, not a regular file"), "{out}");
+    assert!(
+        out.ends_with("dir.so is a directory, not a regular file"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -233,14 +249,23 @@ fn fifos_and_devices_are_refused_not_read_forever() {
     let out = in_child("load", fifo.as_os_str().as_bytes(), &[]);
     assert!(out.ends_with("x.so is a FIFO, not a regular file"), "{out}");
     let out = in_child("inspect", fifo.as_os_str().as_bytes(), &[]);
-    assert!(out.starts_with("err ValueError: ") && out.ends_with("x.so is a FIFO, not a regular file"), "{out}");
+    assert!(
+        out.starts_with("err ValueError: ") && out.ends_with("x.so is a FIFO, not a regular file"),
+        "{out}"
+    );
     let out = in_child("inspect", b"/dev/zero", &[]);
-    assert_eq!(out, "err ValueError: /dev/zero is a character device, not a regular file");
+    assert_eq!(
+        out,
+        "err ValueError: /dev/zero is a character device, not a regular file"
+    );
     // A device given to the loader directly (no extension picks a loader).
     let zero = dir.join("zero.so");
     std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
     let out = in_child("load", zero.as_os_str().as_bytes(), &[]);
-    assert!(out.ends_with("zero.so is a character device, not a regular file"), "{out}");
+    assert!(
+        out.ends_with("zero.so is a character device, not a regular file"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -256,14 +281,18 @@ fn libraries_cut_short_are_refused_and_large_ones_are_not_read() {
         .parse()
         .unwrap();
     // Before, the whole file was read after dlopen (64 MiB and more).
-    assert!(growth < 16 << 10, "loading grew the peak RSS by {growth} KiB");
+    assert!(
+        growth < 16 << 10,
+        "loading grew the peak RSS by {growth} KiB"
+    );
     let data = std::fs::read(&big).unwrap();
     for cut in [4096, 9 << 10, data.len() / 2] {
         let short = dir.join(format!("cut{cut}.so"));
         std::fs::write(&short, &data[..cut]).unwrap();
         let out = in_child("load", short.as_os_str().as_bytes(), &[]);
         assert!(
-            out.contains(&format!("is cut short ({cut} bytes): ")) && out.ends_with("lies beyond its end"),
+            out.contains(&format!("is cut short ({cut} bytes): "))
+                && out.ends_with("lies beyond its end"),
             "{out}"
         );
         // Inspection of the same file gives an error or a summary, never a crash.
@@ -279,7 +308,8 @@ fn option_like_object_names_are_refused_by_the_library_builder() {
     let dir = workdir("builder");
     let out = make_text(dir.join("out.so").as_os_str().as_bytes(), TextKind::Str);
     for name in ["-nostdlib", "-o/tmp/evil", ""] {
-        let objects = tvm_ffi::core::seq::new_array(vec![make_text(name.as_bytes(), TextKind::Str)]);
+        let objects =
+            tvm_ffi::core::seq::new_array(vec![make_text(name.as_bytes(), TextKind::Str)]);
         let objects = Any::from(objects);
         let err = f
             .call(&[blob.view(), objects.view(), out.view()])
@@ -327,7 +357,11 @@ fn a_rebuilt_library_loads_anew_while_the_old_image_stays_mapped() {
         let f = get_global(b"ffi.ModuleGetFunction").unwrap();
         let name = make_text(b"version", TextKind::Str);
         let f = f
-            .call(&[Any::from(m.into_object()).view(), name.view(), Any::from(false).view()])
+            .call(&[
+                Any::from(m.into_object()).view(),
+                name.view(),
+                Any::from(false).view(),
+            ])
             .unwrap();
         let f = tvm_ffi::core::Function::from_object(f.view().to_object().unwrap()).unwrap();
         (f.call(&[]).unwrap().view().as_i64().unwrap(), f)

@@ -27,7 +27,10 @@ fn bytes(s: &str) -> TVMFFIByteArray {
 fn global(name: &str) -> Option<Function> {
     let mut out: TVMFFIObjectHandle = ::core::ptr::null_mut();
     // SAFETY: a valid name and out slot.
-    assert_eq!(unsafe { TVMFFIFunctionGetGlobal(&bytes(name), &mut out) }, 0);
+    assert_eq!(
+        unsafe { TVMFFIFunctionGetGlobal(&bytes(name), &mut out) },
+        0
+    );
     let obj = ::core::ptr::NonNull::new(out.cast::<TVMFFIObject>())?;
     // SAFETY: GetGlobal hands us a new reference.
     Function::from_object(unsafe { tvm_ffi::core::ObjectRef::from_raw(obj) })
@@ -81,7 +84,12 @@ fn build_library(dir: &Path) -> std::path::PathBuf {
 
 fn ref_count(obj: &tvm_ffi::core::ObjectRef) -> u64 {
     // SAFETY: a live object; the low 32 bits are the strong count.
-    unsafe { (*obj.as_ptr()).combined_ref_count.load(std::sync::atomic::Ordering::SeqCst) & 0xffff_ffff }
+    unsafe {
+        (*obj.as_ptr())
+            .combined_ref_count
+            .load(std::sync::atomic::Ordering::SeqCst)
+            & 0xffff_ffff
+    }
 }
 
 #[test]
@@ -112,7 +120,11 @@ fn eight_threads_through_the_c_api() {
                     assert_eq!(code, 0);
                     // SAFETY: as above; overriding is allowed.
                     let code = unsafe {
-                        TVMFFIFunctionSetGlobal(&bytes("stress.shared"), f.as_object().as_ptr().cast(), 1)
+                        TVMFFIFunctionSetGlobal(
+                            &bytes("stress.shared"),
+                            f.as_object().as_ptr().cast(),
+                            1,
+                        )
                     };
                     assert_eq!(code, 0);
                     assert_eq!(call_int(&global(&name).unwrap(), &[]), value);
@@ -138,11 +150,14 @@ fn eight_threads_through_the_c_api() {
                     // Errors are per thread.
                     let message = CString::new(format!("t{t} round {k}")).unwrap();
                     // SAFETY: NUL-terminated strings.
-                    unsafe { TVMFFIErrorSetRaisedFromCStr(c"ValueError".as_ptr(), message.as_ptr()) };
+                    unsafe {
+                        TVMFFIErrorSetRaisedFromCStr(c"ValueError".as_ptr(), message.as_ptr())
+                    };
                     let mut err: TVMFFIObjectHandle = ::core::ptr::null_mut();
                     // SAFETY: a writable slot.
                     unsafe { TVMFFIErrorMoveFromRaised(&mut err) };
-                    let err = ::core::ptr::NonNull::new(err.cast::<TVMFFIObject>()).expect("raised");
+                    let err =
+                        ::core::ptr::NonNull::new(err.cast::<TVMFFIObject>()).expect("raised");
                     // SAFETY: MoveFromRaised hands over a reference.
                     let err = unsafe { tvm_ffi::core::ObjectRef::from_raw(err) };
                     let cell = tvm_ffi::core::error::error_cell(&err).unwrap();
@@ -153,7 +168,10 @@ fn eight_threads_through_the_c_api() {
                     // Streams are per thread.
                     let stream = (t * 1000 + k + 1) as usize as *mut ::core::ffi::c_void;
                     // SAFETY: NULL out-pointer allowed.
-                    assert_eq!(unsafe { TVMFFIEnvSetStream(2, t as i32, stream, ::core::ptr::null_mut()) }, 0);
+                    assert_eq!(
+                        unsafe { TVMFFIEnvSetStream(2, t as i32, stream, ::core::ptr::null_mut()) },
+                        0
+                    );
                     assert_eq!(TVMFFIEnvGetStream(2, t as i32), stream);
 
                     // Module load, call, release.

@@ -29,12 +29,25 @@ fn take<const N: usize>(data: &mut &[u8]) -> [u8; N] {
 
 fuzz_target!(|input: &[u8]| {
     let mut data = input;
-    let [ndim, has_strides, code, bits, device, align, contiguous, flags] = take::<8>(&mut data);
+    let [
+        ndim,
+        has_strides,
+        code,
+        bits,
+        device,
+        align,
+        contiguous,
+        flags,
+    ] = take::<8>(&mut data);
     let lanes = u16::from_le_bytes(take(&mut data));
     let byte_offset = u64::from_le_bytes(take(&mut data));
     let ndim = usize::from(ndim % 12);
-    let mut shape: Vec<i64> = (0..ndim).map(|_| i64::from_le_bytes(take(&mut data))).collect();
-    let mut strides: Vec<i64> = (0..ndim).map(|_| i64::from_le_bytes(take(&mut data))).collect();
+    let mut shape: Vec<i64> = (0..ndim)
+        .map(|_| i64::from_le_bytes(take(&mut data)))
+        .collect();
+    let mut strides: Vec<i64> = (0..ndim)
+        .map(|_| i64::from_le_bytes(take(&mut data)))
+        .collect();
     let mut storage = [0u8; 64];
     let managed = Box::into_raw(Box::new(DLManagedTensorVersioned {
         version: DLPackVersion { major: 1, minor: 1 },
@@ -43,11 +56,22 @@ fuzz_target!(|input: &[u8]| {
         flags: u64::from(flags & 0b111),
         dl_tensor: DLTensor {
             data: storage.as_mut_ptr().cast(),
-            device: DLDevice { device_type: i32::from(device % 20), device_id: 0 },
+            device: DLDevice {
+                device_type: i32::from(device % 20),
+                device_id: 0,
+            },
             ndim: ndim as i32,
             dtype: DLDataType { code, bits, lanes },
-            shape: if ndim == 0 { core::ptr::null_mut() } else { shape.as_mut_ptr() },
-            strides: if has_strides & 1 == 1 { strides.as_mut_ptr() } else { core::ptr::null_mut() },
+            shape: if ndim == 0 {
+                core::ptr::null_mut()
+            } else {
+                shape.as_mut_ptr()
+            },
+            strides: if has_strides & 1 == 1 {
+                strides.as_mut_ptr()
+            } else {
+                core::ptr::null_mut()
+            },
             byte_offset,
         },
     }));
@@ -58,10 +82,18 @@ fuzz_target!(|input: &[u8]| {
             let dl = dl_tensor(&tensor).expect("an imported tensor is a Tensor");
             assert_eq!(dl.ndim as usize, ndim);
             drop(tensor);
-            assert_eq!(DELETED.load(Ordering::Relaxed), before + 1, "deleter ran once");
+            assert_eq!(
+                DELETED.load(Ordering::Relaxed),
+                before + 1,
+                "deleter ran once"
+            );
         }
         Err(_) => {
-            assert_eq!(DELETED.load(Ordering::Relaxed), before, "nothing released on failure");
+            assert_eq!(
+                DELETED.load(Ordering::Relaxed),
+                before,
+                "nothing released on failure"
+            );
             // SAFETY: the import failed, so the tensor is still ours.
             unsafe { deleter(managed) };
         }

@@ -34,7 +34,9 @@ pub unsafe extern "C" fn TVMFFIEnvSetStream(
 /// This thread's current stream for a device, NULL if none was set.
 #[unsafe(no_mangle)]
 pub extern "C" fn TVMFFIEnvGetStream(device_type: i32, device_id: i32) -> TVMFFIStreamHandle {
-    ffi_call_or(core::ptr::null_mut(), || env::get_stream(device_type, device_id))
+    ffi_call_or(core::ptr::null_mut(), || {
+        env::get_stream(device_type, device_id)
+    })
 }
 
 /// Asks the frontend (e.g. Python) whether a signal arrived. Returns 0 if

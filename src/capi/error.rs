@@ -85,7 +85,8 @@ pub unsafe extern "C" fn TVMFFIErrorMoveFromRaised(result: *mut TVMFFIObjectHand
     if result.is_null() {
         return;
     }
-    let err = ffi_call_or(None, take_raised).map_or(core::ptr::null_mut(), |e| e.into_raw().as_ptr().cast());
+    let err = ffi_call_or(None, take_raised)
+        .map_or(core::ptr::null_mut(), |e| e.into_raw().as_ptr().cast());
     // SAFETY: checked non-null; writable per the contract.
     unsafe { result.write(err) };
 }

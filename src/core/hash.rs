@@ -242,13 +242,19 @@ mod tests {
         let small = make_text(b"abc", TextKind::Str);
         let long = make_text(b"abcdefghijklmnop", TextKind::Str);
         let long2 = make_text(b"abcdefghijklmnop", TextKind::Str);
-        assert_eq!(any_hash(long.view()).unwrap(), any_hash(long2.view()).unwrap());
+        assert_eq!(
+            any_hash(long.view()).unwrap(),
+            any_hash(long2.view()).unwrap()
+        );
         assert!(any_equal(long.view(), long2.view()).unwrap());
         assert!(!any_equal(small.view(), long.view()).unwrap());
         // Str and Bytes of the same text differ.
         let bytes = make_text(b"abc", TextKind::Bytes);
         assert!(!any_equal(small.view(), bytes.view()).unwrap());
-        assert_ne!(any_hash(small.view()).unwrap(), any_hash(bytes.view()).unwrap());
+        assert_ne!(
+            any_hash(small.view()).unwrap(),
+            any_hash(bytes.view()).unwrap()
+        );
         assert!(any_equal(Any::from(7i64).view(), Any::from(7i64).view()).unwrap());
         assert!(!any_equal(Any::from(7i64).view(), Any::from(7.0f64).view()).unwrap());
         assert_eq!(hash_bytes(b""), 0);

@@ -480,7 +480,8 @@ impl MapState {
         if self.is_small() {
             for i in 0..self.size {
                 // SAFETY: the first `size` pairs are live.
-                let stored = unsafe { AnyView::from_raw(&(*self.data.cast::<Kv>().add(i as usize))[0]) };
+                let stored =
+                    unsafe { AnyView::from_raw(&(*self.data.cast::<Kv>().add(i as usize))[0]) };
                 if any_equal(stored, key)? {
                     return Ok(Some(i));
                 }
@@ -804,7 +805,10 @@ pub fn get(obj: &ObjectRef, key: AnyView<'_>) -> Result<Option<Any>> {
 
 /// The value of `key`, if present, borrowed from the map (no reference
 /// count change).
-pub fn get_borrowed<'m>(obj: &'m ObjectRef, key: AnyView<'_>) -> Result<Option<super::AnyView<'m>>> {
+pub fn get_borrowed<'m>(
+    obj: &'m ObjectRef,
+    key: AnyView<'_>,
+) -> Result<Option<super::AnyView<'m>>> {
     // SAFETY: `obj` keeps the state alive; lookups only read.
     let state = unsafe { &*state_of(obj)? };
     // SAFETY: the stored value lives as long as the map holds it, which
@@ -870,7 +874,10 @@ mod tests {
     use crate::core::string::{TextKind, make_text};
 
     fn key(i: usize) -> Any {
-        make_text(format!("key-{i:03}-long-enough-for-the-heap").as_bytes(), TextKind::Str)
+        make_text(
+            format!("key-{i:03}-long-enough-for-the-heap").as_bytes(),
+            TextKind::Str,
+        )
     }
 
     #[test]
@@ -879,14 +886,23 @@ mod tests {
             let m = new_map(kTVMFFIDict, (0..n).map(|i| (key(i), Any::from(i as i64)))).unwrap();
             assert_eq!(size(&m).unwrap(), n as u64);
             for i in 0..n {
-                assert_eq!(get(&m, key(i).view()).unwrap().unwrap().view().as_i64(), Some(i as i64));
+                assert_eq!(
+                    get(&m, key(i).view()).unwrap().unwrap().view().as_i64(),
+                    Some(i as i64)
+                );
             }
             assert!(get(&m, key(n).view()).unwrap().is_none());
-            assert_eq!(at(&m, key(n).view()).unwrap_err().to_string(), "KeyError: key is not in Map");
+            assert_eq!(
+                at(&m, key(n).view()).unwrap_err().to_string(),
+                "KeyError: key is not in Map"
+            );
             // A small string key equals the same text stored on the heap.
             set(&m, make_text(b"abc", TextKind::Str), Any::from(-1i64)).unwrap();
             let heap_abc = crate::core::string::make_text(b"abc", TextKind::Str);
-            assert_eq!(get(&m, heap_abc.view()).unwrap().unwrap().view().as_i64(), Some(-1));
+            assert_eq!(
+                get(&m, heap_abc.view()).unwrap().unwrap().view().as_i64(),
+                Some(-1)
+            );
             erase(&m, key(0).view()).unwrap();
             assert!(get(&m, key(0).view()).unwrap().is_none());
             assert_eq!(size(&m).unwrap(), n as u64);

@@ -335,10 +335,19 @@ mod tests {
 
     #[test]
     fn get_and_contains_check_bounds_and_compare_by_value() {
-        let a = new_array(vec![Any::from(1i64), make_text(b"a heap string of some length", TextKind::Str)]);
+        let a = new_array(vec![
+            Any::from(1i64),
+            make_text(b"a heap string of some length", TextKind::Str),
+        ]);
         assert_eq!(get(&a, kTVMFFIArray, 0).unwrap().view().as_i64(), Some(1));
-        assert_eq!(get(&a, kTVMFFIArray, 2).unwrap_err().to_string(), "IndexError: Index 2 out of bounds 2");
-        assert_eq!(get(&a, kTVMFFIArray, -1).unwrap_err().to_string(), "IndexError: Index -1 out of bounds 2");
+        assert_eq!(
+            get(&a, kTVMFFIArray, 2).unwrap_err().to_string(),
+            "IndexError: Index 2 out of bounds 2"
+        );
+        assert_eq!(
+            get(&a, kTVMFFIArray, -1).unwrap_err().to_string(),
+            "IndexError: Index -1 out of bounds 2"
+        );
         let same = make_text(b"a heap string of some length", TextKind::Str);
         assert!(contains(&a, kTVMFFIArray, same.view()).unwrap());
         assert!(!contains(&a, kTVMFFIArray, Any::from(2i64).view()).unwrap());

@@ -431,9 +431,16 @@ mod tests {
             flags: 0,
             dl_tensor: DLTensor {
                 data,
-                device: DLDevice { device_type: 1, device_id: 0 },
+                device: DLDevice {
+                    device_type: 1,
+                    device_id: 0,
+                },
                 ndim: shape.len() as i32,
-                dtype: DLDataType { code: 2, bits: 32, lanes: 1 },
+                dtype: DLDataType {
+                    code: 2,
+                    bits: 32,
+                    lanes: 1,
+                },
                 shape: shape.as_mut_ptr(),
                 strides: core::ptr::null_mut(),
                 byte_offset: 0,
@@ -451,7 +458,10 @@ mod tests {
         let t = unsafe { from_dlpack_versioned(m, 4, true) }.unwrap();
         let dl = dl_tensor(&t).unwrap();
         // SAFETY: an imported tensor has `ndim` strides.
-        assert_eq!(unsafe { core::slice::from_raw_parts(dl.strides, 2) }, [3, 1]);
+        assert_eq!(
+            unsafe { core::slice::from_raw_parts(dl.strides, 2) },
+            [3, 1]
+        );
         drop(t);
         assert_eq!(RELEASED.load(Ordering::SeqCst), before + 1);
 

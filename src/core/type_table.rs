@@ -437,7 +437,11 @@ impl Table {
     ///
     /// # Safety
     /// As for the public function.
-    pub unsafe fn register_method(&mut self, type_index: i32, info: &TVMFFIMethodInfo) -> Result<()> {
+    pub unsafe fn register_method(
+        &mut self,
+        type_index: i32,
+        info: &TVMFFIMethodInfo,
+    ) -> Result<()> {
         self.entry_mut(type_index)?;
         let mut method = *info;
         method.name = self.copy_text(&info.name);
@@ -456,7 +460,11 @@ impl Table {
     ///
     /// # Safety
     /// As for the public function.
-    pub unsafe fn register_metadata(&mut self, type_index: i32, meta: &TVMFFITypeMetadata) -> Result<()> {
+    pub unsafe fn register_metadata(
+        &mut self,
+        type_index: i32,
+        meta: &TVMFFITypeMetadata,
+    ) -> Result<()> {
         if self.entry_mut(type_index)?.metadata.is_some() {
             let entry = self.entry_mut(type_index)?;
             return Err(Error::runtime(format!(

@@ -79,7 +79,11 @@ pub fn to_object_file(blob: &[u8]) -> Result<Vec<u8>> {
 /// caller-supplied name is an operand: an empty name, or one starting with
 /// `-` (which the compiler would take for an option), is refused.
 pub fn build_shared_library(blob: &[u8], objects: &[&Path], output: &Path) -> Result<()> {
-    for (what, p) in objects.iter().map(|p| ("object file", p)).chain([("output", &output)]) {
+    for (what, p) in objects
+        .iter()
+        .map(|p| ("object file", p))
+        .chain([("output", &output)])
+    {
         let bytes = p.as_os_str().as_encoded_bytes();
         if bytes.is_empty() || bytes[0] == b'-' {
             return Err(Error::value(format!(

@@ -576,9 +576,7 @@ unsafe extern "C" fn core_visit_context_symbols(callback: *mut TVMFFIObject) -> 
             .ok_or_else(|| Error::type_error("the callback is not a Function"))?;
         super::library::visit_context_symbols(|name, symbol| {
             let (name, symbol) = (string_arg(name), Any::opaque_ptr(symbol));
-            callback
-                .call(&[name.view(), symbol.view()])
-                .map(drop)
+            callback.call(&[name.view(), symbol.view()]).map(drop)
         })
     })
 }

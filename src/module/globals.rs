@@ -369,7 +369,11 @@ fn register_artifacts(g: &mut Globals<'_>) {
             let objects = elements_of(&objects)?;
             let paths: Vec<&Path> = objects
                 .iter()
-                .map(|o| o.view().as_str_bytes().map(|b| Path::new(std::ffi::OsStr::from_bytes(b))))
+                .map(|o| {
+                    o.view()
+                        .as_str_bytes()
+                        .map(|b| Path::new(std::ffi::OsStr::from_bytes(b)))
+                })
                 .collect::<Option<_>>()
                 .ok_or_else(|| Error::type_error(format!("{N}: objects must be paths (str)")))?;
             artifact::build_shared_library(blob.0, &paths, path_arg(out))

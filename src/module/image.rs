@@ -98,7 +98,9 @@ fn check_segments<H: FileHeader<Endian = object::Endianness>>(
     truncated: impl Fn(&str) -> String,
 ) -> Reason<()> {
     let header = H::parse(data).map_err(|_| truncated("the ELF header"))?;
-    let endian = header.endian().map_err(|e| format!("bad ELF header: {e}"))?;
+    let endian = header
+        .endian()
+        .map_err(|e| format!("bad ELF header: {e}"))?;
     let segments = header
         .program_headers(endian, data)
         .map_err(|_| truncated("the program header table"))?;
@@ -137,7 +139,8 @@ unsafe extern "C" fn visit_object(
     }
     // SAFETY: the loader's program header table of this object holds
     // `dlpi_phnum` entries.
-    let phdrs = unsafe { core::slice::from_raw_parts(info.dlpi_phdr, usize::from(info.dlpi_phnum)) };
+    let phdrs =
+        unsafe { core::slice::from_raw_parts(info.dlpi_phdr, usize::from(info.dlpi_phnum)) };
     for ph in phdrs {
         if ph.p_type != libc::PT_LOAD || ph.p_flags & libc::PF_R == 0 {
             continue;

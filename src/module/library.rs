@@ -4,6 +4,7 @@
 //! A library, once loaded, stays mapped for the life of the process (see
 //! [`load_dso`]): no object can outlive the code it points into.
 
+use super::image;
 use super::library_bin::{self, LIB_KIND};
 use super::object::{Module, ModuleKind};
 use super::symbols::*;
@@ -12,7 +13,6 @@ use crate::core::error::{Error, ErrorKind, Result};
 use crate::core::string::{TextKind, make_text};
 use crate::core::{Any, Function, registry};
 use core::ffi::{c_int, c_void};
-use super::image;
 use std::collections::HashMap;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -91,7 +91,9 @@ unsafe extern "C" fn lib_function_call(
 unsafe extern "C" fn lib_function_drop(this: *mut c_void) {
     // SAFETY: `this` came from `Box::into_raw` below; dropped once. A
     // panicking drop of the module is contained.
-    crate::core::function::catch_or((), || drop(unsafe { Box::from_raw(this.cast::<LibFunction>()) }));
+    crate::core::function::catch_or((), || {
+        drop(unsafe { Box::from_raw(this.cast::<LibFunction>()) })
+    });
 }
 
 impl LibraryModule {
@@ -269,7 +271,9 @@ pub fn load_dso(path: &Path) -> Result<Module> {
     }
     let known = opened_as.and_then(|id| {
         let opened = OPENED.lock().unwrap_or_else(|e| e.into_inner());
-        opened.get(path).map(|(was, name)| (*was == id).then(|| name.clone()))
+        opened
+            .get(path)
+            .map(|(was, name)| (*was == id).then(|| name.clone()))
     });
     let lib = match known {
         // A file never opened, or a bare name: the loader opens it.
@@ -317,7 +321,8 @@ fn dlopen_fresh(path: &Path) -> Result<(libloading::Library, Option<PathBuf>)> {
         std::process::id(),
         super::artifact::unique()
     ));
-    std::fs::create_dir_all(&dir).map_err(|e| load_error(path, format!("{}: {e}", dir.display())))?;
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| load_error(path, format!("{}: {e}", dir.display())))?;
     let link = dir.join(path.file_name().unwrap_or(path.as_os_str()));
     let result = std::os::unix::fs::symlink(&target, &link)
         .map_err(|e| load_error(path, format!("{}: {e}", link.display())))
