@@ -94,11 +94,8 @@ pub fn build_shared_library(blob: &[u8], objects: &[&Path], output: &Path) -> Re
             )));
         }
     }
-    let dir = std::env::temp_dir().join(format!("tvm-ffi-rs-{}-{}", std::process::id(), unique()));
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| Error::runtime(format!("cannot create {}: {e}", dir.display())))?;
-    let bin_obj = dir.join("library_bin.o");
-    let result = (|| {
+    with_scratch_dir(|dir| {
+        let bin_obj = dir.join("library_bin.o");
         std::fs::write(&bin_obj, to_object_file(blob)?)
             .map_err(|e| Error::runtime(format!("cannot write {}: {e}", bin_obj.display())))?;
         let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
@@ -117,16 +114,21 @@ pub fn build_shared_library(blob: &[u8], objects: &[&Path], output: &Path) -> Re
             )));
         }
         Ok(())
-    })();
-    let _ = std::fs::remove_dir_all(&dir);
-    result
+    })
 }
 
-/// A number not handed out before in this process (for temporary names).
-pub(super) fn unique() -> u64 {
+/// Runs `f` in a fresh temporary directory of this process, removed
+/// afterwards whatever `f` answered.
+pub(super) fn with_scratch_dir<T>(f: impl FnOnce(&Path) -> Result<T>) -> Result<T> {
     use std::sync::atomic::{AtomicU64, Ordering};
     static NEXT: AtomicU64 = AtomicU64::new(0);
-    NEXT.fetch_add(1, Ordering::Relaxed)
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("tvm-ffi-rs-{}-{n}", std::process::id()));
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| Error::runtime(format!("cannot create {}: {e}", dir.display())))?;
+    let result = f(&dir);
+    let _ = std::fs::remove_dir_all(&dir);
+    result
 }
 
 /// The blob of a live module tree: library modules become `_lib`, every

@@ -275,28 +275,29 @@ pub fn load_dso(path: &Path) -> Result<Module> {
             .get(path)
             .map(|(was, name)| (*was == id).then(|| name.clone()))
     });
-    let lib = match known {
+    // The library, and the name the loader knows its image by.
+    let (lib, name) = match known {
         // A file never opened, or a bare name: the loader opens it.
-        None => dlopen(path, path)?,
+        None => (dlopen(path, path)?, path.to_path_buf()),
         // The same file: the loader returns its image.
-        Some(Some(name)) => dlopen(&name, path)?,
+        Some(Some(name)) => (dlopen(&name, path)?, name),
         // A rebuilt file: a fresh name, or the loader would return the old
         // image it knows by this path.
         Some(None) => dlopen_fresh(path)?,
     };
-    if let (Some(id), Some(name)) = (opened_as, &lib.1) {
+    if let Some(id) = opened_as {
         OPENED
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .insert(path.to_path_buf(), (id, name.clone()));
+            .insert(path.to_path_buf(), (id, name));
     }
-    let symbols = Arc::new(Symbols::Dso(lib.0, path.to_path_buf()));
+    let symbols = Arc::new(Symbols::Dso(lib, path.to_path_buf()));
     library_module(symbols)
 }
 
 /// `dlopen(name)`, kept mapped; errors name `path` and say what `dlerror`
-/// said. Returns the library and the name it was opened by.
-fn dlopen(name: &Path, path: &Path) -> Result<(libloading::Library, Option<PathBuf>)> {
+/// said.
+fn dlopen(name: &Path, path: &Path) -> Result<libloading::Library> {
     // SAFETY: loading a library runs its initialisers; that is what the
     // caller asks for.
     let lib = unsafe {
@@ -309,26 +310,20 @@ fn dlopen(name: &Path, path: &Path) -> Result<(libloading::Library, Option<PathB
         let reason = std::error::Error::source(&e).map_or_else(|| e.to_string(), |s| s.to_string());
         load_error(path, reason)
     })?;
-    Ok((lib.into(), Some(name.to_path_buf())))
+    Ok(lib.into())
 }
 
 /// Opens a rebuilt library through a symbolic link under a name the loader
-/// has not seen, removed once the image is mapped.
-fn dlopen_fresh(path: &Path) -> Result<(libloading::Library, Option<PathBuf>)> {
+/// has not seen, removed once the image is mapped. Returns the library and
+/// that name.
+fn dlopen_fresh(path: &Path) -> Result<(libloading::Library, PathBuf)> {
     let target = std::fs::canonicalize(path).map_err(|e| load_error(path, e))?;
-    let dir = std::env::temp_dir().join(format!(
-        "tvm-ffi-rs-{}-{}",
-        std::process::id(),
-        super::artifact::unique()
-    ));
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| load_error(path, format!("{}: {e}", dir.display())))?;
-    let link = dir.join(path.file_name().unwrap_or(path.as_os_str()));
-    let result = std::os::unix::fs::symlink(&target, &link)
-        .map_err(|e| load_error(path, format!("{}: {e}", link.display())))
-        .and_then(|()| dlopen(&link, path));
-    let _ = std::fs::remove_dir_all(&dir);
-    result
+    super::artifact::with_scratch_dir(|dir| {
+        let link = dir.join(path.file_name().unwrap_or(path.as_os_str()));
+        std::os::unix::fs::symlink(&target, &link)
+            .map_err(|e| load_error(path, format!("{}: {e}", link.display())))?;
+        Ok((dlopen(&link, path)?, link))
+    })
 }
 
 /// Bytes readable (or writable) at `addr`, a symbol of `symbols`: bounded
