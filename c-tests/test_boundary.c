@@ -22,6 +22,15 @@ int main(void) {
   CHECK_OK(TVMFFIStringFromByteArray(&long_text, &not_a_function));
   EXPECT_RAISES("FunctionCall(a String)", TVMFFIFunctionCall(not_a_function.v_obj, NULL, 0, &any));
   any_release(&not_a_function);
+  /* A forged Function whose cell has no safe_call: an error, not a jump to 0. */
+  struct {
+    TVMFFIObject header;
+    TVMFFIFunctionCell cell;
+  } forged;
+  memset(&forged, 0, sizeof(forged));
+  forged.header.combined_ref_count = 1;
+  forged.header.type_index = kTVMFFIFunction;
+  EXPECT_RAISES("FunctionCall(forged, NULL safe_call)", TVMFFIFunctionCall(&forged, NULL, 0, &any));
   EXPECT_RAISES("GetGlobal(NULL name)", TVMFFIFunctionGetGlobal(NULL, &h));
   EXPECT_RAISES("SetGlobal(NULL f)", TVMFFIFunctionSetGlobal(&name, NULL, 0));
   EXPECT_RAISES("SetGlobalFromMethodInfo(NULL)", TVMFFIFunctionSetGlobalFromMethodInfo(NULL, 0));

@@ -26,8 +26,8 @@ fn bytes(s: &str) -> TVMFFIByteArray {
 /// A global looked up through the C API.
 fn global(name: &str) -> Option<Function> {
     let mut out: TVMFFIObjectHandle = ::core::ptr::null_mut();
-    // SAFETY: a valid name and out slot.
     assert_eq!(
+        // SAFETY: a valid name and out slot.
         unsafe { TVMFFIFunctionGetGlobal(&bytes(name), &mut out) },
         0
     );
@@ -167,8 +167,8 @@ fn eight_threads_through_the_c_api() {
 
                     // Streams are per thread.
                     let stream = (t * 1000 + k + 1) as usize as *mut ::core::ffi::c_void;
-                    // SAFETY: NULL out-pointer allowed.
                     assert_eq!(
+                        // SAFETY: NULL out-pointer allowed.
                         unsafe { TVMFFIEnvSetStream(2, t as i32, stream, ::core::ptr::null_mut()) },
                         0
                     );

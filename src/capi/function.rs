@@ -3,6 +3,7 @@
 use super::{arg_bytes, arg_handle, arg_out, arg_ref, ffi_call, null_arg, raise_null};
 use crate::abi::*;
 use crate::core::function::raise_code;
+use crate::core::object::cell_at;
 use crate::core::{AnyView, Error, Function, ObjectRef, registry};
 use core::ffi::{c_int, c_void};
 
@@ -38,7 +39,8 @@ pub unsafe extern "C" fn TVMFFIFunctionCreate(
 /// Calls a function: a direct call of its `safe_call`. Arguments are
 /// borrowed views; the caller sets `result->type_index = kTVMFFINone` and
 /// owns the value left in `*result` on success.
-/// Errors: ValueError if `func` is NULL; otherwise whatever the callee raises.
+/// Errors: ValueError if `func` is NULL or a Function without `safe_call`,
+/// TypeError if it is not a Function; otherwise whatever the callee raises.
 ///
 /// # Safety
 /// `func` is NULL or a live Function; `args` holds `num_args` valid values;
@@ -50,23 +52,19 @@ pub unsafe extern "C" fn TVMFFIFunctionCall(
     num_args: i32,
     result: *mut TVMFFIAny,
 ) -> c_int {
-    if func.is_null() {
+    let Some(obj) = core::ptr::NonNull::new(func.cast::<TVMFFIObject>()) else {
         return raise_func_null();
-    }
+    };
     // SAFETY: a non-NULL handle is a live object per the contract.
-    let type_index = unsafe { (*func.cast::<TVMFFIObject>()).type_index };
-    if type_index != kTVMFFIFunction {
-        return raise_not_function(type_index);
-    }
-    // SAFETY: a Function has its cell right after the header and always a
-    // safe_call (every implementation sets it). A tail call, as in the
-    // reference.
-    unsafe {
-        let cell = &*func
-            .cast::<u8>()
-            .add(size_of::<TVMFFIObject>())
-            .cast::<TVMFFIFunctionCell>();
-        cell.safe_call.unwrap_unchecked()(func, args, num_args, result)
+    match unsafe { cell_at::<TVMFFIFunctionCell>(obj) } {
+        // SAFETY: the function cell is frozen and `func` is live. A tail
+        // call, as in the reference.
+        Ok(cell) => match unsafe { cell.as_ref() }.safe_call {
+            // SAFETY: arguments as the caller passed them, per the contract.
+            Some(safe_call) => unsafe { safe_call(func, args, num_args, result) },
+            None => raise_no_safe_call(),
+        },
+        Err(type_index) => raise_not_function(type_index),
     }
 }
 
@@ -84,6 +82,16 @@ extern "C" fn raise_not_function(type_index: i32) -> c_int {
     raise_code(Error::type_error(format!(
         "`func` is not an ffi.Function (type index {type_index})"
     )))
+}
+
+/// Raises the error for a Function whose cell has no `safe_call` (only a
+/// forged or corrupted object; the reference would jump to address 0).
+#[cold]
+#[inline(never)]
+extern "C" fn raise_no_safe_call() -> c_int {
+    raise_code(Error::value(
+        "`func` is an ffi.Function without a safe_call",
+    ))
 }
 
 /// Looks up a global function. Ownership: `*out` receives a new reference,

@@ -222,18 +222,7 @@ fn describe_error_object(obj: &ObjectRef) -> String {
 
 /// The cell of an Error object (ours or foreign), None for other objects.
 pub fn error_cell(obj: &ObjectRef) -> Option<&TVMFFIErrorCell> {
-    if obj.type_index() != kTVMFFIError {
-        return None;
-    }
-    // SAFETY: every Error object has its cell right after the header; `obj`
-    // keeps it alive.
-    Some(unsafe {
-        &*obj
-            .as_ptr()
-            .cast::<u8>()
-            .add(size_of::<TVMFFIObject>())
-            .cast()
-    })
+    obj.cell()
 }
 
 /// Owned, NUL-terminated copy of a byte string (the NUL is not counted).

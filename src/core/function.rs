@@ -294,14 +294,11 @@ impl Function {
     /// the duration of the call, as the packed convention requires.
     pub unsafe fn call_raw(&self, args: &[TVMFFIAny]) -> Result<Any> {
         let handle = self.0.as_ptr();
-        // SAFETY: every Function object has its cell right after the header.
-        let cell = unsafe {
-            &*handle
-                .cast::<u8>()
-                .add(size_of::<TVMFFIObject>())
-                .cast::<TVMFFIFunctionCell>()
-        };
-        let Some(safe_call) = cell.safe_call else {
+        let Some(safe_call) = self
+            .0
+            .cell::<TVMFFIFunctionCell>()
+            .and_then(|cell| cell.safe_call)
+        else {
             return Err(Error::runtime("the function has no safe_call"));
         };
         let mut result = TVMFFIAny::NONE;

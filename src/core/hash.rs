@@ -6,6 +6,7 @@
 
 use super::any::{AnyView, is_object_index};
 use super::error::{Error, Result};
+use super::object::cell_at;
 use super::string::{TextKind, str_bytes_of};
 use super::type_table;
 use crate::abi::*;
@@ -161,15 +162,13 @@ pub fn any_hash(view: AnyView<'_>) -> Result<u64> {
 /// `value` holds a live `kTVMFFIStr` or `kTVMFFIBytes` object.
 #[inline]
 unsafe fn heap_text(value: &TVMFFIAny) -> &[u8] {
-    // SAFETY: per the contract, the byte-array cell follows the header.
-    unsafe {
-        let cell = &*value
-            .value
-            .v_obj
-            .cast::<u8>()
-            .add(size_of::<TVMFFIObject>())
-            .cast::<TVMFFIByteArray>();
-        super::string::byte_slice(*cell)
+    // SAFETY: per the contract, `v_obj` is a live (non-NULL) object.
+    let obj = unsafe { core::ptr::NonNull::new_unchecked(value.value.v_obj) };
+    // SAFETY: as above.
+    match unsafe { cell_at::<TVMFFIByteArray>(obj) } {
+        // SAFETY: the cell describes the object's own bytes, alive with it.
+        Ok(cell) => unsafe { super::string::byte_slice(*cell.as_ptr()) },
+        Err(_) => &[],
     }
 }
 

@@ -18,7 +18,7 @@
 use super::any::{Any, AnyView};
 use super::error::{Error, ErrorKind, Result};
 use super::hash::{any_equal, any_hash};
-use super::object::{ObjectRef, new_object};
+use super::object::{Cell, ObjectRef, new_object};
 use crate::abi::*;
 use core::cell::UnsafeCell;
 use core::ffi::c_void;
@@ -194,6 +194,14 @@ pub struct MapState {
     iter_list_tail: u64,
 }
 const _: () = assert!(size_of::<MapState>() == 56);
+
+// SAFETY: Maps and Dicts, ours and the reference's `MapObj`, keep this state
+// after the header. Dicts change it in place, so it is not frozen.
+unsafe impl Cell for MapState {
+    fn holds(type_index: i32) -> bool {
+        type_index == kTVMFFIMap || type_index == kTVMFFIDict
+    }
+}
 
 /// The payload of our map objects. Mutation (of Dicts) is not synchronised,
 /// as in the reference.
@@ -751,21 +759,14 @@ impl MapState {
 
 /// Views a Map or Dict object's state (ours or foreign).
 fn state_of(obj: &ObjectRef) -> Result<*mut MapState> {
-    match obj.type_index() {
-        kTVMFFIMap | kTVMFFIDict => {
-            // SAFETY: every Map/Dict keeps its state right after the header.
-            Ok(unsafe {
-                obj.as_ptr()
-                    .cast::<u8>()
-                    .add(size_of::<TVMFFIObject>())
-                    .cast()
-            })
-        }
-        t => Err(Error::type_error(format!(
-            "expected a map, got {}",
-            super::type_table::type_key_of(t)
-        ))),
-    }
+    obj.cell_ptr::<MapState>()
+        .map(|state| state.as_ptr())
+        .ok_or_else(|| {
+            Error::type_error(format!(
+                "expected a map, got {}",
+                super::type_table::type_key_of(obj.type_index())
+            ))
+        })
 }
 
 /// Makes a Map (`kTVMFFIMap`) or Dict (`kTVMFFIDict`) from pairs, inserting

@@ -151,6 +151,26 @@ impl ObjectRef {
         (count & STRONG_MASK) as u32
     }
 
+    /// The cell `C` after the header, or None when this object's type index
+    /// does not carry one. Shared: only for cells never mutated in place.
+    #[inline]
+    pub fn cell<C: FrozenCell>(&self) -> Option<&C> {
+        // SAFETY: `self` keeps the object alive.
+        let cell = unsafe { cell_at::<C>(self.0) }.ok()?;
+        // SAFETY: the cell lives as long as `self`, and a frozen cell is not
+        // mutated while the object is shared.
+        Some(unsafe { cell.as_ref() })
+    }
+
+    /// A pointer to the cell `C` after the header, or None when this object's
+    /// type index does not carry one. For cells mutated in place (List, Dict);
+    /// the pointer is valid while `self` lives.
+    #[inline]
+    pub fn cell_ptr<C: Cell>(&self) -> Option<NonNull<C>> {
+        // SAFETY: `self` keeps the object alive.
+        unsafe { cell_at::<C>(self.0) }.ok()
+    }
+
     /// Reinterprets the memory after the header as a `T`.
     ///
     /// # Safety
@@ -180,6 +200,106 @@ impl Drop for ObjectRef {
     fn drop(&mut self) {
         // SAFETY: `self` owns one strong reference.
         unsafe { dec_ref(self.0) }
+    }
+}
+
+/// A cell type: what objects of some type indices store right after their
+/// header (in the spirit of rustls-ffi's `Castable`). [`ObjectRef::cell`] and
+/// [`cell_at`] check the type index before they hand one out.
+///
+/// # Safety
+/// Every live object, ours or foreign, whose type index satisfies
+/// [`Cell::holds`] has a valid `Self` at `size_of::<TVMFFIObject>()` bytes
+/// from its start, alive as long as the object.
+pub unsafe trait Cell: Sized {
+    /// Whether objects of `type_index` carry this cell.
+    fn holds(type_index: i32) -> bool;
+}
+
+/// A [`Cell`] that is never mutated while its object is shared, so it can be
+/// borrowed through a shared reference to the object.
+///
+/// # Safety
+/// No code writes the cell of an object another reference can see.
+pub unsafe trait FrozenCell: Cell {}
+
+/// The cell `C` of the object at `obj`, or the object's type index when it
+/// carries no such cell.
+///
+/// # Safety
+/// `obj` is a live object (its header is readable).
+#[inline]
+pub unsafe fn cell_at<C: Cell>(obj: NonNull<TVMFFIObject>) -> Result<NonNull<C>, i32> {
+    // SAFETY: the caller guarantees the header is readable.
+    let type_index = unsafe { obj.as_ref() }.type_index;
+    if C::holds(type_index) {
+        // SAFETY: per `Cell`'s contract the cell lies inside the object, so
+        // the offset stays in bounds.
+        Ok(unsafe { obj.byte_add(size_of::<TVMFFIObject>()) }.cast())
+    } else {
+        Err(type_index)
+    }
+}
+
+// SAFETY: Functions, ours (`function.rs`) and the reference's `FunctionObj`,
+// keep the function cell after the header; it is set once at creation.
+unsafe impl Cell for TVMFFIFunctionCell {
+    #[inline]
+    fn holds(type_index: i32) -> bool {
+        type_index == kTVMFFIFunction
+    }
+}
+// SAFETY: see `Cell`: written only at creation.
+unsafe impl FrozenCell for TVMFFIFunctionCell {}
+
+// SAFETY: Shapes keep `{data, size}` after the header (`scalar.rs`, and the
+// reference's `ShapeObj`); immutable.
+unsafe impl Cell for TVMFFIShapeCell {
+    fn holds(type_index: i32) -> bool {
+        type_index == kTVMFFIShape
+    }
+}
+// SAFETY: see `Cell`: immutable.
+unsafe impl FrozenCell for TVMFFIShapeCell {}
+
+// SAFETY: Strings and Bytes keep their byte array after the header
+// (`string.rs`, the reference's `BytesObjBase`); immutable.
+unsafe impl Cell for TVMFFIByteArray {
+    fn holds(type_index: i32) -> bool {
+        type_index == kTVMFFIStr || type_index == kTVMFFIBytes
+    }
+}
+// SAFETY: see `Cell`: immutable.
+unsafe impl FrozenCell for TVMFFIByteArray {}
+
+// SAFETY: Tensors keep their DLTensor after the header (`tensor.rs`, the
+// reference's `TensorObj`); the struct (not the data it points to) is
+// immutable.
+unsafe impl Cell for DLTensor {
+    fn holds(type_index: i32) -> bool {
+        type_index == kTVMFFITensor
+    }
+}
+// SAFETY: see `Cell`: the struct is immutable.
+unsafe impl FrozenCell for DLTensor {}
+
+// SAFETY: Errors keep the error cell after the header (`error.rs`, the
+// reference's `ErrorObj`).
+unsafe impl Cell for TVMFFIErrorCell {
+    fn holds(type_index: i32) -> bool {
+        type_index == kTVMFFIError
+    }
+}
+// SAFETY: only `update_backtrace` writes the cell, and its contract (ours and
+// the reference's) is that the owner calls it before sharing the error.
+unsafe impl FrozenCell for TVMFFIErrorCell {}
+
+// SAFETY: Arrays and Lists keep the sequence cell after the header
+// (`seq.rs`, the reference's `SeqBaseObj`). Lists grow in place, so it is
+// not frozen.
+unsafe impl Cell for TVMFFISeqCell {
+    fn holds(type_index: i32) -> bool {
+        type_index == kTVMFFIArray || type_index == kTVMFFIList
     }
 }
 
@@ -244,6 +364,7 @@ unsafe extern "C" fn delete_boxed<T>(this: *mut c_void, flags: c_int) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::any::Any;
     use std::sync::Arc;
     use std::sync::atomic::AtomicUsize;
 
@@ -252,6 +373,37 @@ mod tests {
         fn drop(&mut self) {
             self.0.fetch_add(1, Ordering::SeqCst);
         }
+    }
+
+    #[test]
+    fn cells_are_handed_out_only_for_their_type_indices() {
+        let shape = crate::core::scalar::new_shape(&[2, 3]);
+        let cell = shape.cell::<TVMFFIShapeCell>().expect("a Shape cell");
+        assert_eq!(cell.size, 2);
+        assert!(shape.cell::<TVMFFIByteArray>().is_none());
+        assert!(shape.cell_ptr::<TVMFFISeqCell>().is_none());
+        let text = crate::core::string::make_text(
+            b"a heap string, not small",
+            crate::core::string::TextKind::Str,
+        );
+        let text = text.view().to_object().expect("a String object");
+        assert_eq!(
+            text.cell::<TVMFFIByteArray>().expect("a String cell").size,
+            24
+        );
+        assert!(text.cell::<TVMFFIFunctionCell>().is_none());
+        let list = crate::core::seq::new_list(vec![Any::from(1i64)]);
+        // SAFETY: `list` is alive and nobody else mutates it.
+        let size = unsafe {
+            list.cell_ptr::<TVMFFISeqCell>()
+                .expect("a List cell")
+                .as_ref()
+                .size
+        };
+        assert_eq!(size, 1);
+        // SAFETY: `shape` is alive.
+        let tensor = unsafe { cell_at::<DLTensor>(shape.as_non_null()) };
+        assert_eq!(tensor.err(), Some(kTVMFFIShape));
     }
 
     #[test]

@@ -7,7 +7,7 @@
 
 use super::any::{Any, AnyView};
 use super::error::{Error, Result};
-use super::object::{INITIAL_REF_COUNT, ObjectRef};
+use super::object::{Cell, INITIAL_REF_COUNT, ObjectRef, cell_at};
 use crate::abi::*;
 use core::alloc::Layout;
 use core::ffi::{c_int, c_void};
@@ -80,9 +80,23 @@ unsafe extern "C" fn delete_shape(this: *mut c_void, flags: c_int) {
     unsafe { free_inline::<TVMFFIShapeCell>(this, flags, |c| c.size) }
 }
 
+/// The cell of a BigInt: its word count; the words follow it.
+#[repr(C)]
+struct BigIntCell {
+    words: usize,
+}
+
+// SAFETY: BigInts, ours (`big_int_from_words`) and the reference's, keep
+// their word count after the header; immutable.
+unsafe impl Cell for BigIntCell {
+    fn holds(type_index: i32) -> bool {
+        type_index == kTVMFFIBigInt
+    }
+}
+
 unsafe extern "C" fn delete_big_int(this: *mut c_void, flags: c_int) {
     // SAFETY: installed only in BigInts made by `big_int_from_words`.
-    unsafe { free_inline::<usize>(this, flags, |n| *n) }
+    unsafe { free_inline::<BigIntCell>(this, flags, |c| c.words) }
 }
 
 /// Makes a Shape object with the given dimensions.
@@ -95,23 +109,13 @@ pub fn new_shape(dims: &[i64]) -> ObjectRef {
 
 /// The dimensions of a Shape object (ours or foreign).
 pub fn shape_dims(obj: &ObjectRef) -> Option<&[i64]> {
-    if obj.type_index() != kTVMFFIShape {
-        return None;
-    }
-    // SAFETY: a Shape has its cell right after the header, describing
-    // dimensions alive as long as the object.
-    unsafe {
-        let cell = &*obj
-            .as_ptr()
-            .cast::<u8>()
-            .add(size_of::<TVMFFIObject>())
-            .cast::<TVMFFIShapeCell>();
-        Some(if cell.size == 0 {
-            &[]
-        } else {
-            core::slice::from_raw_parts(cell.data, cell.size)
-        })
-    }
+    let cell = obj.cell::<TVMFFIShapeCell>()?;
+    Some(if cell.size == 0 {
+        &[]
+    } else {
+        // SAFETY: the cell describes dimensions alive as long as the object.
+        unsafe { core::slice::from_raw_parts(cell.data, cell.size) }
+    })
 }
 
 /// Makes an integer from little-endian two's-complement 64-bit words:
@@ -126,7 +130,7 @@ pub fn big_int_from_words(words: &[i64]) -> Any {
     }
     let words = &words[..n];
     Any::from(new_inline(kTVMFFIBigInt, words, delete_big_int, |_| {
-        words.len()
+        BigIntCell { words: words.len() }
     }))
 }
 
@@ -152,12 +156,16 @@ pub fn big_int_words<'a>(value: AnyView<'a>) -> Option<&'a [i64]> {
         kTVMFFIInt => Some(core::slice::from_ref(unsafe { &raw.value.v_int64 })),
         kTVMFFIBigInt => {
             let obj = value.as_object_ptr()?;
-            // SAFETY: a BigInt stores its word count after the header and
-            // the words after that; the view keeps it alive for `'a`.
+            // SAFETY: the view keeps the object alive for `'a`.
+            let cell = unsafe { cell_at::<BigIntCell>(obj) }.ok()?;
+            // SAFETY: the count is followed by that many words, alive as long
+            // as the object (the pointer has the object's provenance).
             unsafe {
-                let base = obj.as_ptr().cast::<u8>().add(size_of::<TVMFFIObject>());
-                let n = *base.cast::<usize>();
-                Some(core::slice::from_raw_parts(base.add(8).cast::<i64>(), n))
+                let n = cell.as_ref().words;
+                Some(core::slice::from_raw_parts(
+                    cell.add(1).cast::<i64>().as_ptr(),
+                    n,
+                ))
             }
         }
         _ => None,

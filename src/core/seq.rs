@@ -43,11 +43,11 @@ unsafe extern "C" fn delete_seq(this: *mut c_void, flags: c_int) {
     if flags & kTVMFFIObjectDeleterFlagBitMaskStrong != 0 {
         // Releasing elements may release nested containers in turn: on a
         // fresh stack segment when needed, so deep nesting cannot overflow.
-        // SAFETY: the first `size` elements are owned; the buffer goes back
-        // through whichever deleter owns it (NULL: in place).
         // A panic while releasing (a Rust deleter of an element) is
         // contained: the remaining elements leak, nothing unwinds into C.
         super::function::catch_or((), || {
+            // SAFETY: the first `size` elements are owned; the buffer goes
+            // back through whichever deleter owns it (NULL: in place).
             super::stack::deep(|| unsafe {
                 let cell = &mut (*obj).cell;
                 for i in 0..cell.size.max(0) as usize {
@@ -114,20 +114,14 @@ pub fn new_list(items: Vec<Any>) -> ObjectRef {
 
 /// The cell of an Array (`want` = kTVMFFIArray) or List, ours or foreign.
 fn cell_of(obj: &ObjectRef, want: i32) -> Result<*mut TVMFFISeqCell> {
-    if obj.type_index() != want {
-        return Err(Error::type_error(format!(
+    match obj.cell_ptr::<TVMFFISeqCell>() {
+        Some(cell) if obj.type_index() == want => Ok(cell.as_ptr()),
+        _ => Err(Error::type_error(format!(
             "expected {}, got {}",
             super::type_table::type_key_of(want),
             super::type_table::type_key_of(obj.type_index())
-        )));
+        ))),
     }
-    // SAFETY: Arrays and Lists keep their cell right after the header.
-    Ok(unsafe {
-        obj.as_ptr()
-            .cast::<u8>()
-            .add(size_of::<TVMFFIObject>())
-            .cast()
-    })
 }
 
 /// A view of a sequence's elements.

@@ -6,7 +6,7 @@
 //! `{TVMFFIObject, TVMFFIByteArray, data[len], NUL}` in one allocation.
 
 use super::any::{Any, AnyView};
-use super::object::{INITIAL_REF_COUNT, ObjectRef};
+use super::object::{INITIAL_REF_COUNT, ObjectRef, cell_at};
 use crate::abi::*;
 use core::alloc::Layout;
 use core::ffi::{CStr, c_int, c_void};
@@ -149,15 +149,11 @@ pub fn str_bytes_of<'a>(view: AnyView<'a>, kind: TextKind) -> Option<&'a [u8]> {
             Some(&bytes[..(raw.small_str_len as usize).min(8)])
         }
         t if t == kind.object_index() => {
-            // SAFETY: String/Bytes objects start with the byte array cell.
-            let obj = unsafe { raw.value.v_obj }.cast::<TextObj>();
-            if obj.is_null() {
-                return None;
-            }
+            let obj = view.as_object_ptr()?;
             // SAFETY: the view keeps the object alive for `'a`.
-            let cell = unsafe { (*obj).bytes };
-            // SAFETY: as above; the cell describes the object's data.
-            Some(unsafe { byte_slice(cell) })
+            let cell = unsafe { cell_at::<TVMFFIByteArray>(obj) }.ok()?;
+            // SAFETY: as above; the cell describes the object's own bytes.
+            Some(unsafe { byte_slice(*cell.as_ptr()) })
         }
         kTVMFFIByteArrayPtr if kind == TextKind::Bytes => {
             // SAFETY: byte-array pointers store `v_ptr`, valid for `'a`.

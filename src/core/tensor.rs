@@ -247,19 +247,11 @@ pub unsafe fn from_dlpack_versioned(
 
 /// The DLTensor of a Tensor object (ours or foreign).
 pub fn dl_tensor(obj: &ObjectRef) -> Result<&DLTensor> {
-    if obj.type_index() != kTVMFFITensor {
-        return Err(Error::type_error(format!(
+    obj.cell::<DLTensor>().ok_or_else(|| {
+        Error::type_error(format!(
             "expected an ffi.Tensor, got {}",
             super::type_table::type_key_of(obj.type_index())
-        )));
-    }
-    // SAFETY: every Tensor has its DLTensor right after the header.
-    Ok(unsafe {
-        &*obj
-            .as_ptr()
-            .cast::<u8>()
-            .add(size_of::<TVMFFIObject>())
-            .cast()
+        ))
     })
 }
 
@@ -457,8 +449,8 @@ mod tests {
         // SAFETY: a valid managed tensor.
         let t = unsafe { from_dlpack_versioned(m, 4, true) }.unwrap();
         let dl = dl_tensor(&t).unwrap();
-        // SAFETY: an imported tensor has `ndim` strides.
         assert_eq!(
+            // SAFETY: an imported tensor has `ndim` strides.
             unsafe { core::slice::from_raw_parts(dl.strides, 2) },
             [3, 1]
         );

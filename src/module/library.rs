@@ -89,9 +89,9 @@ unsafe extern "C" fn lib_function_call(
 }
 
 unsafe extern "C" fn lib_function_drop(this: *mut c_void) {
-    // SAFETY: `this` came from `Box::into_raw` below; dropped once. A
-    // panicking drop of the module is contained.
+    // A panicking drop of the module is contained.
     crate::core::function::catch_or((), || {
+        // SAFETY: `this` came from `Box::into_raw` below; dropped once.
         drop(unsafe { Box::from_raw(this.cast::<LibFunction>()) })
     });
 }
@@ -348,9 +348,7 @@ fn set_pointer_symbol(symbols: &Symbols, name: &str, value: *mut c_void) -> Resu
     let Some(addr) = symbols.get(name) else {
         return Ok(());
     };
-    if symbol_extent(symbols, addr, true, || size_of::<usize>())
-        .is_none_or(|n| n < size_of::<usize>())
-    {
+    if symbol_extent(symbols, addr, true, size_of::<usize>).is_none_or(|n| n < size_of::<usize>()) {
         return Err(Error::value(format!(
             "{name} of {} is not a writable pointer variable",
             symbols.describe()

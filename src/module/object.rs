@@ -9,7 +9,7 @@
 use crate::abi::*;
 use crate::core::any::Any;
 use crate::core::error::{Error, Result};
-use crate::core::object::ObjectRef;
+use crate::core::object::{Cell, ObjectRef};
 use crate::core::{Function, map, seq};
 use core::ffi::c_void;
 use core::mem::ManuallyDrop;
@@ -64,13 +64,23 @@ pub trait ModuleKind: Send + Sync + 'static {
     }
 }
 
-/// Bytes from the object handle to `ModuleObj::imports_` (an `Array<Any>`):
-/// the C++ object starts with its vtable pointer 8 bytes before the handle,
-/// and the field follows the 24-byte header.
-const IMPORTS_OFFSET: usize = 24;
-/// Bytes from the handle to `import_lookup_cache_` (a `Map<String, Function>`).
-const LOOKUP_CACHE_OFFSET: usize = 32;
-const _: () = assert!(IMPORTS_OFFSET == size_of::<TVMFFIObject>());
+/// The fields of a C++ `ModuleObj` after the object header (the vtable
+/// pointer lies 8 bytes before the handle): `imports_` (an `Array<Any>`) and
+/// `import_lookup_cache_` (a `Map<String, Function>`), NULL or owned.
+#[repr(C)]
+struct ModuleCell {
+    imports: *mut TVMFFIObject,
+    import_lookup_cache: *mut TVMFFIObject,
+}
+
+// SAFETY: objects of type index `ffi.Module` are C++ `ModuleObj`s by the ABI
+// (the type is final and has no creator), with these two fields after the
+// header. They are replaced in place, so the cell is not frozen.
+unsafe impl Cell for ModuleCell {
+    fn holds(type_index: i32) -> bool {
+        type_index == kTVMFFIModule
+    }
+}
 
 /// The error for an object that is not a module.
 fn not_a_module(type_index: i32) -> Error {
@@ -156,11 +166,13 @@ impl Module {
         self.0.as_ptr()
     }
 
-    /// The address of a field of the `ModuleObj` (an object pointer).
-    fn field(&self, offset: usize) -> *mut *mut TVMFFIObject {
-        // SAFETY: every module object is a ModuleObj, whose two fields lie
-        // at these offsets from the handle, inside the object.
-        unsafe { self.handle().cast::<u8>().add(offset) }.cast()
+    /// The `ModuleObj` fields, valid while `self` lives.
+    fn cell(&self) -> *mut ModuleCell {
+        match self.0.cell_ptr::<ModuleCell>() {
+            Some(cell) => cell.as_ptr(),
+            // `Module` is only made for objects of type index `ffi.Module`.
+            None => unreachable!("a Module of type index {}", self.0.type_index()),
+        }
     }
 
     /// The `imports_` Array (a new reference), if set.
@@ -168,7 +180,7 @@ impl Module {
         let _guard = IMPORTS_LOCK.lock().unwrap_or_else(|e| e.into_inner());
         // SAFETY: the field holds NULL or a live Array the module owns; the
         // lock keeps our writers from replacing it meanwhile.
-        NonNull::new(unsafe { *self.field(IMPORTS_OFFSET) })
+        NonNull::new(unsafe { (*self.cell()).imports })
             // SAFETY: as above.
             .map(|p| unsafe { ObjectRef::from_borrowed(p) })
     }
@@ -194,7 +206,7 @@ impl Module {
             let _guard = IMPORTS_LOCK.lock().unwrap_or_else(|e| e.into_inner());
             // SAFETY: the field is a pointer slot of the live module; we
             // hand it the new reference and take the old one.
-            unsafe { self.field(IMPORTS_OFFSET).replace(new) }
+            unsafe { core::ptr::replace(&raw mut (*self.cell()).imports, new) }
         };
         // Released outside the lock: it may destroy modules.
         if let Some(old) = NonNull::new(old) {
@@ -293,7 +305,8 @@ impl Module {
     /// cached in `import_lookup_cache_`, which keeps it alive.
     pub(super) fn lookup_from_imports_locked(&self, name: &str) -> Result<NonNull<TVMFFIObject>> {
         let key = super::cxx::string_arg(name);
-        let slot = self.field(LOOKUP_CACHE_OFFSET);
+        // SAFETY: the cell of a live module; only the field's address is taken.
+        let slot = unsafe { &raw mut (*self.cell()).import_lookup_cache };
         // SAFETY: the field holds NULL or a live Map the module owns; the
         // caller holds the lookup lock, the only writer.
         let cache = NonNull::new(unsafe { *slot })

@@ -831,7 +831,8 @@ int TVMFFIFunctionCreate(void *self_,
  * Calls a function: a direct call of its `safe_call`. Arguments are
  * borrowed views; the caller sets `result->type_index = kTVMFFINone` and
  * owns the value left in `*result` on success.
- * Errors: ValueError if `func` is NULL; otherwise whatever the callee raises.
+ * Errors: ValueError if `func` is NULL or a Function without `safe_call`,
+ * TypeError if it is not a Function; otherwise whatever the callee raises.
  *
  * # Safety
  * `func` is NULL or a live Function; `args` holds `num_args` valid values;
