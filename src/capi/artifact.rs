@@ -6,8 +6,8 @@
 //! safe to load beside another `libtvm_ffi.so`.
 
 use crate::abi::TVMFFIAny;
+use crate::core::boundary::raise_code;
 use crate::core::error::{error_cell, take_raised};
-use crate::core::function::raise_code;
 use crate::core::{Error, registry};
 use core::ffi::{c_char, c_int, c_void};
 use std::ffi::CString;

@@ -2,7 +2,7 @@
 
 use super::{arg_bytes, arg_handle, arg_out, arg_ref, ffi_call, null_arg, raise_null};
 use crate::abi::*;
-use crate::core::function::raise_code;
+use crate::core::boundary::raise_code;
 use crate::core::object::cell_at;
 use crate::core::{AnyView, Error, Function, ObjectRef, registry};
 use core::ffi::{c_int, c_void};

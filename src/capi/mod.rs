@@ -33,17 +33,18 @@ use crate::core::{Error, Result};
 use core::ffi::{CStr, c_char, c_int};
 use core::ptr::NonNull;
 
-/// Runs an entry point body: 0 on success, -1 (or -2) with the error raised.
+/// Runs an entry point body: 0 on success, -1 (or -2) with the error raised
+/// (the protocol of [`crate::core::boundary`]).
 #[inline]
 fn ffi_call(f: impl FnOnce() -> Result<()>) -> c_int {
-    crate::core::function::catch_to_code(f)
+    crate::core::boundary::catch_to_code(f)
 }
 
 /// Runs the body of an entry point that returns a value rather than a code
 /// (void, a pointer): a panic raises an `InternalError` and gives `fallback`.
 #[inline]
 fn ffi_call_or<T>(fallback: T, f: impl FnOnce() -> T) -> T {
-    crate::core::function::catch_or(fallback, f)
+    crate::core::boundary::catch_or(fallback, f)
 }
 
 /// The error for a NULL argument `name`.
@@ -55,7 +56,7 @@ fn null_arg(name: &str) -> Error {
 #[cold]
 #[inline(never)]
 fn raise_null(name: &str) -> c_int {
-    crate::core::function::raise_code(null_arg(name))
+    crate::core::boundary::raise_code(null_arg(name))
 }
 
 /// A required pointer argument as a reference.

@@ -150,7 +150,7 @@ unsafe extern "C" fn allocator_set_error(
             unsafe { core::ffi::CStr::from_ptr(p) }.to_bytes().to_vec()
         }
     };
-    super::function::catch_or((), || {
+    super::boundary::catch_or((), || {
         let err = super::error::new_error(&text(kind), &text(message), b"", None, None);
         super::error::set_raised(err);
     });

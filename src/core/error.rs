@@ -81,7 +81,8 @@ pub enum ErrorRepr {
     /// An existing Error object (e.g. raised by a callee), passed on as is.
     #[error("{}", describe_error_object(.0))]
     Object(ObjectRef),
-    /// The frontend already has an error pending; the C return value is -2.
+    /// The frontend already has an error pending; the C return value is
+    /// [`super::boundary::ENV_ERROR_ALREADY_SET`].
     #[error("a frontend error is already pending")]
     EnvAlreadySet,
     /// A callee failed with this code and left its error raised; the code
@@ -129,7 +130,7 @@ impl Error {
     /// slot, or an `InternalError` if the callee left it empty.
     #[cold]
     pub fn from_raised(code: i32) -> Self {
-        if code == -2 {
+        if code == super::boundary::ENV_ERROR_ALREADY_SET {
             return Error(Box::new(ErrorRepr::EnvAlreadySet));
         }
         match take_raised() {

@@ -8,8 +8,9 @@
 //! `X` to `T`") when it does not convert.
 
 use super::any::{Any, AnyView, is_object_index};
+use super::boundary::catch_to_code;
 use super::error::{Error, Result};
-use super::function::{Function, catch_to_code};
+use super::function::Function;
 use super::object::ObjectRef;
 use super::string::{TextKind, make_text};
 use crate::abi::*;

@@ -4,7 +4,8 @@
 //! with the official headers always goes through `safe_call`.
 
 use super::any::{Any, AnyView};
-use super::error::{Error, ErrorKind, ErrorRepr, Result, set_raised};
+use super::boundary::catch_to_code;
+use super::error::{Error, Result};
 use super::object::{ObjBox, ObjectRef, new_object};
 use crate::abi::*;
 use core::ffi::{c_int, c_void};
@@ -53,67 +54,9 @@ pub fn arg_type_error(name: &str, i: usize, expected: &str, got: AnyView<'_>) ->
     ))
 }
 
-/// Runs `f`, turning an error or a panic into a raised error and a nonzero
-/// code: the one place where the core's `Result` meets the C convention.
-#[inline]
-pub fn catch_to_code(f: impl FnOnce() -> Result<()>) -> c_int {
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
-        Ok(Ok(())) => 0,
-        Ok(Err(err)) => match err.repr() {
-            ErrorRepr::EnvAlreadySet => -2,
-            // The callee's error is already raised; its code goes back unchanged.
-            ErrorRepr::Passthrough(code) => *code,
-            _ => {
-                set_raised(err.into_object());
-                -1
-            }
-        },
-        Err(payload) => {
-            raise_panic(payload);
-            -1
-        }
-    }
-}
-
-/// Runs `f` for a C caller that gets a value, not a code (a void entry
-/// point, a pointer, a deleter): a panic raises an `InternalError` (for a
-/// caller that looks) and answers `fallback`.
-#[inline]
-pub fn catch_or<T>(fallback: T, f: impl FnOnce() -> T) -> T {
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
-        Ok(value) => value,
-        Err(payload) => {
-            raise_panic(payload);
-            fallback
-        }
-    }
-}
-
-/// Raises a caught panic as an `InternalError` carrying its message.
-#[cold]
-fn raise_panic(payload: Box<dyn core::any::Any + Send>) {
-    let text = payload
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic payload".into());
-    // Raising allocates; a second panic there is contained too.
-    let _ = std::panic::catch_unwind(|| {
-        set_raised(Error::new(ErrorKind::InternalError, format!("panic: {text}")).into_object());
-    });
-}
-
 /// A non-NULL `TVMFFISafeCallType`.
 pub type SafeCallFn =
     unsafe extern "C" fn(*mut c_void, *const TVMFFIAny, i32, *mut TVMFFIAny) -> c_int;
-
-/// Raises `err` and returns its C code; kept out of line so that hot entry
-/// points stay a few instructions long.
-#[cold]
-#[inline(never)]
-pub fn raise_code(err: Error) -> c_int {
-    catch_to_code(|| Err(err))
-}
 
 /// A function backed by a C `safe_call` with its own `self` and deleter.
 #[repr(C)]

@@ -1,10 +1,11 @@
 //! The safe runtime behind the C API. Nothing here is `extern "C"` except the
-//! callbacks stored in objects (deleters, `safe_call` trampolines), which
-//! catch every panic themselves.
+//! callbacks stored in objects (deleters, `safe_call` trampolines), which run
+//! through [`boundary`] like every exported entry point.
 
 pub mod allocator;
 pub mod any;
 pub mod backtrace;
+pub mod boundary;
 pub mod builtins;
 pub mod containers;
 pub mod dataclass;

@@ -11,9 +11,10 @@
 //! reading them goes by layout only.
 
 use super::any::{Any, AnyView, is_object_index};
+use super::boundary::catch_to_code;
 use super::error::{Error, ErrorKind, Result};
 use super::field::{self, Storage};
-use super::function::{Function, catch_to_code};
+use super::function::Function;
 use super::object::{ObjectRef, new_object};
 use super::signature::{
     ArrayRet, Described, FunctionT, Obj, ObjType, ObjectT, Owned, Schema, Str, StrRet, obj_type,
@@ -866,7 +867,7 @@ fn words_of(v: AnyView<'_>) -> Result<&[i64]> {
 /// `__any_hash__` of BigInt (native: `TVMFFIAny(const Any&)`), so BigInt
 /// keys hash by value in maps, also when C++ code probes them.
 unsafe extern "C" fn big_int_any_hash(value: *const TVMFFIAny) -> TVMFFIAny {
-    super::function::catch_or(TVMFFIAny::NONE, || {
+    super::boundary::catch_or(TVMFFIAny::NONE, || {
         // SAFETY: the caller passes a valid value.
         let v = unsafe { AnyView::from_raw(&*value) };
         let result = words_of(v).map(|w| Any::from(super::scalar::big_int_hash(w) as i64));
@@ -878,7 +879,7 @@ unsafe extern "C" fn big_int_any_hash(value: *const TVMFFIAny) -> TVMFFIAny {
 
 /// `__any_equal__` of BigInt (native: `TVMFFIAny(const Any&, const Any&)`).
 unsafe extern "C" fn big_int_any_equal(lhs: *const TVMFFIAny, rhs: *const TVMFFIAny) -> TVMFFIAny {
-    super::function::catch_or(TVMFFIAny::NONE, || {
+    super::boundary::catch_or(TVMFFIAny::NONE, || {
         // SAFETY: the caller passes valid values.
         let (l, r) = unsafe { (AnyView::from_raw(&*lhs), AnyView::from_raw(&*rhs)) };
         let result = words_of(l).and_then(|a| Ok(Any::from(a == words_of(r)?)));

@@ -45,7 +45,7 @@ unsafe extern "C" fn delete_seq(this: *mut c_void, flags: c_int) {
         // fresh stack segment when needed, so deep nesting cannot overflow.
         // A panic while releasing (a Rust deleter of an element) is
         // contained: the remaining elements leak, nothing unwinds into C.
-        super::function::catch_or((), || {
+        super::boundary::catch_or((), || {
             // SAFETY: the first `size` elements are owned; the buffer goes
             // back through whichever deleter owns it (NULL: in place).
             super::stack::deep(|| unsafe {

@@ -12,8 +12,8 @@
 
 use super::object::{Module, ModuleKind};
 use crate::abi::*;
+use crate::core::boundary::{catch_or, catch_to_code};
 use crate::core::error::{Error, ErrorKind, Result};
-use crate::core::function::{catch_or, catch_to_code};
 use crate::core::string::{TextKind, make_text};
 use crate::core::{Any, AnyView, Function, ObjectRef, registry, seq};
 use core::ffi::{CStr, c_char, c_int, c_void};

@@ -90,7 +90,7 @@ unsafe extern "C" fn lib_function_call(
 
 unsafe extern "C" fn lib_function_drop(this: *mut c_void) {
     // A panicking drop of the module is contained.
-    crate::core::function::catch_or((), || {
+    crate::core::boundary::catch_or((), || {
         // SAFETY: `this` came from `Box::into_raw` below; dropped once.
         drop(unsafe { Box::from_raw(this.cast::<LibFunction>()) })
     });
