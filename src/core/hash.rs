@@ -258,4 +258,19 @@ mod tests {
         assert!(!any_equal(Any::from(7i64).view(), Any::from(7.0f64).view()).unwrap());
         assert_eq!(hash_bytes(b""), 0);
     }
+
+    #[test]
+    fn floats_compare_by_bits_and_big_ints_by_value() {
+        let nan = Any::from(f64::NAN);
+        assert!(any_equal(nan.view(), nan.view()).unwrap());
+        assert!(!any_equal(Any::from(0.0f64).view(), Any::from(-0.0f64).view()).unwrap());
+        let words = [0i64, 1];
+        let (a, b) = (
+            crate::core::scalar::big_int_from_words(&words),
+            crate::core::scalar::big_int_from_words(&words),
+        );
+        assert_eq!(a.type_index(), kTVMFFIBigInt);
+        assert!(any_equal(a.view(), b.view()).unwrap());
+        assert_eq!(any_hash(a.view()).unwrap(), any_hash(b.view()).unwrap());
+    }
 }

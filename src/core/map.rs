@@ -909,4 +909,44 @@ mod tests {
             assert_eq!(size(&m).unwrap(), n as u64);
         }
     }
+
+    #[test]
+    fn items_keep_insertion_order_and_clear_releases_values() {
+        let value = make_text(b"a value that lives on the heap", TextKind::Str)
+            .view()
+            .to_object()
+            .unwrap();
+        let m = new_map(
+            kTVMFFIDict,
+            (0..5).map(|i| (key(i), Any::from(value.clone()))),
+        )
+        .unwrap();
+        assert_eq!(value.strong_count(), 6);
+        let order: Vec<String> = items(&m)
+            .unwrap()
+            .iter()
+            .map(|(k, _)| {
+                String::from_utf8_lossy(
+                    crate::core::string::str_bytes_of(k.view(), TextKind::Str).unwrap(),
+                )
+                .into_owned()
+            })
+            .collect();
+        assert_eq!(
+            order,
+            (0..5)
+                .map(|i| format!("key-{i:03}-long-enough-for-the-heap"))
+                .collect::<Vec<_>>()
+        );
+        erase(&m, key(99).view()).unwrap();
+        assert_eq!(size(&m).unwrap(), 5);
+        clear(&m).unwrap();
+        assert_eq!(size(&m).unwrap(), 0);
+        assert_eq!(value.strong_count(), 1);
+        let array = crate::core::seq::new_array(Vec::new());
+        assert_eq!(
+            size(&array).unwrap_err().to_string(),
+            "TypeError: expected a map, got ffi.Array"
+        );
+    }
 }

@@ -348,4 +348,26 @@ mod tests {
         // The wrong sequence kind is an error, not a misread.
         assert!(get(&a, kTVMFFIList, 0).is_err());
     }
+
+    #[test]
+    fn elements_hold_references_and_check_the_sequence_kind() {
+        let item = make_text(b"an element that lives on the heap", TextKind::Str)
+            .view()
+            .to_object()
+            .unwrap();
+        let list = new_list(vec![Any::from(item.clone()), Any::from(item.clone())]);
+        assert_eq!(item.strong_count(), 3);
+        assert_eq!(elements(&list, kTVMFFIList).unwrap().len(), 2);
+        assert_eq!(
+            elements(&list, kTVMFFIArray).unwrap_err().to_string(),
+            "TypeError: expected ffi.Array, got ffi.List"
+        );
+        drop(list);
+        assert_eq!(item.strong_count(), 1);
+        assert!(
+            elements(&new_array(Vec::new()), kTVMFFIArray)
+                .unwrap()
+                .is_empty()
+        );
+    }
 }

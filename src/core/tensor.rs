@@ -478,4 +478,43 @@ mod tests {
         // SAFETY: still ours after the failed import.
         unsafe { release(m) };
     }
+
+    #[test]
+    fn views_copy_the_prototype_and_keep_the_source_alive() {
+        let mut data = [0f32; 6];
+        let mut shape = [2i64, 3];
+        // SAFETY: a valid managed tensor.
+        let source = unsafe {
+            from_dlpack_versioned(managed(&mut shape, data.as_mut_ptr().cast()), 4, true)
+        }
+        .unwrap();
+        let mut proto = *dl_tensor(&source).unwrap();
+        let (mut view_shape, mut view_strides) = ([3i64], [2i64]);
+        proto.ndim = 1;
+        proto.shape = view_shape.as_mut_ptr();
+        proto.strides = view_strides.as_mut_ptr();
+        // SAFETY: the prototype's shape and strides hold `ndim` values.
+        let view = unsafe { create_view(&source, &proto) }.unwrap();
+        assert_eq!(source.strong_count(), 2);
+        (view_shape[0], view_strides[0]) = (0, 0);
+        let dl = dl_tensor(&view).unwrap();
+        // SAFETY: a tensor has `ndim` shape and stride values.
+        let (s, st) = unsafe { (*dl.shape, *dl.strides) };
+        assert_eq!((dl.ndim, s, st), (1, 3, 2));
+        drop(view);
+        assert_eq!(source.strong_count(), 1);
+        proto.strides = core::ptr::null_mut();
+        assert_eq!(
+            // SAFETY: the shape holds `ndim` values; the strides are NULL.
+            unsafe { create_view(&source, &proto) }
+                .unwrap_err()
+                .to_string(),
+            "ValueError: TVMFFITensorCreateUnsafeView: the prototype needs strides"
+        );
+        let shape_obj = crate::core::scalar::new_shape(&[1]);
+        assert_eq!(
+            dl_tensor(&shape_obj).unwrap_err().to_string(),
+            "TypeError: expected an ffi.Tensor, got ffi.Shape"
+        );
+    }
 }
