@@ -496,7 +496,9 @@ mod tests {
         // SAFETY: the prototype's shape and strides hold `ndim` values.
         let view = unsafe { create_view(&source, &proto) }.unwrap();
         assert_eq!(source.strong_count(), 2);
-        (view_shape[0], view_strides[0]) = (0, 0);
+        // The view copied them: changing the prototype's arrays changes nothing.
+        // SAFETY: both point to one live value each.
+        unsafe { (*proto.shape, *proto.strides) = (0, 0) };
         let dl = dl_tensor(&view).unwrap();
         // SAFETY: a tensor has `ndim` shape and stride values.
         let (s, st) = unsafe { (*dl.shape, *dl.strides) };
