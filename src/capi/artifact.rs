@@ -25,19 +25,16 @@ unsafe fn forward(
     let Some(f) = registry::get_global(name.as_bytes()) else {
         return raise_code(Error::runtime(format!("{name} is not registered")));
     };
-    let handle = f.as_object().as_ptr();
-    // SAFETY: a Function keeps its cell after the header.
-    let cell = unsafe {
-        &*handle
-            .cast::<u8>()
-            .add(size_of::<crate::abi::TVMFFIObject>())
-            .cast::<crate::abi::TVMFFIFunctionCell>()
+    let Some(call) = f
+        .as_object()
+        .cell::<crate::abi::TVMFFIFunctionCell>()
+        .and_then(|cell| cell.safe_call)
+    else {
+        return raise_code(Error::runtime(format!("{name} has no safe_call")));
     };
-    let code = match cell.safe_call {
-        // SAFETY: forwarding the caller's arguments to our own function.
-        Some(call) => unsafe { call(handle.cast(), args, num_args, result) },
-        None => raise_code(Error::runtime(format!("{name} has no safe_call"))),
-    };
+    // SAFETY: forwarding the caller's arguments to our own function, which
+    // `f` keeps alive.
+    let code = unsafe { call(f.as_object().as_ptr().cast(), args, num_args, result) };
     if code != 0 {
         relay_error_to_host();
     }
