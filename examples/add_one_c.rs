@@ -10,7 +10,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use tvm_ffi::module::artifact::build_shared_library;
+use tvm_ffi::module::emit::build_shared_library;
 use tvm_ffi::module::inspect::inspect;
 use tvm_ffi::module::library_bin::{LIB_KIND, LibraryBin, ModuleEntry, write};
 

@@ -2,7 +2,7 @@
 //! object carrying a written tree is decoded without being loaded.
 
 use std::process::Command;
-use tvm_ffi::module::artifact::to_object_file;
+use tvm_ffi::module::emit::to_object_file;
 use tvm_ffi::module::library_bin::{LIB_KIND, LibraryBin, ModuleEntry, write};
 
 #[test]

@@ -4,24 +4,24 @@
 //! and panics into a raised error and a nonzero return.
 #![allow(non_snake_case, reason = "C API names")]
 
-mod artifact;
 mod dtype;
 mod env;
 mod error;
 mod function;
 mod init_once;
+mod library_exports;
 mod object;
 mod scalar;
 mod string;
 mod tensor;
 mod type_table;
 
-pub use artifact::*;
 pub use dtype::*;
 pub use env::*;
 pub use error::*;
 pub use function::*;
 pub use init_once::*;
+pub use library_exports::*;
 pub use object::*;
 pub use scalar::*;
 pub use string::*;

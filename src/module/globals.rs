@@ -1,7 +1,7 @@
 //! The module globals (`ffi.ModuleLoadFromFile`, `ffi.ModuleGetFunction`,
 //! ..., `ffi.SystemLib`), with the reference's names and conventions.
 
-use super::artifact;
+use super::emit;
 use super::library::{load_dso, system_lib};
 use super::library_bin::{self, LIB_KIND, LibraryBin, ModuleEntry};
 use super::object::Module;
@@ -167,7 +167,7 @@ pub fn register(g: &mut Globals<'_>) {
             // The module's own formats, then the tree formats every module has.
             let own = m.write_formats()?;
             let mut formats = elements_of(&own)?;
-            formats.extend(artifact::WRITE_FORMATS.iter().map(|f| text(f.as_bytes())));
+            formats.extend(emit::WRITE_FORMATS.iter().map(|f| text(f.as_bytes())));
             Ok(ArrayRet::new(seq::new_array(formats)))
         }
     ));
@@ -178,8 +178,8 @@ pub fn register(g: &mut Globals<'_>) {
         let (path, format) = (lossy(path), lossy(format));
         // The tree formats (the whole import tree as a library_bin) come
         // first; anything else is the module kind's own.
-        if artifact::WRITE_FORMATS.contains(&format.as_str()) {
-            artifact::write_tree(&m, &path, &format)
+        if emit::WRITE_FORMATS.contains(&format.as_str()) {
+            emit::write_tree(&m, &path, &format)
         } else {
             m.write_to_file(&path, &format)
         }
@@ -349,7 +349,7 @@ fn register_artifacts(g: &mut Globals<'_>) {
         '_,
     >|
      -> StrRet {
-        Ok(StrRet(artifact::to_c_source(blob.0).into_bytes()))
+        Ok(StrRet(emit::to_c_source(blob.0).into_bytes()))
     }));
     g.add(typed_fn!("ffi.LibraryBinWriteObject", |blob: BytesArg<
         '_,
@@ -358,7 +358,7 @@ fn register_artifacts(g: &mut Globals<'_>) {
      -> () {
         let path = path_arg(path);
         library_bin::parse(blob.0).map_err(|e| Error::value(e.to_string()))?;
-        std::fs::write(path, artifact::to_object_file(blob.0)?)
+        std::fs::write(path, emit::to_object_file(blob.0)?)
             .map_err(|e| Error::runtime(format!("cannot write {}: {e}", path.display())))
     }));
     g.add(typed_fn!(
@@ -376,7 +376,7 @@ fn register_artifacts(g: &mut Globals<'_>) {
                 })
                 .collect::<Option<_>>()
                 .ok_or_else(|| Error::type_error(format!("{N}: objects must be paths (str)")))?;
-            artifact::build_shared_library(blob.0, &paths, path_arg(out))
+            emit::build_shared_library(blob.0, &paths, path_arg(out))
         }
     ));
     g.add(typed_fn!("ffi.InspectFile", |path: Str<'_>| -> Any {

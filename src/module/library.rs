@@ -318,7 +318,7 @@ fn dlopen(name: &Path, path: &Path) -> Result<libloading::Library> {
 /// that name.
 fn dlopen_fresh(path: &Path) -> Result<(libloading::Library, PathBuf)> {
     let target = std::fs::canonicalize(path).map_err(|e| load_error(path, e))?;
-    super::artifact::with_scratch_dir(|dir| {
+    super::emit::with_scratch_dir(|dir| {
         let link = dir.join(path.file_name().unwrap_or(path.as_os_str()));
         std::os::unix::fs::symlink(&target, &link)
             .map_err(|e| load_error(path, format!("{}: {e}", link.display())))?;

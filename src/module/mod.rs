@@ -6,8 +6,8 @@ pub mod object;
 pub mod symbols;
 
 pub use object::{Module, ModuleKind};
-pub mod artifact;
 mod cxx;
+pub mod emit;
 pub mod extern_c;
 pub mod globals;
 mod image;
