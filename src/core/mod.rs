@@ -30,6 +30,7 @@ pub mod signature;
 pub mod stack;
 pub mod string;
 pub mod tensor;
+pub mod type_def;
 pub mod type_table;
 
 pub use any::{Any, AnyView};

@@ -11,7 +11,6 @@
 //! reading them goes by layout only.
 
 use super::any::{Any, AnyView, is_object_index};
-use super::boundary::catch_to_code;
 use super::error::{Error, ErrorKind, Result};
 use super::field::{self, Storage};
 use super::function::Function;
@@ -19,11 +18,12 @@ use super::object::{ObjectRef, new_object};
 use super::signature::{
     ArrayRet, Described, FunctionT, Obj, ObjType, ObjectT, Owned, Schema, Str, StrRet, obj_type,
 };
+use super::type_def::{TypeDef, create, method_name};
 use super::type_table::Table;
 use super::{map, seq};
 use crate::abi::*;
 use crate::typed_fn;
-use core::ffi::{c_int, c_void};
+use core::ffi::c_void;
 use core::mem::offset_of;
 
 /// `ffi.EnumState`.
@@ -46,9 +46,6 @@ pub const kVisitErrorContext: i32 = 135;
 pub const kStructuralMutator: i32 = 136;
 /// `ffi.StructuralKey`.
 pub const kStructuralKey: i32 = 137;
-
-/// The header size: payloads start right after it.
-const HEADER: i64 = size_of::<TVMFFIObject>() as i64;
 
 /// `ffi.VisitInterrupt`: `Any value` (total size 40).
 #[repr(C)]
@@ -296,177 +293,6 @@ fn is_prefix_of(a: &ObjectRef, b: &ObjectRef) -> Result<bool> {
         }
     }
     path_equal(a, &b)
-}
-
-/// A typed method of `key`: `<key>.<name>`.
-fn method_name(key: &str, name: &str) -> &'static str {
-    Box::leak(format!("{key}.{name}").into_boxed_str())
-}
-
-/// Registration of one type into the table being made.
-struct TypeDef<'t> {
-    table: &'t mut Table,
-    index: i32,
-    key: &'static str,
-}
-
-impl<'t> TypeDef<'t> {
-    /// Allocates `key` under `parent` (checking the reference's index).
-    fn dynamic(
-        table: &'t mut Table,
-        key: &'static str,
-        parent: i32,
-        depth: i32,
-        expect: i32,
-    ) -> Self {
-        let index = table
-            .get_or_alloc(key.as_bytes(), -1, depth, 0, true, parent)
-            .expect("registering a built-in reflected type");
-        assert_eq!(index, expect, "{key} takes the reference's type index");
-        TypeDef { table, index, key }
-    }
-
-    /// A static type that already exists.
-    fn existing(table: &'t mut Table, key: &'static str, index: i32) -> Self {
-        TypeDef { table, index, key }
-    }
-
-    fn metadata(
-        &mut self,
-        creator: TVMFFIObjectCreator,
-        total_size: i32,
-        seq_hash: i32,
-    ) -> &mut Self {
-        let meta = TVMFFITypeMetadata {
-            doc: TVMFFIByteArray {
-                data: core::ptr::null(),
-                size: 0,
-            },
-            creator,
-            total_size,
-            structural_eq_hash_kind: seq_hash,
-        };
-        // Types without metadata yet; a second registration is a bug here.
-        // SAFETY: a struct of our own making (no byte arrays to read).
-        let _ = unsafe { self.table.register_metadata(self.index, &meta) };
-        self
-    }
-
-    #[allow(clippy::too_many_arguments, reason = "one field record")]
-    fn field(
-        &mut self,
-        name: &str,
-        doc: &str,
-        flags: i32,
-        storage: Storage,
-        offset: usize,
-        static_type: i32,
-        schema: Schema,
-    ) -> &mut Self {
-        let (size, alignment) = storage.size_align();
-        let metadata = schema.metadata();
-        let info = TVMFFIFieldInfo {
-            name: bytes(name),
-            doc: bytes(doc),
-            metadata: bytes(&metadata),
-            flags: i64::from(flags),
-            size,
-            alignment,
-            offset: HEADER + offset as i64,
-            getter: storage.getter(),
-            setter: field::setter_of(storage),
-            default_value_or_factory: TVMFFIAny::NONE,
-            field_static_type_index: static_type,
-        };
-        // SAFETY: the names are our own strings; getter and setter ours.
-        unsafe { self.table.register_field(self.index, &info) }.expect("a built-in field");
-        self
-    }
-
-    fn method(&mut self, name: &str, doc: &str, flags: i32, d: Described) -> &mut Self {
-        let value = Any::from(d.func.into_object());
-        let info = TVMFFIMethodInfo {
-            name: bytes(name),
-            doc: bytes(doc),
-            metadata: bytes(&d.metadata),
-            flags: i64::from(flags),
-            method: *value.view().raw(),
-        };
-        // SAFETY: our own strings and a live Function value.
-        unsafe { self.table.register_method(self.index, &info) }.expect("a built-in method");
-        self
-    }
-
-    fn attr(&mut self, name: &str, value: Any) -> &mut Self {
-        self.table
-            .register_attr(self.index, name.as_bytes(), value.view())
-            .expect("a built-in type attribute");
-        self
-    }
-
-    fn attr_fn(&mut self, name: &str, f: Function) -> &mut Self {
-        self.attr(name, Any::from(f.into_object()))
-    }
-
-    /// `__ffi_type_final__`.
-    fn final_(&mut self, is_final: bool) -> &mut Self {
-        self.attr("__ffi_type_final__", Any::from(is_final))
-    }
-
-    /// The attributes of a type with a creator: `__ffi_new__` and
-    /// `__ffi_shallow_copy__` (a copy of `T`'s fields).
-    fn creatable<T: Clone + Default + Send + Sync + 'static>(&mut self) -> &mut Self {
-        let index = self.index;
-        let new_fn = typed_fn!(
-            method_name(self.key, "__ffi_new__"),
-            || -> Owned<ObjectT> { Ok(Owned::new(new_object(index, T::default()))) }
-        );
-        self.attr_fn("__ffi_new__", new_fn.func);
-        self.copyable::<T>()
-    }
-
-    /// `__ffi_shallow_copy__`: a new object with `T`'s fields cloned.
-    fn copyable<T: Clone + Send + Sync + 'static>(&mut self) -> &mut Self {
-        let index = self.index;
-        let copy =
-            typed_fn!(
-                method_name(self.key, "__ffi_shallow_copy__"),
-                |src: Obj<'_, ObjectT>| -> Owned<ObjectT> {
-                    if src.type_index() != index {
-                        return Err(Error::type_error(
-                            "shallow copy of an object of another type",
-                        ));
-                    }
-                    // SAFETY: objects of this type index have T's layout.
-                    let fields = unsafe { src.payload::<T>() }.clone();
-                    Ok(Owned::new(new_object(index, fields)))
-                }
-            );
-        self.attr_fn("__ffi_shallow_copy__", copy.func)
-    }
-}
-
-/// A byte array over a string that lives through the registration call
-/// (the table copies it).
-fn bytes(s: &str) -> TVMFFIByteArray {
-    TVMFFIByteArray {
-        data: s.as_ptr().cast(),
-        size: s.len(),
-    }
-}
-
-/// The `metadata.creator` of type `TI` with payload `T`.
-unsafe extern "C" fn create<T: Default + Send + Sync + 'static, const TI: i32>(
-    out: *mut TVMFFIObjectHandle,
-) -> c_int {
-    catch_to_code(|| {
-        if out.is_null() {
-            return Err(Error::value("creator: out is NULL"));
-        }
-        // SAFETY: checked non-null; the caller provides the slot.
-        unsafe { out.write(new_object(TI, T::default()).into_raw_ptr().cast()) };
-        Ok(())
-    })
 }
 
 /// `__ffi_convert__` of a built-in type: the value itself when `accepts`
@@ -843,20 +669,6 @@ pub fn register(t: &mut Table) {
             "Constructor that takes any key and computes its structural hash",
         )
         .final_(true);
-}
-
-impl TypeDef<'_> {
-    /// An explicit `__ffi_init__`: a static method and the attribute.
-    fn explicit_init(&mut self, d: Described, doc: &str) -> &mut Self {
-        let f = d.func.clone();
-        self.method(
-            "__ffi_init__",
-            doc,
-            kTVMFFIFieldFlagBitMaskIsStaticMethod,
-            d,
-        );
-        self.attr_fn("__ffi_init__", f)
-    }
 }
 
 /// The words of a BigInt (or int) value.

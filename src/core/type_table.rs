@@ -58,6 +58,12 @@ fn table() -> MutexGuard<'static, Table> {
     TABLE.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// Runs `f` with the type table locked (to register a type in one go).
+/// `f` must not call back into the table's free functions.
+pub fn with_table<R>(f: impl FnOnce(&mut Table) -> R) -> R {
+    f(&mut table())
+}
+
 /// The POD type keys, index = type index.
 const POD_KEYS: [&str; 14] = [
     "None",
