@@ -16,7 +16,8 @@ enum Owner {
     Managed(*mut DLManagedTensor),
     /// A DLPack 1.x managed tensor; its deleter runs at drop.
     Versioned(*mut DLManagedTensorVersioned),
-    /// Another Tensor (views share its data), held only to keep it alive.
+    /// The object whose memory the data lies in (a Tensor for views, the
+    /// bytes of a constants artifact), held only to keep it alive.
     Source(#[allow(dead_code, reason = "held for its Drop")] ObjectRef),
 }
 
@@ -192,6 +193,92 @@ fn check_import(t: &DLTensor, require_alignment: i32, require_contiguous: bool) 
         return Err(Error::runtime("FromDLPack: Tensor is not contiguous."));
     }
     Ok(())
+}
+
+/// The number of bytes of a compact tensor of `dtype` and `shape`, or None
+/// on a negative dimension or overflow.
+pub fn compact_byte_size(dtype: DLDataType, shape: &[i64]) -> Option<u64> {
+    let elems = shape.iter().try_fold(1u64, |n, &d| {
+        u64::try_from(d).ok().and_then(|d| n.checked_mul(d))
+    })?;
+    let bits = elems
+        .checked_mul(u64::from(dtype.bits))?
+        .checked_mul(u64::from(dtype.lanes))?;
+    Some(bits.div_ceil(8))
+}
+
+/// The element bytes of a row-major contiguous CPU Tensor, borrowed from
+/// it; a ValueError for other devices, strided layouts or bad sizes.
+pub fn compact_cpu_bytes(obj: &ObjectRef) -> Result<&[u8]> {
+    let t = dl_tensor(obj)?;
+    if t.device.device_type != kDLCPU {
+        return Err(Error::value(format!(
+            "the tensor lives on device type {}, not the CPU",
+            t.device.device_type
+        )));
+    }
+    // SAFETY: a Tensor object's shape holds `ndim` values.
+    let shape = unsafe { checked_shape(t) }?;
+    if !is_contiguous(t, shape) {
+        return Err(Error::value("the tensor is not contiguous"));
+    }
+    let size = compact_byte_size(t.dtype, shape)
+        .and_then(|n| usize::try_from(n).ok())
+        .ok_or_else(|| Error::value("the tensor's byte size overflows"))?;
+    if size == 0 {
+        return Ok(&[]);
+    }
+    if t.data.is_null() {
+        return Err(Error::value("the tensor has NULL data"));
+    }
+    // SAFETY: a CPU Tensor's data (after its byte offset) holds its compact
+    // elements, alive as long as the object.
+    Ok(unsafe {
+        core::slice::from_raw_parts(t.data.cast::<u8>().add(t.byte_offset as usize), size)
+    })
+}
+
+/// A compact CPU Tensor of `dtype` and `shape` over `data`, which `owner`
+/// keeps alive: nothing is copied.
+///
+/// # Safety
+/// `data` points to [`compact_byte_size`] bytes that stay valid while
+/// `owner` lives; whoever writes through the tensor may.
+pub unsafe fn cpu_tensor_over(
+    owner: ObjectRef,
+    data: *mut c_void,
+    dtype: DLDataType,
+    shape: &[i64],
+) -> ObjectRef {
+    let n = shape.len();
+    let dl = DLTensor {
+        data,
+        device: DLDevice {
+            device_type: kDLCPU,
+            device_id: 0,
+        },
+        ndim: n as i32,
+        dtype,
+        shape: core::ptr::null_mut(),
+        strides: core::ptr::null_mut(),
+        byte_offset: 0,
+    };
+    new_tensor(dl, Owner::Source(owner), 2 * n, |dl, extra| {
+        if n == 0 {
+            return;
+        }
+        // SAFETY: `extra` holds 2n int64s: the shape, then the strides.
+        unsafe {
+            let (dims, strides) = (
+                core::slice::from_raw_parts_mut(extra, n),
+                core::slice::from_raw_parts_mut(extra.add(n), n),
+            );
+            dims.copy_from_slice(shape);
+            fill_compact_strides(shape, strides);
+            dl.shape = extra;
+            dl.strides = extra.add(n);
+        }
+    })
 }
 
 /// Wraps a checked DLTensor, filling in compact strides when it has none.

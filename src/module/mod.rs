@@ -3,6 +3,7 @@
 
 pub mod library_bin;
 pub mod object;
+pub mod params;
 pub mod symbols;
 
 pub use object::{Module, ModuleKind};
