@@ -49,7 +49,7 @@ static const char* kSkippedGlobals[] = {
     "ffi.StructuralMap", "ffi.StructuralMutate", "ffi.StructuralVisitor", "ffi.StructuralMutator",
     "ffi.VisitErrorContext.FindAccessPaths",
     /* ours only: the artifact and inspection extensions */
-    "ffi.LibraryBin", "ffi.InspectFile", "ffi.ModuleFromExternC", NULL};
+    "ffi.LibraryBin", "ffi.InspectFile", "ffi.ModuleFromExternC", "ffi.Artifact", NULL};
 static const char* kSkippedColumnTypes[] = {"ffi.StructuralVisitor", "ffi.StructuralMutator",
                                             "ffi.StructuralKey", NULL};
 static const char* kStructuralColumns[] = {"__s_visit__", "__s_mutate__",

@@ -144,6 +144,14 @@ fn index_error(i: i64, n: usize) -> Error {
     )
 }
 
+/// Views of a sequence's elements, borrowed from it.
+pub fn views(obj: &ObjectRef, want: i32) -> Result<impl Iterator<Item = AnyView<'_>>> {
+    // SAFETY: stored elements are valid values, kept alive by `obj`.
+    Ok(elements(obj, want)?
+        .iter()
+        .map(|v| unsafe { AnyView::from_raw(v) }))
+}
+
 /// A new reference to element `i`; IndexError when out of range.
 pub fn get(obj: &ObjectRef, want: i32, i: i64) -> Result<Any> {
     let items = elements(obj, want)?;

@@ -79,6 +79,10 @@ impl Schema {
     pub fn list_of(elem: Schema) -> Schema {
         Schema::generic("ffi.List", "List", vec![elem])
     }
+    /// `Map<K, V>`.
+    pub fn map_of(key: Schema, value: Schema) -> Schema {
+        Schema::generic("ffi.Map", "Map", vec![key, value])
+    }
     /// `Dict<K, V>`.
     pub fn dict_of(key: Schema, value: Schema) -> Schema {
         Schema::generic("ffi.Dict", "Dict", vec![key, value])

@@ -207,6 +207,12 @@ pub fn compact_byte_size(dtype: DLDataType, shape: &[i64]) -> Option<u64> {
     Some(bits.div_ceil(8))
 }
 
+/// The dimensions of a Tensor object.
+pub fn shape(obj: &ObjectRef) -> Result<&[i64]> {
+    // SAFETY: a Tensor object's shape holds `ndim` values, alive with it.
+    unsafe { checked_shape(dl_tensor(obj)?) }
+}
+
 /// The element bytes of a row-major contiguous CPU Tensor, borrowed from
 /// it; a ValueError for other devices, strided layouts or bad sizes.
 pub fn compact_cpu_bytes(obj: &ObjectRef) -> Result<&[u8]> {

@@ -1,6 +1,7 @@
 //! Modules and the artifacts that carry them: the `__tvm_ffi__library_bin`
 //! container (reader and writer).
 
+pub mod artifact;
 pub mod library_bin;
 pub mod object;
 pub mod params;
