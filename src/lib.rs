@@ -34,4 +34,5 @@ pub(crate) const BUILTIN_GLOBALS: &[fn(&mut core::registry::Globals<'_>)] = &[
     core::builtins::register,
     module::globals::register,
     module::artifact::register_globals,
+    module::artifact_load::register_globals,
 ];

@@ -8,6 +8,7 @@ use super::library_bin::{self, LIB_KIND, LibraryBin, ModuleEntry};
 use super::object::Module;
 use super::symbols::{LIBRARY_BIN, LIBRARY_KIND};
 use crate::core::error::{Error, Result};
+use std::ffi::OsStr;
 use std::fmt::Write as _;
 use std::path::Path;
 use std::process::Command;
@@ -79,42 +80,52 @@ pub fn to_object_file(blob: &[u8]) -> Result<Vec<u8>> {
 /// caller-supplied name is an operand: an empty name, or one starting with
 /// `-` (which the compiler would take for an option), is refused.
 pub fn build_shared_library(blob: &[u8], objects: &[&Path], output: &Path) -> Result<()> {
-    for (what, p) in objects
-        .iter()
-        .map(|p| ("object file", p))
-        .chain([("output", &output)])
-    {
-        let bytes = p.as_os_str().as_encoded_bytes();
-        if bytes.is_empty() || bytes[0] == b'-' {
-            return Err(Error::value(format!(
-                "{what} name `{}` is empty or starts with `-`, which the C compiler would take \
-                 for an option; name it `./{}` instead",
-                p.display(),
-                p.display()
-            )));
-        }
+    for p in objects {
+        check_operand("object file", p)?;
     }
+    check_operand("output", output)?;
     with_scratch_dir(|dir| {
         let bin_obj = dir.join("library_bin.o");
         std::fs::write(&bin_obj, to_object_file(blob)?)
             .map_err(|e| Error::runtime(format!("cannot write {}: {e}", bin_obj.display())))?;
-        let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
-        let out = Command::new(&cc)
-            .arg("-shared")
-            .arg("-o")
-            .arg(output)
-            .args(objects)
-            .arg(&bin_obj)
-            .output()
-            .map_err(|e| Error::runtime(format!("cannot run the C compiler `{cc}`: {e}")))?;
-        if !out.status.success() {
-            return Err(Error::runtime(format!(
-                "`{cc} -shared` failed: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            )));
-        }
-        Ok(())
+        let mut args: Vec<&OsStr> = vec!["-shared".as_ref(), "-o".as_ref(), output.as_os_str()];
+        args.extend(objects.iter().map(|p| p.as_os_str()));
+        args.push(bin_obj.as_os_str());
+        run_c_compiler(&args)
     })
+}
+
+/// Refuses a caller-supplied file name the C compiler would take for an
+/// option: empty, or starting with `-`.
+pub fn check_operand(what: &str, p: &Path) -> Result<()> {
+    let bytes = p.as_os_str().as_encoded_bytes();
+    if bytes.is_empty() || bytes[0] == b'-' {
+        return Err(Error::value(format!(
+            "{what} name `{}` is empty or starts with `-`, which the C compiler would take \
+             for an option; name it `./{}` instead",
+            p.display(),
+            p.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Runs the system C compiler (`$CC`, else `cc`) with `args`; a failure is a
+/// RuntimeError carrying the compiler's message.
+pub fn run_c_compiler(args: &[&OsStr]) -> Result<()> {
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let out = Command::new(&cc)
+        .args(args)
+        .output()
+        .map_err(|e| Error::runtime(format!("cannot run the C compiler `{cc}`: {e}")))?;
+    if !out.status.success() {
+        return Err(Error::runtime(format!(
+            "`{cc} {}` failed: {}",
+            args.first().map_or("".into(), |a| a.to_string_lossy()),
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    Ok(())
 }
 
 /// Runs `f` in a fresh temporary directory of this process, removed

@@ -11,7 +11,9 @@
 //!   within the loaded segment that holds it (the bound of an embedded blob,
 //!   whatever size its symbol claims, and the check that a context symbol is
 //!   writable);
-//! - [`map_file`]: a regular file mapped read-only, bounded by its length.
+//! - [`map_file`]: a regular file mapped read-only, bounded by its length;
+//! - [`own_shared_object`]: the path of this library when it is loaded as a
+//!   shared object (what native code built at run time links against).
 
 use crate::core::error::{Error, Result};
 use core::ffi::{c_int, c_void};
@@ -183,4 +185,21 @@ pub fn map_file(path: &Path) -> Result<memmap2::Mmap> {
     // fault: the one hazard of mapping, accepted as for any mapped library.
     unsafe { memmap2::Mmap::map(&file) }
         .map_err(|e| Error::runtime(format!("cannot map {}: {e}", path.display())))
+}
+
+/// The path of the shared object holding this library's code, or None when
+/// it is linked into an executable (as a Rust rlib or a static library).
+pub fn own_shared_object() -> Option<std::path::PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
+    // SAFETY: an all-zero Dl_info is a valid value to be filled in.
+    let mut info: libc::Dl_info = unsafe { core::mem::zeroed() };
+    let addr = own_shared_object as *const c_void;
+    // SAFETY: dladdr only reads the address and fills `info`.
+    if unsafe { libc::dladdr(addr, &mut info) } == 0 || info.dli_fname.is_null() {
+        return None;
+    }
+    // SAFETY: dladdr's file name is a NUL-terminated string the loader keeps.
+    let name = unsafe { core::ffi::CStr::from_ptr(info.dli_fname) }.to_bytes();
+    let is_shared = name.ends_with(b".so") || name.windows(4).any(|w| w == b".so.");
+    is_shared.then(|| Path::new(std::ffi::OsStr::from_bytes(name)).to_path_buf())
 }

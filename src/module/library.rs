@@ -211,6 +211,14 @@ pub fn system_lib(prefix: &str) -> Result<Module> {
     Ok(m)
 }
 
+/// A new library module over the main program and the libraries it loaded
+/// globally (`dlopen(NULL)`): the host of an artifact set without native
+/// code.
+pub fn main_program() -> Result<Module> {
+    let lib: libloading::Library = libloading::os::unix::Library::this().into();
+    library_module(Arc::new(Symbols::Dso(lib, PathBuf::from("<main program>"))))
+}
+
 /// A library file as the loader saw it: an opened file keeps its image
 /// mapped (see [`load_dso`]), so a changed file needs a fresh name.
 #[derive(Clone, Copy, PartialEq, Eq)]

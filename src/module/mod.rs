@@ -2,6 +2,7 @@
 //! container (reader and writer).
 
 pub mod artifact;
+pub mod artifact_load;
 pub mod library_bin;
 pub mod object;
 pub mod params;
@@ -15,3 +16,4 @@ pub mod globals;
 mod image;
 pub mod inspect;
 pub mod library;
+pub mod native;
