@@ -91,7 +91,7 @@ pub fn build_shared_library(blob: &[u8], objects: &[&Path], output: &Path) -> Re
         let mut args: Vec<&OsStr> = vec!["-shared".as_ref(), "-o".as_ref(), output.as_os_str()];
         args.extend(objects.iter().map(|p| p.as_os_str()));
         args.push(bin_obj.as_os_str());
-        run_c_compiler(&args)
+        run_c_compiler(&args, None)
     })
 }
 
@@ -110,12 +110,16 @@ pub fn check_operand(what: &str, p: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Runs the system C compiler (`$CC`, else `cc`) with `args`; a failure is a
-/// RuntimeError carrying the compiler's message.
-pub fn run_c_compiler(args: &[&OsStr]) -> Result<()> {
+/// Runs the system C compiler (`$CC`, else `cc`) with `args`, in `cwd` if
+/// given; a failure is a RuntimeError carrying the compiler's message.
+pub fn run_c_compiler(args: &[&OsStr], cwd: Option<&Path>) -> Result<()> {
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
-    let out = Command::new(&cc)
-        .args(args)
+    let mut command = Command::new(&cc);
+    command.args(args);
+    if let Some(dir) = cwd {
+        command.current_dir(dir);
+    }
+    let out = command
         .output()
         .map_err(|e| Error::runtime(format!("cannot run the C compiler `{cc}`: {e}")))?;
     if !out.status.success() {

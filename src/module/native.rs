@@ -40,9 +40,12 @@ fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
 }
 
 /// Compiles and links the native `artifacts` and `extra_objects` into the
-/// shared library `output`, working in `dir` (a scratch directory). Each
-/// artifact is written to `dir/<codegen_id>/<file_name>` (names were checked
-/// when the artifact was made, so they stay inside `dir`).
+/// shared library `output` (an absolute path), working in `dir` (a scratch
+/// directory). Each artifact is written to
+/// `dir/artifacts/<codegen_id>/<file_name>` (names were checked when the
+/// artifact was made, so they stay inside `dir`) and named
+/// `./<codegen_id>/<file_name>` to the compiler, so its messages name the
+/// artifact and no name can pass for an option.
 pub fn build_native_library(
     dir: &Path,
     artifacts: &[Artifact],
@@ -55,11 +58,8 @@ pub fn build_native_library(
     }
     let (mut sources, mut objects): (Vec<PathBuf>, Vec<PathBuf>) = (Vec::new(), Vec::new());
     for a in artifacts {
-        let path = dir
-            .join("artifacts")
-            .join(a.codegen_id())
-            .join(a.file_name());
-        write_file(&path, a.content())?;
+        let path = Path::new(".").join(a.codegen_id()).join(a.file_name());
+        write_file(&dir.join("artifacts").join(&path), a.content())?;
         match a.format().as_deref() {
             Some("c") => sources.push(path),
             Some("o") => objects.push(path),
@@ -90,5 +90,5 @@ pub fn build_native_library(
     }
     args.extend(objects.iter().map(|p| p.as_os_str()));
     args.extend(extra_objects.iter().map(|p| p.as_os_str()));
-    run_c_compiler(&args)
+    run_c_compiler(&args, Some(&dir.join("artifacts")))
 }
