@@ -35,4 +35,5 @@ pub(crate) const BUILTIN_GLOBALS: &[fn(&mut core::registry::Globals<'_>)] = &[
     module::globals::register,
     module::artifact::register_globals,
     module::artifact_load::register_globals,
+    module::artifact_export::register_globals,
 ];

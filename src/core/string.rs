@@ -123,6 +123,29 @@ pub fn new_text_object(bytes: &[u8], kind: TextKind) -> ObjectRef {
     }
 }
 
+/// The payload of a Bytes object over memory it does not own.
+#[repr(C)]
+struct StaticBytes(TVMFFIByteArray);
+
+// SAFETY: the array points to immutable memory that lives forever.
+unsafe impl Send for StaticBytes {}
+// SAFETY: see `Send`.
+unsafe impl Sync for StaticBytes {}
+
+/// A Bytes value over memory that is never freed or changed (such as a
+/// loaded library's image, which stays mapped): nothing is copied, except
+/// that contents short enough for a small value become one, as always.
+pub fn static_bytes(bytes: &'static [u8]) -> Any {
+    if bytes.len() <= SMALL_MAX {
+        return make_text(bytes, TextKind::Bytes);
+    }
+    let array = TVMFFIByteArray {
+        data: bytes.as_ptr().cast(),
+        size: bytes.len(),
+    };
+    Any::from(super::object::new_object(kTVMFFIBytes, StaticBytes(array)))
+}
+
 /// Deleter of text objects: nothing to destroy, free on `Weak`.
 unsafe extern "C" fn delete_text(this: *mut c_void, flags: c_int) {
     if flags & kTVMFFIObjectDeleterFlagBitMaskWeak != 0 {

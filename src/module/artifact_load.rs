@@ -1,6 +1,10 @@
 //! `ffi.ArtifactSetLoad`: the one explicit code-loading path of an artifact
 //! set, whether it came straight from a compiler or back from disk.
 //!
+//! The same steps run when a library exported by
+//! `ffi.ArtifactSetExportLibrary` is loaded with `ffi.ModuleLoadFromFile`:
+//! the library is the host, steps 3 and 4 follow ([`attach`]).
+//!
 //! 1. The set's ABI record is checked (the handshake).
 //! 2. Artifacts are partitioned by loader. `native` ones (C sources, host
 //!    objects) are compiled and linked into one shared library, loaded as
@@ -40,20 +44,32 @@ pub const INIT_CONSTANTS: &str = "__init_constants";
 /// Loads `set` into a module tree (see the module docs).
 pub fn load_set(set: &ArtifactSet) -> Result<Module> {
     set.check_abi()?;
-    let mut groups: BTreeMap<String, Vec<Artifact>> = BTreeMap::new();
-    for a in set.artifacts() {
-        groups.entry(a.loader().to_owned()).or_default().push(a);
-    }
-    let constants = groups.remove(CONSTANTS_LOADER).unwrap_or_default();
-    let native = groups.remove(NATIVE_LOADER).unwrap_or_default();
+    let native: Vec<Artifact> = set
+        .artifacts()
+        .into_iter()
+        .filter(|a| a.loader() == NATIVE_LOADER)
+        .collect();
     let host = if native.is_empty() {
         main_program()?
     } else {
         load_native(&native)?
     };
+    attach(set, &host)?;
+    Ok(host)
+}
+
+/// Completes the load of `set` onto `host`, the module of its native code
+/// (just built, or the exported library being loaded): the custom loaders'
+/// modules are imported into it and every code module gets its constants.
+pub fn attach(set: &ArtifactSet, host: &Module) -> Result<()> {
+    let mut groups: BTreeMap<String, Vec<Artifact>> = BTreeMap::new();
+    for a in set.artifacts() {
+        groups.entry(a.loader().to_owned()).or_default().push(a);
+    }
+    let constants = groups.remove(CONSTANTS_LOADER).unwrap_or_default();
     // Each code module and the codegen ids it was made from.
     let mut made: Vec<(Module, BTreeSet<String>)> = Vec::new();
-    if !native.is_empty() {
+    if let Some(native) = groups.remove(NATIVE_LOADER) {
         made.push((host.clone(), codegen_ids(&native)));
     }
     for (loader, artifacts) in groups {
@@ -61,8 +77,7 @@ pub fn load_set(set: &ArtifactSet) -> Result<Module> {
         host.import(&m)?;
         made.push((m, codegen_ids(&artifacts)));
     }
-    init_constants(&constants, &made)?;
-    Ok(host)
+    init_constants(&constants, &made)
 }
 
 /// The codegen ids of `artifacts`.

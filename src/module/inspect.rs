@@ -28,34 +28,46 @@ pub struct ModuleSummary {
     pub imports: Vec<usize>,
 }
 
+/// The embedded `__tvm_ffi__library_bin` of a shared library or object
+/// file, bounded by its symbol's size and its section, if it has one.
+pub fn embedded_library_bin(data: &[u8]) -> Result<Option<&[u8]>> {
+    let file = parse(data)?;
+    for sym in file.dynamic_symbols().chain(file.symbols()) {
+        if !sym.is_definition() || sym.name() != Ok(LIBRARY_BIN) {
+            continue;
+        }
+        let section = sym
+            .section_index()
+            .and_then(|i| file.section_by_index(i).ok());
+        let Some(section) = section else { continue };
+        let bytes = section
+            .data()
+            .map_err(|e| Error::value(format!("unreadable section of {LIBRARY_BIN}: {e}")))?;
+        let start = sym.address().checked_sub(section.address());
+        let slice = start
+            .and_then(|s| usize::try_from(s).ok())
+            .and_then(|s| bytes.get(s..s.checked_add(usize::try_from(sym.size()).ok()?)?));
+        return slice
+            .map(Some)
+            .ok_or_else(|| Error::value(format!("{LIBRARY_BIN} lies outside its section")));
+    }
+    Ok(None)
+}
+
+fn parse(data: &[u8]) -> Result<object::File<'_>> {
+    object::File::parse(data).map_err(|e| Error::value(format!("not an object file: {e}")))
+}
+
 /// Inspects a shared library or relocatable object file.
 pub fn inspect(data: &[u8]) -> Result<Inspection> {
-    let file =
-        object::File::parse(data).map_err(|e| Error::value(format!("not an object file: {e}")))?;
+    let file = parse(data)?;
     let mut out = Inspection::default();
-    let mut blob = None;
     for sym in file.dynamic_symbols().chain(file.symbols()) {
         let Ok(name) = sym.name() else { continue };
         if !sym.is_definition() {
             continue;
         }
-        if name == LIBRARY_BIN {
-            let section = sym
-                .section_index()
-                .and_then(|i| file.section_by_index(i).ok());
-            let Some(section) = section else { continue };
-            let bytes = section
-                .data()
-                .map_err(|e| Error::value(format!("unreadable section of {LIBRARY_BIN}: {e}")))?;
-            let start = sym.address().checked_sub(section.address());
-            let slice = start
-                .and_then(|s| usize::try_from(s).ok())
-                .and_then(|s| bytes.get(s..s.checked_add(usize::try_from(sym.size()).ok()?)?));
-            blob =
-                Some(slice.ok_or_else(|| {
-                    Error::value(format!("{LIBRARY_BIN} lies outside its section"))
-                })?);
-        } else if let Some(f) = name.strip_prefix(FUNCTION_PREFIX) {
+        if let Some(f) = name.strip_prefix(FUNCTION_PREFIX) {
             if !f.starts_with('_')
                 && sym.kind() == object::SymbolKind::Text
                 && !out.functions.iter().any(|x| x == f)
@@ -65,7 +77,7 @@ pub fn inspect(data: &[u8]) -> Result<Inspection> {
         }
     }
     out.functions.sort();
-    if let Some(blob) = blob {
+    if let Some(blob) = embedded_library_bin(data)? {
         let tree = library_bin::parse(blob).map_err(|e| Error::value(e.to_string()))?;
         out.library_bin = Some(
             tree.modules

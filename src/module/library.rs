@@ -8,9 +8,10 @@ use super::image;
 use super::library_bin::{self, LIB_KIND};
 use super::object::{Module, ModuleKind};
 use super::symbols::*;
+use super::{artifact_load, set_record};
 use crate::abi::*;
 use crate::core::error::{Error, ErrorKind, Result};
-use crate::core::string::{TextKind, make_text};
+use crate::core::string::{TextKind, make_text, static_bytes};
 use crate::core::{Any, Function, registry};
 use core::ffi::{c_int, c_void};
 use std::collections::HashMap;
@@ -403,22 +404,41 @@ fn library_module(symbols: Arc<Symbols>) -> Result<Module> {
     })?;
     // SAFETY: `bound` bytes from the symbol are mapped and readable, and
     // stay so: libraries are never unmapped.
-    let blob = unsafe { core::slice::from_raw_parts(bin_addr.cast::<u8>(), bound) };
+    let blob: &'static [u8] = unsafe { core::slice::from_raw_parts(bin_addr.cast::<u8>(), bound) };
     let tree = library_bin::parse(blob).map_err(|e| Error::value(e.to_string()))?;
+    // Modules by index; an artifact set record (an exported set) is no
+    // module: it is attached to the root once the tree is built.
     let mut modules = Vec::with_capacity(tree.modules.len());
+    let mut records = Vec::new();
     for entry in &tree.modules {
-        if entry.kind == LIB_KIND {
-            modules.push(new_lib_module()?);
+        modules.push(if entry.kind == LIB_KIND {
+            Some(new_lib_module()?)
+        } else if entry.kind == set_record::KIND.as_bytes() {
+            records.push(entry.payload.unwrap_or(&[]));
+            None
         } else {
-            modules.push(load_from_bytes(entry.kind, entry.payload.unwrap_or(&[]))?);
-        }
+            Some(load_from_bytes(entry.kind, entry.payload.unwrap_or(&[]))?)
+        });
     }
     for (i, children) in tree.imports.iter().enumerate() {
         for &c in children {
-            modules[i].import(&modules[c])?;
+            if let (Some(parent), Some(child)) = (&modules[i], &modules[c]) {
+                parent.import(child)?;
+            }
         }
     }
-    Ok(modules.swap_remove(0))
+    let root = modules.swap_remove(0).ok_or_else(|| {
+        Error::value(format!(
+            "the root of the module tree of {} is an artifact set record",
+            symbols.describe()
+        ))
+    })?;
+    for record in records {
+        // The contents stay in the image (mapped for good): not copied.
+        let set = set_record::decode(record, static_bytes)?;
+        artifact_load::attach(&set, &root)?;
+    }
+    Ok(root)
 }
 
 /// Loads one serialized module through `ffi.Module.load_from_bytes.<kind>`.

@@ -2,10 +2,12 @@
 //! container (reader and writer).
 
 pub mod artifact;
+pub mod artifact_export;
 pub mod artifact_load;
 pub mod library_bin;
 pub mod object;
 pub mod params;
+pub mod set_record;
 pub mod symbols;
 
 pub use object::{Module, ModuleKind};

@@ -1,0 +1,104 @@
+//! Artifact sets on disk as shared libraries: `ffi.ArtifactSetExportLibrary`
+//! links the native artifacts into one library and records the whole set
+//! (as an `ffi.ArtifactSet` module entry, see `set_record`) in its
+//! `__tvm_ffi__library_bin`; `ffi.ArtifactSetFromFile` reads the set back
+//! with `object`, never `dlopen`.
+#![forbid(unsafe_code)]
+
+use super::artifact::{ArtifactSet, ArtifactSetT};
+use super::emit::{check_operand, to_object_file, with_scratch_dir};
+use super::image::map_file;
+use super::inspect::embedded_library_bin;
+use super::library_bin::{self, LIB_KIND, LibraryBin, ModuleEntry};
+use super::native::{NATIVE_LOADER, build_native_library};
+use super::set_record;
+use crate::core::error::{Error, Result};
+use crate::core::registry::Globals;
+use crate::core::signature::{Obj, Owned, Str};
+use crate::typed_fn;
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+/// The `__tvm_ffi__library_bin` of an exported set: the library itself
+/// (`_lib`, the root) and the set record, which the root does not import
+/// (loading attaches it instead, see `artifact_load::attach`).
+pub fn library_bin_of(set: &ArtifactSet) -> Result<Vec<u8>> {
+    let record = set_record::encode(set)?;
+    let tree = LibraryBin {
+        modules: vec![
+            ModuleEntry {
+                kind: LIB_KIND,
+                payload: None,
+            },
+            ModuleEntry {
+                kind: set_record::KIND.as_bytes(),
+                payload: Some(&record),
+            },
+        ],
+        imports: vec![Vec::new(), Vec::new()],
+    };
+    library_bin::write(&tree).map_err(|e| Error::value(e.to_string()))
+}
+
+/// `ffi.ArtifactSetExportLibrary`: one shared library at `path`.
+pub fn export_library(set: &ArtifactSet, path: &Path) -> Result<()> {
+    check_operand("output", path)?;
+    let native: Vec<_> = set
+        .artifacts()
+        .into_iter()
+        .filter(|a| a.loader() == NATIVE_LOADER)
+        .collect();
+    let blob = library_bin_of(set)?;
+    let output = std::path::absolute(path)
+        .map_err(|e| Error::runtime(format!("cannot resolve {}: {e}", path.display())))?;
+    with_scratch_dir(|dir| {
+        let bin_obj = dir.join("library_bin.o");
+        std::fs::write(&bin_obj, to_object_file(&blob)?)
+            .map_err(|e| Error::runtime(format!("cannot write {}: {e}", bin_obj.display())))?;
+        build_native_library(dir, &native, &[bin_obj.as_path()], &output)
+    })
+}
+
+/// `ffi.ArtifactSetFromFile`: the set recorded in a library or object file,
+/// read without loading it (contents are copied out of the file).
+pub fn set_from_file(path: &Path) -> Result<ArtifactSet> {
+    let data = map_file(path)?;
+    let none = || {
+        Error::value(format!(
+            "{} records no artifact set (it has no {} entry in its __tvm_ffi__library_bin)",
+            path.display(),
+            set_record::KIND
+        ))
+    };
+    let blob = embedded_library_bin(&data)?.ok_or_else(none)?;
+    let tree = library_bin::parse(blob).map_err(|e| Error::value(e.to_string()))?;
+    let record = tree
+        .modules
+        .iter()
+        .find(|m| m.kind == set_record::KIND.as_bytes())
+        .and_then(|m| m.payload)
+        .ok_or_else(none)?;
+    set_record::decode(record, set_record::copied)
+}
+
+/// Registers the export and read-back globals.
+pub fn register_globals(g: &mut Globals<'_>) {
+    let path_arg = |s: &Str<'_>| Path::new(OsStr::from_bytes(s.0)).to_path_buf();
+    g.add(typed_fn!("ffi.ArtifactSetExportLibrary", |set: Obj<
+        '_,
+        ArtifactSetT,
+    >,
+                                                     path: Str<
+        '_,
+    >|
+     -> () {
+        export_library(&ArtifactSet::from_object((*set).clone())?, &path_arg(&path))
+    }));
+    g.add(typed_fn!(
+        "ffi.ArtifactSetFromFile",
+        |path: Str<'_>| -> Owned<ArtifactSetT> {
+            Ok(Owned::new(set_from_file(&path_arg(&path))?.into_object()))
+        }
+    ));
+}

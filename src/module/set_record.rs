@@ -1,0 +1,185 @@
+//! The artifact set record: an `ffi.ArtifactSet` as bytes, the payload of
+//! the `ffi.ArtifactSet` module entry in an exported library's
+//! `__tvm_ffi__library_bin`.
+//!
+//! Version 1. Integers are little-endian; offsets count from the start of
+//! the record.
+//!
+//! | bytes | field |
+//! | --- | --- |
+//! | 8 | magic `TVMFFIAS` |
+//! | 4 | record version (`u32`, 1) |
+//! | 4 | zero |
+//! | 8 | length `n` of the JSON header (`u64`) |
+//! | `n` | the JSON header (UTF-8) |
+//! | … | the contents, each at its offset, zero padding between |
+//!
+//! The JSON header is `{"metadata": {...}, "artifacts": [{"codegen_id",
+//! "loader", "file_name", "metadata", "offset", "size"}, ...]}`; metadata
+//! values must be JSON values (str, int, float, bool, None, arrays and maps
+//! of them). Every content starts at a multiple of [`CONTENT_ALIGNMENT`], so
+//! constants stay aligned inside a loaded library.
+//!
+//! Reading a record back re-creates each artifact, which recomputes its
+//! SHA-256 and refuses a content that does not match the recorded one.
+#![forbid(unsafe_code)]
+
+use super::artifact::{Artifact, ArtifactSet};
+use crate::abi::{kTVMFFIArray, kTVMFFIInt, kTVMFFIMap};
+use crate::core::any::Any;
+use crate::core::error::{Error, Result};
+use crate::core::string::{TextKind, make_text, str_bytes_of};
+use crate::core::{json, map, seq};
+
+/// The magic bytes that start a record.
+pub const MAGIC: &[u8; 8] = b"TVMFFIAS";
+/// The record version this library writes and reads.
+pub const VERSION: u32 = 1;
+/// The library_bin module kind whose payload is a record.
+pub const KIND: &str = "ffi.ArtifactSet";
+/// Alignment of every content, relative to the start of the record.
+pub const CONTENT_ALIGNMENT: usize = 64;
+
+/// A str value.
+fn text(s: &str) -> Any {
+    make_text(s.as_bytes(), TextKind::Str)
+}
+
+/// Serializes `set`.
+pub fn encode(set: &ArtifactSet) -> Result<Vec<u8>> {
+    let artifacts = set.artifacts();
+    let mut offset = 0usize;
+    let mut entries = Vec::with_capacity(artifacts.len());
+    let mut placed = Vec::with_capacity(artifacts.len());
+    for a in &artifacts {
+        offset = offset.next_multiple_of(CONTENT_ALIGNMENT);
+        placed.push(offset);
+        let pairs = [
+            (text("codegen_id"), text(a.codegen_id())),
+            (text("loader"), text(a.loader())),
+            (text("file_name"), text(a.file_name())),
+            (text("metadata"), Any::from(a.metadata().clone())),
+            (text("offset"), Any::from(offset as i64)),
+            (text("size"), Any::from(a.content().len() as i64)),
+        ];
+        entries.push(Any::from(map::new_map(kTVMFFIMap, pairs)?));
+        offset += a.content().len();
+    }
+    let header = map::new_map(
+        kTVMFFIMap,
+        [
+            (text("metadata"), Any::from(set.metadata().clone())),
+            (text("artifacts"), Any::from(seq::new_array(entries))),
+        ],
+    )?;
+    let json = json::stringify(Any::from(header).view(), 0)
+        .map_err(|e| e.rewrap(|m| format!("the artifact set's metadata is not JSON: {m}")))?;
+    let start = (24 + json.len()).next_multiple_of(CONTENT_ALIGNMENT);
+    let mut out = Vec::with_capacity(start + offset);
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&VERSION.to_le_bytes());
+    out.extend_from_slice(&0u32.to_le_bytes());
+    out.extend_from_slice(&(json.len() as u64).to_le_bytes());
+    out.extend_from_slice(json.as_bytes());
+    for (a, at) in artifacts.iter().zip(placed) {
+        out.resize(start + at, 0);
+        out.extend_from_slice(a.content());
+    }
+    Ok(out)
+}
+
+/// The error for a malformed record.
+fn malformed(what: impl std::fmt::Display) -> Error {
+    Error::value(format!("malformed artifact set record: {what}"))
+}
+
+/// The value of `key` in a JSON map.
+fn field(m: &Any, key: &str) -> Result<Any> {
+    let obj = m
+        .view()
+        .to_object()
+        .filter(|o| o.type_index() == kTVMFFIMap)
+        .ok_or_else(|| malformed("an entry is not a map"))?;
+    map::get(&obj, text(key).view())?.ok_or_else(|| malformed(format!("an entry has no \"{key}\"")))
+}
+
+/// A str field.
+fn str_field(m: &Any, key: &str) -> Result<String> {
+    let v = field(m, key)?;
+    let bytes = str_bytes_of(v.view(), TextKind::Str)
+        .ok_or_else(|| malformed(format!("\"{key}\" is not a str")))?;
+    String::from_utf8(bytes.to_vec()).map_err(|_| malformed(format!("\"{key}\" is not UTF-8")))
+}
+
+/// A non-negative int field.
+fn size_field(m: &Any, key: &str) -> Result<usize> {
+    let v = field(m, key)?;
+    v.view()
+        .as_i64()
+        .filter(|_| v.type_index() == kTVMFFIInt)
+        .and_then(|n| usize::try_from(n).ok())
+        .ok_or_else(|| malformed(format!("\"{key}\" is not a non-negative int")))
+}
+
+/// Reads a record back into a set. `content` makes the bytes value of each
+/// artifact from its slice of `bytes` (a copy, or a reference into memory
+/// that outlives the set). Checks every offset, every SHA-256 and the ABI
+/// handshake.
+pub fn decode<'a>(bytes: &'a [u8], content: impl Fn(&'a [u8]) -> Any) -> Result<ArtifactSet> {
+    if bytes.len() < 24 || &bytes[..8] != MAGIC {
+        return Err(malformed("bad magic"));
+    }
+    let word = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"));
+    if word(8) != VERSION {
+        return Err(malformed(format!(
+            "record version {}; this library reads version {VERSION}",
+            word(8)
+        )));
+    }
+    let json_len = u64::from_le_bytes(bytes[16..24].try_into().expect("8 bytes"));
+    let json_end = usize::try_from(json_len)
+        .ok()
+        .and_then(|n| n.checked_add(24))
+        .filter(|&e| e <= bytes.len())
+        .ok_or_else(|| malformed(format!("a JSON header of {json_len} bytes does not fit")))?;
+    let header = json::parse(&bytes[24..json_end])
+        .map_err(|e| e.rewrap(|m| format!("malformed artifact set record: {m}")))?;
+    let start = json_end.next_multiple_of(CONTENT_ALIGNMENT);
+    let list = field(&header, "artifacts")?;
+    let list = list
+        .view()
+        .to_object()
+        .filter(|o| o.type_index() == kTVMFFIArray)
+        .ok_or_else(|| malformed("\"artifacts\" is not an array"))?;
+    let mut artifacts = Vec::new();
+    for entry in seq::views(&list, kTVMFFIArray)? {
+        let entry = entry.to_owned_any()?;
+        let (offset, size) = (size_field(&entry, "offset")?, size_field(&entry, "size")?);
+        let range = start
+            .checked_add(offset)
+            .and_then(|b| Some(b..b.checked_add(size)?))
+            .filter(|r| r.end <= bytes.len())
+            .ok_or_else(|| {
+                malformed(format!(
+                    "a content (offset {offset}, {size} bytes) lies beyond the end"
+                ))
+            })?;
+        let metadata = field(&entry, "metadata")?.view().to_object();
+        artifacts.push(Artifact::new(
+            &str_field(&entry, "codegen_id")?,
+            &str_field(&entry, "loader")?,
+            &str_field(&entry, "file_name")?,
+            content(&bytes[range]),
+            metadata.as_ref(),
+        )?);
+    }
+    let metadata = field(&header, "metadata")?.view().to_object();
+    let set = ArtifactSet::new(artifacts, metadata.as_ref())?;
+    set.check_abi()?;
+    Ok(set)
+}
+
+/// A bytes value copying `bytes`.
+pub fn copied(bytes: &[u8]) -> Any {
+    make_text(bytes, TextKind::Bytes)
+}
