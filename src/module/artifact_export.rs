@@ -2,7 +2,8 @@
 //! links the native artifacts into one library and records the whole set
 //! (as an `ffi.ArtifactSet` module entry, see `set_record`) in its
 //! `__tvm_ffi__library_bin`; `ffi.ArtifactSetFromFile` reads the set back
-//! with `object`, never `dlopen`.
+//! with `object`, never `dlopen`. The Model Library Format tarball of a
+//! set (`mlf`) is written and read here as well.
 #![forbid(unsafe_code)]
 
 use super::artifact::{ArtifactSet, ArtifactSetT};
@@ -11,7 +12,7 @@ use super::image::map_file;
 use super::inspect::embedded_library_bin;
 use super::library_bin::{self, LIB_KIND, LibraryBin, ModuleEntry};
 use super::native::{NATIVE_LOADER, build_native_library};
-use super::set_record;
+use super::{mlf, set_record};
 use crate::core::error::{Error, Result};
 use crate::core::registry::Globals;
 use crate::core::signature::{Obj, Owned, Str};
@@ -95,6 +96,22 @@ pub fn register_globals(g: &mut Globals<'_>) {
      -> () {
         export_library(&ArtifactSet::from_object((*set).clone())?, &path_arg(&path))
     }));
+    g.add(typed_fn!(
+        "ffi.ArtifactSetExportModelLibraryFormat",
+        |set: Obj<'_, ArtifactSetT>, path: Str<'_>| -> () {
+            let tar = mlf::export(&ArtifactSet::from_object((*set).clone())?)?;
+            let path = path_arg(&path);
+            std::fs::write(&path, tar)
+                .map_err(|e| Error::runtime(format!("cannot write {}: {e}", path.display())))
+        }
+    ));
+    g.add(typed_fn!(
+        "ffi.ArtifactSetFromModelLibraryFormat",
+        |path: Str<'_>| -> Owned<ArtifactSetT> {
+            let data = map_file(&path_arg(&path))?;
+            Ok(Owned::new(mlf::import(&data)?.into_object()))
+        }
+    ));
     g.add(typed_fn!(
         "ffi.ArtifactSetFromFile",
         |path: Str<'_>| -> Owned<ArtifactSetT> {

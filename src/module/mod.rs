@@ -5,6 +5,7 @@ pub mod artifact;
 pub mod artifact_export;
 pub mod artifact_load;
 pub mod library_bin;
+pub mod mlf;
 pub mod object;
 pub mod params;
 pub mod set_record;
