@@ -36,4 +36,5 @@ pub(crate) const BUILTIN_GLOBALS: &[fn(&mut core::registry::Globals<'_>)] = &[
     module::artifact::register_globals,
     module::artifact_load::register_globals,
     module::artifact_export::register_globals,
+    module::artifact_inspect::register_globals,
 ];

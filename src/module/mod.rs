@@ -3,6 +3,7 @@
 
 pub mod artifact;
 pub mod artifact_export;
+pub mod artifact_inspect;
 pub mod artifact_load;
 pub mod library_bin;
 pub mod mlf;

@@ -1,0 +1,135 @@
+//! `ffi.ArtifactInspect`: a human-readable description of an artifact. A
+//! registered `ffi.Artifact.inspect.<format>` (`(ffi.Artifact) -> str`)
+//! describes its format; built in are JSON (pretty-printed), ELF objects,
+//! shared libraries and CUDA cubins (their symbols, read with `object`), and
+//! for anything else the size and SHA-256.
+#![forbid(unsafe_code)]
+
+use super::artifact::{Artifact, ArtifactT};
+use crate::core::any::Any;
+use crate::core::error::{Error, Result};
+use crate::core::json;
+use crate::core::registry::{self, Globals};
+use crate::core::signature::{Obj, StrRet};
+use crate::core::string::{TextKind, str_bytes_of};
+use crate::typed_fn;
+use object::{Object, ObjectSymbol};
+use std::fmt::Write as _;
+
+/// Custom inspectors are globals named this prefix plus the format.
+pub const INSPECT_PREFIX: &str = "ffi.Artifact.inspect.";
+
+/// The one-line summary that starts every description.
+fn summary(a: &Artifact) -> String {
+    format!(
+        "{}/{}: loader {}, format {}, {} bytes, sha256 {}\n",
+        a.codegen_id(),
+        a.file_name(),
+        a.loader(),
+        a.format().as_deref().unwrap_or("(none)"),
+        a.content().len(),
+        a.sha256()
+    )
+}
+
+/// The defined symbols of an ELF (or other object-format) file, or None if
+/// the content is not one.
+fn symbols(content: &[u8]) -> Option<String> {
+    let file = object::File::parse(content).ok()?;
+    let mut rows: Vec<(String, String, u64)> = file
+        .symbols()
+        .chain(file.dynamic_symbols())
+        .filter(|s| s.is_definition() && !s.name().unwrap_or("").is_empty())
+        .map(|s| {
+            (
+                s.name().unwrap_or("").to_owned(),
+                format!("{:?}", s.kind()).to_lowercase(),
+                s.size(),
+            )
+        })
+        .collect();
+    rows.sort();
+    rows.dedup();
+    let mut out = format!(
+        "{:?} {:?} file, {} symbols\n",
+        file.format(),
+        file.kind(),
+        rows.len()
+    );
+    for (name, kind, size) in rows {
+        let _ = writeln!(out, "  {name} ({kind}, {size} bytes)");
+    }
+    Some(out)
+}
+
+/// Describes `a` (see the module docs).
+pub fn inspect(a: &Artifact) -> Result<String> {
+    let format = a.format().unwrap_or_default();
+    if !format.is_empty() {
+        let name = format!("{INSPECT_PREFIX}{format}");
+        if let Some(f) = registry::get_global(name.as_bytes()) {
+            let out = f.call(&[Any::from(a.as_object().clone()).view()])?;
+            return str_bytes_of(out.view(), TextKind::Str)
+                .map(|b| String::from_utf8_lossy(b).into_owned())
+                .ok_or_else(|| Error::type_error(format!("`{name}` must return a str")));
+        }
+    }
+    let mut out = summary(a);
+    if format == "json" {
+        let value = json::parse(a.content())
+            .map_err(|e| e.rewrap(|m| format!("artifact {}: {m}", a.file_name())))?;
+        out += &json::stringify(value.view(), 2)?;
+        out.push('\n');
+    } else if let Some(listing) = symbols(a.content()) {
+        out += &listing;
+    }
+    Ok(out)
+}
+
+/// Registers `ffi.ArtifactInspect`.
+pub fn register_globals(g: &mut Globals<'_>) {
+    g.add(typed_fn!("ffi.ArtifactInspect", |artifact: Obj<
+        '_,
+        ArtifactT,
+    >|
+     -> StrRet {
+        let a = Artifact::from_object((*artifact).clone())?;
+        Ok(StrRet(inspect(&a)?.into_bytes()))
+    }));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_objects_and_raw_bytes() {
+        let j = Artifact::builder("g", "graph", "g.json")
+            .content(br#"{"a":[1,2]}"#)
+            .format("json")
+            .build()
+            .unwrap();
+        let text = inspect(&j).unwrap();
+        assert!(
+            text.starts_with("g/g.json: loader graph, format json, 11 bytes, sha256 "),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("{\n  \"a\": [\n    1,\n    2\n  ]\n}\n"),
+            "{text}"
+        );
+        let obj = super::super::emit::to_object_file(&[1, 2, 3]).unwrap();
+        let o = Artifact::builder("c", "native", "lib.o")
+            .content(&obj)
+            .format("o")
+            .build()
+            .unwrap();
+        let text = inspect(&o).unwrap();
+        assert!(text.contains("__tvm_ffi__library_bin (data, "), "{text}");
+        let raw = Artifact::builder("c", "x", "blob")
+            .content(b"abc")
+            .build()
+            .unwrap();
+        assert_eq!(inspect(&raw).unwrap().lines().count(), 1);
+    }
+}
