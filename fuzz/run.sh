@@ -8,7 +8,7 @@ set -uo pipefail
 seconds="${1:-30}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(library_bin dtype dlpack inspect json)
+[ ${#targets[@]} -eq 0 ] && targets=(library_bin dtype dlpack inspect json artifacts)
 cd "$(dirname "${BASH_SOURCE[0]}")"
 if ! command -v cargo-fuzz >/dev/null 2>&1; then
   cargo install cargo-fuzz --locked >/dev/null 2>&1 || exit 3
@@ -18,7 +18,10 @@ rc=0
 for t in "${targets[@]}"; do
   mkdir -p "corpus/$t"
   log="../target/fuzz-$t.log"
-  RUSTC_BOOTSTRAP=1 cargo fuzz run "$t" "corpus/$t" -- -max_total_time="$seconds" >"$log" 2>&1
+  # Committed seeds (fuzz/seeds/<target>) are read; new inputs go to corpus/.
+  seeds=()
+  [ -d "seeds/$t" ] && seeds=("seeds/$t")
+  RUSTC_BOOTSTRAP=1 cargo fuzz run "$t" "corpus/$t" "${seeds[@]}" -- -max_total_time="$seconds" >"$log" 2>&1
   r=$?
   # libFuzzer's final line: "Done N runs in S second(s)".
   echo "fuzz $t: $(grep -o 'Done [0-9]* runs in [0-9]* second(s)' "$log" | tail -1 || true) exit $r"
