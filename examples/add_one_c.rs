@@ -8,67 +8,18 @@
 //!
 //! `cargo run --release --example add_one_c`
 
-use std::path::{Path, PathBuf};
+#[path = "common/mod.rs"]
+mod common;
+
+use common::{build_cdylib, build_host, cc, dirs};
 use std::process::Command;
 use tvm_ffi::module::emit::build_shared_library;
 use tvm_ffi::module::inspect::inspect;
 use tvm_ffi::module::library_bin::{LIB_KIND, LibraryBin, ModuleEntry, write};
 
-/// Runs the C compiler (as the `cc` crate finds it for this target).
-fn cc(args: &[&dyn AsRef<std::ffi::OsStr>]) {
-    let compiler = cc::Build::new()
-        .cargo_metadata(false)
-        .target(env!("TARGET_TRIPLE"))
-        .host(env!("TARGET_TRIPLE"))
-        .opt_level(2)
-        .get_compiler();
-    let mut cmd = compiler.to_command();
-    for a in args {
-        cmd.arg(a);
-    }
-    assert!(
-        cmd.status().expect("run the C compiler").success(),
-        "C compilation failed"
-    );
-}
-
-/// Building an example does not build the crate's cdylib, which the C host
-/// links: build it (for the example's own profile) through the cargo that
-/// runs us, so that `cargo run --example add_one_c` works on a fresh clone.
-fn build_cdylib(root: &Path, lib_dir: &Path) {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let mut cmd = Command::new(cargo);
-    cmd.current_dir(root).args(["build", "--lib"]);
-    if lib_dir.file_name().is_some_and(|p| p == "release") {
-        cmd.arg("--release");
-    }
-    // Into the same target directory as this example.
-    if let Some(target_dir) = lib_dir.parent() {
-        cmd.arg("--target-dir").arg(target_dir);
-    }
-    assert!(
-        cmd.status().expect("run cargo build --lib").success(),
-        "building libtvm_ffi.so failed"
-    );
-    assert!(
-        lib_dir.join("libtvm_ffi.so").exists(),
-        "{} has no libtvm_ffi.so",
-        lib_dir.display()
-    );
-}
-
 fn main() {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    // The example binary lives in target/<profile>/examples; the cdylib one up.
-    let exe = std::env::current_exe().expect("current executable path");
-    let lib_dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("target/<profile>")
-        .to_path_buf();
+    let (root, lib_dir, out, include) = dirs();
     build_cdylib(&root, &lib_dir);
-    let out = lib_dir.join("examples");
-    let include = root.join("include");
 
     // 1. The kernel, as a compiler would emit it.
     let kernel_o = out.join("add_one_kernel.o");
@@ -103,17 +54,12 @@ fn main() {
 
     // 3. The host, through the C API.
     let host = out.join("add_one_host");
-    cc(&[
+    build_host(
         &root.join("examples/add_one_c/main.c"),
-        &"-I",
         &include,
-        &"-L",
         &lib_dir,
-        &format!("-Wl,-rpath,{}", lib_dir.display()),
-        &"-ltvm_ffi",
-        &"-o",
         &host,
-    ]);
+    );
     let status = Command::new(&host)
         .arg(&kernel_so)
         .status()

@@ -40,6 +40,16 @@ const PASSES: &[Pass] = &[
         },
     },
     Pass {
+        out: "include/tvm/ffi/extra/artifact.h",
+        sources: &["src/capi/artifact.rs"],
+        adjust: |c| {
+            c.include_guard = Some("TVM_FFI_EXTRA_ARTIFACT_H_".into());
+            c.sys_includes = vec!["tvm/ffi/c_api.h".into()];
+            c.after_includes = None;
+            c.trailer = None;
+        },
+    },
+    Pass {
         out: "include/dlpack/dlpack.h",
         sources: &["src/abi/dlpack.rs"],
         adjust: |c| {

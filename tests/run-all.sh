@@ -72,6 +72,7 @@ fi
 
 echo "== example"
 cargo run --release --locked --example add_one_c
+cargo run --release --locked --example artifacts_c
 
 if command -v valgrind >/dev/null 2>&1; then
   echo "== C tests under valgrind (our library): no leaks, no invalid accesses"

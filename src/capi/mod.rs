@@ -4,6 +4,7 @@
 //! and panics into a raised error and a nonzero return.
 #![allow(non_snake_case, reason = "C API names")]
 
+mod artifact;
 mod dtype;
 mod env;
 mod error;
@@ -16,6 +17,7 @@ mod string;
 mod tensor;
 mod type_table;
 
+pub use artifact::*;
 pub use dtype::*;
 pub use env::*;
 pub use error::*;

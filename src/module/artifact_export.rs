@@ -83,6 +83,18 @@ pub fn set_from_file(path: &Path) -> Result<ArtifactSet> {
     set_record::decode(record, set_record::copied)
 }
 
+/// `ffi.ArtifactSetExportModelLibraryFormat`: the tarball at `path`.
+pub fn export_model_library_format(set: &ArtifactSet, path: &Path) -> Result<()> {
+    std::fs::write(path, mlf::export(set)?)
+        .map_err(|e| Error::runtime(format!("cannot write {}: {e}", path.display())))
+}
+
+/// `ffi.ArtifactSetFromModelLibraryFormat`: the set of the tarball at
+/// `path` (a regular file, mapped and read in memory).
+pub fn set_from_model_library_format(path: &Path) -> Result<ArtifactSet> {
+    mlf::import(&map_file(path)?)
+}
+
 /// Registers the export and read-back globals.
 pub fn register_globals(g: &mut Globals<'_>) {
     let path_arg = |s: &Str<'_>| Path::new(OsStr::from_bytes(s.0)).to_path_buf();
@@ -99,17 +111,18 @@ pub fn register_globals(g: &mut Globals<'_>) {
     g.add(typed_fn!(
         "ffi.ArtifactSetExportModelLibraryFormat",
         |set: Obj<'_, ArtifactSetT>, path: Str<'_>| -> () {
-            let tar = mlf::export(&ArtifactSet::from_object((*set).clone())?)?;
-            let path = path_arg(&path);
-            std::fs::write(&path, tar)
-                .map_err(|e| Error::runtime(format!("cannot write {}: {e}", path.display())))
+            export_model_library_format(
+                &ArtifactSet::from_object((*set).clone())?,
+                &path_arg(&path),
+            )
         }
     ));
     g.add(typed_fn!(
         "ffi.ArtifactSetFromModelLibraryFormat",
         |path: Str<'_>| -> Owned<ArtifactSetT> {
-            let data = map_file(&path_arg(&path))?;
-            Ok(Owned::new(mlf::import(&data)?.into_object()))
+            Ok(Owned::new(
+                set_from_model_library_format(&path_arg(&path))?.into_object(),
+            ))
         }
     ));
     g.add(typed_fn!(
