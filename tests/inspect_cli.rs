@@ -44,3 +44,128 @@ fn inspects_an_object_file_written_by_the_writer() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("not an object file"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Writes a relocatable object with a `__tvm_ffi__cubin_<name>` / `_end`
+/// pair around `bytes`.
+fn object_with_cubin(name: &str, bytes: &[u8]) -> Vec<u8> {
+    use object::write::{Object, StandardSection, Symbol, SymbolSection};
+    use object::{Architecture, BinaryFormat, Endianness, SymbolFlags, SymbolKind, SymbolScope};
+    let mut obj = Object::new(BinaryFormat::Elf, Architecture::X86_64, Endianness::Little);
+    let section = obj.section_id(StandardSection::ReadOnlyData);
+    let start = obj.append_section_data(section, bytes, 8);
+    for (sym, at) in [
+        (format!("__tvm_ffi__cubin_{name}"), start),
+        (
+            format!("__tvm_ffi__cubin_{name}_end"),
+            start + bytes.len() as u64,
+        ),
+    ] {
+        obj.add_symbol(Symbol {
+            name: sym.into_bytes(),
+            value: at,
+            size: 0,
+            kind: SymbolKind::Data,
+            scope: SymbolScope::Dynamic,
+            weak: false,
+            section: SymbolSection::Section(section),
+            flags: SymbolFlags::None,
+        });
+    }
+    obj.write().unwrap()
+}
+
+#[test]
+fn lists_and_extracts_artifacts_and_cubins() {
+    use tvm_ffi::module::artifact::{Artifact, ArtifactSet};
+    let dir =
+        std::env::temp_dir().join(format!("tvm-ffi-inspect-artifacts-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let cli = || Command::new(env!("CARGO_BIN_EXE_tvm-ffi-inspect"));
+
+    let cubin = dir.join("kernels.o");
+    std::fs::write(&cubin, object_with_cubin("gemm", &[0u8; 100])).unwrap();
+    let out = cli().arg(&cubin).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && text.contains("cubins (1):\n    gemm (100 bytes)"),
+        "{text}"
+    );
+
+    let a = Artifact::builder("cuda", "cuda_module", "k.cubin")
+        .content(b"cubin bytes")
+        .format("cubin")
+        .build()
+        .unwrap();
+    let g = Artifact::builder("graph", "graph", "g.json")
+        .content(b"{}")
+        .format("json")
+        .build()
+        .unwrap();
+    let set = ArtifactSet::new(vec![a, g], None).unwrap();
+    let tar = dir.join("model.tar");
+    std::fs::write(&tar, tvm_ffi::module::mlf::export(&set).unwrap()).unwrap();
+    let out = cli().arg(&tar).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("Model Library Format tarball"), "{text}");
+    assert!(
+        text.contains("cuda/k.cubin  loader cuda_module  format cubin  11 bytes  sha256 "),
+        "{text}"
+    );
+
+    let extracted = dir.join("out");
+    let out = cli()
+        .arg("--extract")
+        .arg(&extracted)
+        .arg(&tar)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read(extracted.join("cuda/k.cubin")).unwrap(),
+        b"cubin bytes"
+    );
+    assert_eq!(
+        std::fs::read(extracted.join("graph/g.json")).unwrap(),
+        b"{}"
+    );
+
+    // A codegen directory that is a link out of DIR is refused, nothing written there.
+    let outside = dir.join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let trap = dir.join("trap");
+    std::fs::create_dir_all(&trap).unwrap();
+    std::os::unix::fs::symlink(&outside, trap.join("cuda")).unwrap();
+    let out = cli()
+        .arg("--extract")
+        .arg(&trap)
+        .arg(&tar)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("is not a directory"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(std::fs::read_dir(&outside).unwrap().next().is_none());
+
+    // A file without a set: a one-line error, nonzero status.
+    let out = cli()
+        .arg("--extract")
+        .arg(&extracted)
+        .arg(&cubin)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.trim_end().ends_with("records no artifact set"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -193,9 +193,12 @@ impl ObjType for ArtifactSetT {
     }
 }
 
-/// Checks a `codegen_id` or `loader`: non-empty, `[A-Za-z0-9_.-]+`.
+/// Checks a `codegen_id` or `loader`: non-empty, `[A-Za-z0-9_.-]+`, and
+/// not `.` or `..` (a codegen_id names a directory on extraction).
 fn check_id(field: &str, value: &[u8]) -> Result<()> {
     let ok = !value.is_empty()
+        && value != b"."
+        && value != b".."
         && value
             .iter()
             .all(|&b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'));
@@ -203,7 +206,7 @@ fn check_id(field: &str, value: &[u8]) -> Result<()> {
         Ok(())
     } else {
         Err(Error::value(format!(
-            "`{field}` must be non-empty and match [A-Za-z0-9_.-]+, got \"{}\"",
+            "`{field}` must match [A-Za-z0-9_.-]+ and not be `.` or `..`, got \"{}\"",
             String::from_utf8_lossy(value).escape_debug()
         )))
     }

@@ -95,6 +95,66 @@ pub fn set_from_model_library_format(path: &Path) -> Result<ArtifactSet> {
     mlf::import(&map_file(path)?)
 }
 
+/// The artifact set a file holds: a Model Library Format tarball, or a
+/// library or object file recording one; None for a file with no set.
+pub fn read_set(path: &Path) -> Result<Option<ArtifactSet>> {
+    let data = map_file(path)?;
+    // A POSIX tarball says `ustar` at byte 257.
+    if data.get(257..262) == Some(b"ustar") {
+        return mlf::import(&data).map(Some);
+    }
+    match embedded_library_bin(&data)? {
+        None => Ok(None),
+        Some(blob) => {
+            let tree = library_bin::parse(blob).map_err(|e| Error::value(e.to_string()))?;
+            tree.modules
+                .iter()
+                .find(|m| m.kind == set_record::KIND.as_bytes())
+                .map(|m| set_record::decode(m.payload.unwrap_or(&[]), set_record::copied))
+                .transpose()
+        }
+    }
+}
+
+/// Writes each artifact of `set` to `dir/<codegen_id>/<file_name>` and
+/// returns the paths. Nothing is written outside `dir`: names are single
+/// path components (checked when each artifact was made), an existing
+/// `<codegen_id>` that is not a plain directory (a symbolic link) is
+/// refused, and files are opened without following links.
+pub fn extract(set: &ArtifactSet, dir: &Path) -> Result<Vec<std::path::PathBuf>> {
+    use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt;
+    let io = |what: &Path, e: std::io::Error| {
+        Error::runtime(format!("cannot write {}: {e}", what.display()))
+    };
+    std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
+    let mut written = Vec::new();
+    for a in set.artifacts() {
+        let sub = dir.join(a.codegen_id());
+        match std::fs::symlink_metadata(&sub) {
+            Ok(m) if !m.file_type().is_dir() => {
+                return Err(Error::value(format!(
+                    "{} exists and is not a directory (a link is not followed)",
+                    sub.display()
+                )));
+            }
+            Ok(_) => {}
+            Err(_) => std::fs::create_dir(&sub).map_err(|e| io(&sub, e))?,
+        }
+        let path = sub.join(a.file_name());
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&path)
+            .map_err(|e| io(&path, e))?;
+        file.write_all(a.content()).map_err(|e| io(&path, e))?;
+        written.push(path);
+    }
+    Ok(written)
+}
+
 /// Registers the export and read-back globals.
 pub fn register_globals(g: &mut Globals<'_>) {
     let path_arg = |s: &Str<'_>| Path::new(OsStr::from_bytes(s.0)).to_path_buf();

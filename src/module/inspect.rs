@@ -15,7 +15,13 @@ pub struct Inspection {
     pub functions: Vec<String>,
     /// The decoded module tree, if the file embeds one.
     pub library_bin: Option<Vec<ModuleSummary>>,
+    /// Embedded CUDA binaries: `(name, bytes)` of each
+    /// `__tvm_ffi__cubin_<name>` / `__tvm_ffi__cubin_<name>_end` pair.
+    pub cubins: Vec<(String, u64)>,
 }
+
+/// The prefix of embedded cubin symbols (start; the end adds `_end`).
+pub const CUBIN_PREFIX: &str = "__tvm_ffi__cubin_";
 
 /// One module of an embedded tree.
 #[derive(Debug, PartialEq, Eq)]
@@ -54,6 +60,25 @@ pub fn embedded_library_bin(data: &[u8]) -> Result<Option<&[u8]>> {
     Ok(None)
 }
 
+/// The `__tvm_ffi__cubin_<name>` / `_end` symbol pairs, sorted by name.
+fn cubins(file: &object::File<'_>) -> Vec<(String, u64)> {
+    let mut starts = std::collections::BTreeMap::new();
+    let mut ends = std::collections::BTreeMap::new();
+    for sym in file.dynamic_symbols().chain(file.symbols()) {
+        let Some(name) = sym.name().ok().and_then(|n| n.strip_prefix(CUBIN_PREFIX)) else {
+            continue;
+        };
+        match name.strip_suffix("_end") {
+            Some(base) => ends.insert(base.to_owned(), sym.address()),
+            None => starts.insert(name.to_owned(), sym.address()),
+        };
+    }
+    starts
+        .into_iter()
+        .filter_map(|(name, start)| Some((name.clone(), ends.get(&name)?.checked_sub(start)?)))
+        .collect()
+}
+
 fn parse(data: &[u8]) -> Result<object::File<'_>> {
     object::File::parse(data).map_err(|e| Error::value(format!("not an object file: {e}")))
 }
@@ -77,6 +102,7 @@ pub fn inspect(data: &[u8]) -> Result<Inspection> {
         }
     }
     out.functions.sort();
+    out.cubins = cubins(&file);
     if let Some(blob) = embedded_library_bin(data)? {
         let tree = library_bin::parse(blob).map_err(|e| Error::value(e.to_string()))?;
         out.library_bin = Some(
