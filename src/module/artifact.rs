@@ -318,11 +318,29 @@ impl Artifact {
         metadata: Option<&ObjectRef>,
     ) -> Result<Artifact> {
         make_artifact(
-            codegen_id.as_bytes(),
-            loader.as_bytes(),
-            file_name.as_bytes(),
+            [codegen_id, loader, file_name].map(str::as_bytes),
             content,
             metadata,
+            Digest::Verify,
+        )
+    }
+
+    /// Like [`Artifact::new`], but a `sha256` in `metadata` is taken as it
+    /// is instead of recomputed: for contents read from a library image this
+    /// process loaded and so already trusts (its code runs), where hashing
+    /// would touch every page of large constants.
+    pub fn with_recorded_digest(
+        codegen_id: &str,
+        loader: &str,
+        file_name: &str,
+        content: Any,
+        metadata: Option<&ObjectRef>,
+    ) -> Result<Artifact> {
+        make_artifact(
+            [codegen_id, loader, file_name].map(str::as_bytes),
+            content,
+            metadata,
+            Digest::TrustRecorded,
         )
     }
 
@@ -483,33 +501,51 @@ fn content_value(content: Any) -> Result<Any> {
     }
 }
 
-/// `ffi.Artifact`.
+/// Whether a supplied `sha256` is checked against the content.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Digest {
+    /// Compute it; a supplied one must match.
+    Verify,
+    /// Keep a supplied one as it is (computed only when absent).
+    TrustRecorded,
+}
+
+/// `ffi.Artifact`: `names` are the codegen_id, loader and file_name.
 fn make_artifact(
-    codegen_id: &[u8],
-    loader: &[u8],
-    file_name: &[u8],
+    names: [&[u8]; 3],
     content: Any,
     metadata: Option<&ObjectRef>,
+    digest: Digest,
 ) -> Result<Artifact> {
+    let [codegen_id, loader, file_name] = names;
     check_id("codegen_id", codegen_id)?;
     check_id("loader", loader)?;
     check_file_name("file_name", file_name)?;
     let content = content_value(content)?;
-    let sha = sha256_hex(content.view().as_bytes().unwrap_or(&[]));
+    let bytes = content.view().as_bytes().unwrap_or(&[]);
     let mut pairs = Vec::new();
+    let mut recorded = None;
     for (key, value) in str_map_items("metadata", metadata)? {
         check_artifact_meta(&key, value.view())?;
         if key == "sha256" {
-            let given = as_text(value.view()).unwrap_or("");
+            recorded = Some(as_text(value.view()).unwrap_or("").to_owned());
+            continue;
+        }
+        pairs.push((make_text(key.as_bytes(), TextKind::Str), value));
+    }
+    let sha = match recorded {
+        Some(given) if digest == Digest::TrustRecorded => given,
+        Some(given) => {
+            let sha = sha256_hex(bytes);
             if given != sha {
                 return Err(Error::value(format!(
                     "`metadata[\"sha256\"]` is {given} but the content's SHA-256 is {sha}"
                 )));
             }
-            continue;
+            sha
         }
-        pairs.push((make_text(key.as_bytes(), TextKind::Str), value));
-    }
+        None => sha256_hex(bytes),
+    };
     pairs.push((
         make_text(b"sha256", TextKind::Str),
         make_text(sha.as_bytes(), TextKind::Str),
@@ -777,11 +813,10 @@ pub fn register_globals(g: &mut Globals<'_>) {
     >|
      -> Owned<ArtifactT> {
         let a = make_artifact(
-            codegen_id.0,
-            loader.0,
-            file_name.0,
+            [codegen_id.0, loader.0, file_name.0],
             content.to_owned_any()?,
             metadata.as_deref(),
+            Digest::Verify,
         )?;
         Ok(Owned::new(a.into_object()))
     }));

@@ -80,7 +80,7 @@ pub fn set_from_file(path: &Path) -> Result<ArtifactSet> {
         .find(|m| m.kind == set_record::KIND.as_bytes())
         .and_then(|m| m.payload)
         .ok_or_else(none)?;
-    set_record::decode(record, set_record::copied)
+    set_record::decode(record)
 }
 
 /// `ffi.ArtifactSetExportModelLibraryFormat`: the tarball at `path`.
@@ -110,7 +110,7 @@ pub fn read_set(path: &Path) -> Result<Option<ArtifactSet>> {
             tree.modules
                 .iter()
                 .find(|m| m.kind == set_record::KIND.as_bytes())
-                .map(|m| set_record::decode(m.payload.unwrap_or(&[]), set_record::copied))
+                .map(|m| set_record::decode(m.payload.unwrap_or(&[])))
                 .transpose()
         }
     }

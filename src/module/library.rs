@@ -11,7 +11,7 @@ use super::symbols::*;
 use super::{artifact_load, set_record};
 use crate::abi::*;
 use crate::core::error::{Error, ErrorKind, Result};
-use crate::core::string::{TextKind, make_text, static_bytes};
+use crate::core::string::{TextKind, make_text};
 use crate::core::{Any, Function, registry};
 use core::ffi::{c_int, c_void};
 use std::collections::HashMap;
@@ -435,7 +435,7 @@ fn library_module(symbols: Arc<Symbols>) -> Result<Module> {
     })?;
     for record in records {
         // The contents stay in the image (mapped for good): not copied.
-        let set = set_record::decode(record, static_bytes)?;
+        let set = set_record::decode_in_image(record)?;
         artifact_load::attach(&set, &root)?;
     }
     Ok(root)

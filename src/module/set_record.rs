@@ -20,15 +20,18 @@
 //! of them). Every content starts at a multiple of [`CONTENT_ALIGNMENT`], so
 //! constants stay aligned inside a loaded library.
 //!
-//! Reading a record back re-creates each artifact, which recomputes its
-//! SHA-256 and refuses a content that does not match the recorded one.
+//! Reading a record back from a file re-creates each artifact, which
+//! recomputes its SHA-256 and refuses a content that does not match the
+//! recorded one; reading it from a loaded library image keeps the recorded
+//! digests (see [`decode_in_image`]).
 #![forbid(unsafe_code)]
 
 use super::artifact::{Artifact, ArtifactSet};
 use crate::abi::{kTVMFFIArray, kTVMFFIInt, kTVMFFIMap};
 use crate::core::any::Any;
 use crate::core::error::{Error, Result};
-use crate::core::string::{TextKind, make_text, str_bytes_of};
+use crate::core::object::ObjectRef;
+use crate::core::string::{TextKind, make_text, static_bytes, str_bytes_of};
 use crate::core::{json, map, seq};
 
 /// The magic bytes that start a record.
@@ -121,11 +124,43 @@ fn size_field(m: &Any, key: &str) -> Result<usize> {
         .ok_or_else(|| malformed(format!("\"{key}\" is not a non-negative int")))
 }
 
-/// Reads a record back into a set. `content` makes the bytes value of each
-/// artifact from its slice of `bytes` (a copy, or a reference into memory
-/// that outlives the set). Checks every offset, every SHA-256 and the ABI
-/// handshake.
-pub fn decode<'a>(bytes: &'a [u8], content: impl Fn(&'a [u8]) -> Any) -> Result<ArtifactSet> {
+/// Reads a record held in a library image this process loaded (mapped for
+/// good, and trusted: its code runs). Contents are referenced in place and
+/// the recorded SHA-256s kept, so nothing is copied or hashed and large
+/// constants are not even paged in. Offsets and the ABI handshake are
+/// checked.
+pub fn decode_in_image(bytes: &'static [u8]) -> Result<ArtifactSet> {
+    decode_with(bytes, |names, slice, metadata| {
+        Artifact::with_recorded_digest(
+            &names[0],
+            &names[1],
+            &names[2],
+            static_bytes(slice),
+            metadata,
+        )
+    })
+}
+
+/// Reads a record back into a set: contents are copied, and every offset,
+/// every SHA-256 and the ABI handshake are checked.
+pub fn decode(bytes: &[u8]) -> Result<ArtifactSet> {
+    decode_with(bytes, |names, slice, metadata| {
+        Artifact::new(
+            &names[0],
+            &names[1],
+            &names[2],
+            make_text(slice, TextKind::Bytes),
+            metadata,
+        )
+    })
+}
+
+/// The reader behind both: `make` builds each artifact from its names,
+/// its content slice and its metadata.
+fn decode_with<'a>(
+    bytes: &'a [u8],
+    make: impl Fn(&[String; 3], &'a [u8], Option<&ObjectRef>) -> Result<Artifact>,
+) -> Result<ArtifactSet> {
     if bytes.len() < 24 || &bytes[..8] != MAGIC {
         return Err(malformed("bad magic"));
     }
@@ -165,21 +200,15 @@ pub fn decode<'a>(bytes: &'a [u8], content: impl Fn(&'a [u8]) -> Any) -> Result<
                 ))
             })?;
         let metadata = field(&entry, "metadata")?.view().to_object();
-        artifacts.push(Artifact::new(
-            &str_field(&entry, "codegen_id")?,
-            &str_field(&entry, "loader")?,
-            &str_field(&entry, "file_name")?,
-            content(&bytes[range]),
-            metadata.as_ref(),
-        )?);
+        let names = [
+            str_field(&entry, "codegen_id")?,
+            str_field(&entry, "loader")?,
+            str_field(&entry, "file_name")?,
+        ];
+        artifacts.push(make(&names, &bytes[range], metadata.as_ref())?);
     }
     let metadata = field(&header, "metadata")?.view().to_object();
     let set = ArtifactSet::new(artifacts, metadata.as_ref())?;
     set.check_abi()?;
     Ok(set)
-}
-
-/// A bytes value copying `bytes`.
-pub fn copied(bytes: &[u8]) -> Any {
-    make_text(bytes, TextKind::Bytes)
 }
