@@ -78,12 +78,39 @@ static void release_managed(DLManagedTensorVersioned* m) {
   (void)m;
 }
 
+/* A custom inspector for format "bin". */
+static int inspect_bin(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
+  (void)self;
+  (void)args;
+  (void)n;
+  TVMFFIByteArray text = byte_array("a custom view of a bin artifact");
+  return TVMFFIStringFromByteArray(&text, result);
+}
+
+/* Prints ffi.ArtifactInspect of an artifact. */
+static void print_inspect(TVMFFIAny artifact) {
+  TVMFFIAny text = call_global("ffi.ArtifactInspect", &artifact, 1);
+  TVMFFIByteArray b = any_text(&text);
+  printf("inspect: %.*s\n", (int)b.size, b.data);
+  any_release(&text);
+}
+
 int main(void) {
   TVMFFIAny a = any_none();
   CHECK_OK(make_artifact("c", "native", "lib0.c", "int x;", map_of("format", any_str("c")), &a));
   print_fields(a.v_obj);
   print_meta(a.v_obj, "format");
   print_meta(a.v_obj, "sha256");
+  print_inspect(a);
+  TVMFFIObjectHandle inspector = NULL;
+  CHECK_OK(TVMFFIFunctionCreate(NULL, inspect_bin, NULL, &inspector));
+  TVMFFIByteArray inspector_name = byte_array("ffi.Artifact.inspect.bin");
+  CHECK_OK(TVMFFIFunctionSetGlobal(&inspector_name, inspector, 0));
+  TVMFFIObjectDecRef(inspector);
+  TVMFFIAny bin = any_none();
+  CHECK_OK(make_artifact("dsp", "dsp", "k.bin", "\x01\x02", map_of("format", any_str("bin")), &bin));
+  print_inspect(bin);
+  any_release(&bin);
 
   /* Names and metadata are checked; each error names the field. */
   const char* bad_files[] = {"", ".", "..", "a/b", "a\\b"};
