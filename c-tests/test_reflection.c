@@ -49,7 +49,8 @@ static const char* kSkippedGlobals[] = {
     "ffi.StructuralMap", "ffi.StructuralMutate", "ffi.StructuralVisitor", "ffi.StructuralMutator",
     "ffi.VisitErrorContext.FindAccessPaths",
     /* ours only: the artifact and inspection extensions */
-    "ffi.LibraryBin", "ffi.InspectFile", "ffi.ModuleFromExternC", "ffi.Artifact", NULL};
+    "ffi.LibraryBin", "ffi.InspectFile", "ffi.ModuleFromExternC", "ffi.Artifact",
+    "ffi.Module.load_from_bytes.ffi.ArtifactSet", NULL};
 static const char* kSkippedColumnTypes[] = {"ffi.StructuralVisitor", "ffi.StructuralMutator",
                                             "ffi.StructuralKey", NULL};
 static const char* kStructuralColumns[] = {"__s_visit__", "__s_mutate__",

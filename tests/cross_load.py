@@ -50,6 +50,21 @@ check("the official runtime runs a function of our artifact", m["add"](40, 2) ==
 check("its loader received the payload", seen == [b"payload-bytes"])
 check("the import tree was rebuilt", len(m.imports) == 1)
 
+# An artifact set exported by our library (a C kernel, 1 MiB of constants for
+# it, 3 small artifacts of a custom loader), loaded by the official runtime:
+# the library's bootstrap hands the kernel its constants at dlopen, and
+# registers a loader for the set record entry, which that runtime lacks.
+tool = os.path.join(tmp, "artifact_memory")
+lib_dir = str(root / "target" / "release")
+subprocess.check_call(
+    ["cc", "-O2", "-std=c11", "-I", str(root / "include"), str(root / "c-tests" / "bench" / "artifact_memory.c"),
+     "-L", lib_dir, "-Wl,-rpath," + lib_dir, "-ltvm_ffi", "-o", tool]
+)
+exported = os.path.join(tmp, "artifact_set.so")
+subprocess.check_call([tool, "make", exported, "1", "3"], stdout=subprocess.DEVNULL)
+m = tvm_ffi.load_module(exported)
+check("the official runtime loads an exported artifact set", m["first"]() == 1.5)
+
 functions, modules = ours["inspect_file"](so)
 check("inspection lists the exported functions", {"add", "call_imported", "context_value"} <= set(functions))
 check("inspection decodes the tree", [list(x) for x in modules] == [["_lib", 0, [1]], ["test_kind", 13, []]])

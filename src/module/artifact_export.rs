@@ -6,7 +6,8 @@
 //! set (`mlf`) is written and read here as well.
 #![forbid(unsafe_code)]
 
-use super::artifact::{ArtifactSet, ArtifactSetT};
+use super::artifact::{Artifact, ArtifactSet, ArtifactSetT};
+use super::bootstrap;
 use super::emit::{check_operand, to_object_file, with_scratch_dir};
 use super::image::map_file;
 use super::inspect::embedded_library_bin;
@@ -42,15 +43,26 @@ pub fn library_bin_of(set: &ArtifactSet) -> Result<Vec<u8>> {
     library_bin::write(&tree).map_err(|e| Error::value(e.to_string()))
 }
 
-/// `ffi.ArtifactSetExportLibrary`: one shared library at `path`.
+/// The codegen directory the constants bootstrap is compiled in.
+const BOOTSTRAP_CODEGEN: &str = "_tvm_ffi_rs_bootstrap";
+
+/// `ffi.ArtifactSetExportLibrary`: one shared library at `path`, with the
+/// constants bootstrap (`bootstrap`) linked in.
 pub fn export_library(set: &ArtifactSet, path: &Path) -> Result<()> {
     check_operand("output", path)?;
-    let native: Vec<_> = set
+    let mut native: Vec<_> = set
         .artifacts()
         .into_iter()
         .filter(|a| a.loader() == NATIVE_LOADER)
         .collect();
     let blob = library_bin_of(set)?;
+    // Compiled with the native code, not part of the set.
+    native.push(
+        Artifact::builder(BOOTSTRAP_CODEGEN, NATIVE_LOADER, "constants_bootstrap.c")
+            .content(bootstrap::source(set, &blob)?.as_bytes())
+            .format("c")
+            .build()?,
+    );
     let output = std::path::absolute(path)
         .map_err(|e| Error::runtime(format!("cannot resolve {}: {e}", path.display())))?;
     with_scratch_dir(|dir| {

@@ -25,12 +25,12 @@ use super::emit::with_scratch_dir;
 use super::library::{load_dso, main_program};
 use super::native::{NATIVE_LOADER, build_native_library};
 use super::object::Module;
-use super::params;
+use super::{params, set_record};
 use crate::abi::kTVMFFIMap;
 use crate::core::any::Any;
 use crate::core::error::{Error, Result};
 use crate::core::registry::Globals;
-use crate::core::signature::{ModuleT, Obj, Owned};
+use crate::core::signature::{BytesArg, ModuleT, Obj, Owned};
 use crate::core::string::{TextKind, make_text};
 use crate::core::{map, registry, seq, tensor};
 use crate::typed_fn;
@@ -54,28 +54,31 @@ pub fn load_set(set: &ArtifactSet) -> Result<Module> {
     } else {
         load_native(&native)?
     };
-    attach(set, &host)?;
+    attach(set, &host, false)?;
     Ok(host)
 }
 
 /// Completes the load of `set` onto `host`, the module of its native code
 /// (just built, or the exported library being loaded): the custom loaders'
-/// modules are imported into it and every code module gets its constants.
-pub fn attach(set: &ArtifactSet, host: &Module) -> Result<()> {
+/// modules are imported into it and every code module gets its constants;
+/// the host's own when `native_constants_done` is false (an exported
+/// library's bootstrap handed them over at `dlopen`).
+pub fn attach(set: &ArtifactSet, host: &Module, native_constants_done: bool) -> Result<()> {
     let mut groups: BTreeMap<String, Vec<Artifact>> = BTreeMap::new();
     for a in set.artifacts() {
         groups.entry(a.loader().to_owned()).or_default().push(a);
     }
     let constants = groups.remove(CONSTANTS_LOADER).unwrap_or_default();
     // Each code module and the codegen ids it was made from.
-    let mut made: Vec<(Module, BTreeSet<String>)> = Vec::new();
+    let mut made: Vec<(Option<Module>, BTreeSet<String>)> = Vec::new();
     if let Some(native) = groups.remove(NATIVE_LOADER) {
-        made.push((host.clone(), codegen_ids(&native)));
+        let target = (!native_constants_done).then(|| host.clone());
+        made.push((target, codegen_ids(&native)));
     }
     for (loader, artifacts) in groups {
         let m = run_loader(&loader, &artifacts)?;
         host.import(&m)?;
-        made.push((m, codegen_ids(&artifacts)));
+        made.push((Some(m), codegen_ids(&artifacts)));
     }
     init_constants(&constants, &made)
 }
@@ -152,8 +155,12 @@ pub fn constants_of(a: &Artifact) -> Result<Vec<(String, Any)>> {
         .collect())
 }
 
-/// Hands every code module the merged constants of its codegen ids.
-fn init_constants(constants: &[Artifact], made: &[(Module, BTreeSet<String>)]) -> Result<()> {
+/// Hands every code module the merged constants of its codegen ids (a
+/// module of None has had them already).
+fn init_constants(
+    constants: &[Artifact],
+    made: &[(Option<Module>, BTreeSet<String>)],
+) -> Result<()> {
     let mut by_id: BTreeMap<&str, Vec<(String, Any)>> = BTreeMap::new();
     for a in constants {
         let merged = by_id.entry(a.codegen_id()).or_default();
@@ -175,6 +182,7 @@ fn init_constants(constants: &[Artifact], made: &[(Module, BTreeSet<String>)]) -
         }
     }
     for (module, ids) in made {
+        let Some(module) = module else { continue };
         let pairs: Vec<(Any, Any)> = ids
             .iter()
             .filter_map(|id| by_id.get(id.as_str()))
@@ -201,8 +209,17 @@ fn init_constants(constants: &[Artifact], made: &[(Module, BTreeSet<String>)]) -
     Ok(())
 }
 
-/// Registers `ffi.ArtifactSetLoad`.
+/// Registers `ffi.ArtifactSetLoad`, and the loader of the set record as a
+/// module entry (`ffi.Module.load_from_bytes.ffi.ArtifactSet`: the record
+/// read back and loaded as by `ffi.ArtifactSetLoad`).
 pub fn register_globals(g: &mut Globals<'_>) {
+    g.add(typed_fn!(
+        "ffi.Module.load_from_bytes.ffi.ArtifactSet",
+        |record: BytesArg<'_>| -> Owned<ModuleT> {
+            let set = set_record::decode(record.0)?;
+            Ok(Owned::new(load_set(&set)?.into_object()))
+        }
+    ));
     g.add(typed_fn!("ffi.ArtifactSetLoad", |set: Obj<
         '_,
         ArtifactSetT,

@@ -8,7 +8,7 @@ use super::image;
 use super::library_bin::{self, LIB_KIND};
 use super::object::{Module, ModuleKind};
 use super::symbols::*;
-use super::{artifact_load, set_record};
+use super::{artifact_load, bootstrap, set_record};
 use crate::abi::*;
 use crate::core::error::{Error, ErrorKind, Result};
 use crate::core::string::{TextKind, make_text};
@@ -433,12 +433,52 @@ fn library_module(symbols: Arc<Symbols>) -> Result<Module> {
             symbols.describe()
         ))
     })?;
-    for record in records {
-        // The contents stay in the image (mapped for good): not copied.
-        let set = set_record::decode_in_image(record)?;
-        artifact_load::attach(&set, &root)?;
+    if !records.is_empty() {
+        let native_done = bootstrap_outcome(&symbols)?;
+        for record in records {
+            // The contents stay in the image (mapped for good): not copied.
+            let set = set_record::decode_in_image(record)?;
+            artifact_load::attach(&set, &root, native_done)?;
+        }
     }
     Ok(root)
+}
+
+/// Whether an exported library's constants bootstrap already handed the
+/// native code its constants at `dlopen` (see `bootstrap`); its failure is
+/// this load's error.
+fn bootstrap_outcome(symbols: &Symbols) -> Result<bool> {
+    let Some(addr) = symbols.get(bootstrap::STATUS_SYMBOL) else {
+        return Ok(false);
+    };
+    if symbol_extent(symbols, addr, false, || 0).is_none_or(|n| n < size_of::<i32>()) {
+        return Err(Error::value(format!(
+            "{} of {} is not a readable int",
+            bootstrap::STATUS_SYMBOL,
+            symbols.describe()
+        )));
+    }
+    // SAFETY: a mapped, readable int of the library.
+    match unsafe { addr.cast::<i32>().read_unaligned() } {
+        1 => Ok(true),
+        -2 => Err(Error::value(format!(
+            "{} has constants for its native code but no `__tvm_ffi___init_constants` function",
+            symbols.describe()
+        ))),
+        -1 => Err(crate::core::error::take_raised().map_or_else(
+            || {
+                Error::runtime(format!(
+                    "the constants bootstrap of {} failed",
+                    symbols.describe()
+                ))
+            },
+            Error::object,
+        )),
+        status => Err(Error::runtime(format!(
+            "the constants bootstrap of {} did not run (status {status})",
+            symbols.describe()
+        ))),
+    }
 }
 
 /// Loads one serialized module through `ffi.Module.load_from_bytes.<kind>`.

@@ -5,6 +5,7 @@ pub mod artifact;
 pub mod artifact_export;
 pub mod artifact_inspect;
 pub mod artifact_load;
+pub mod bootstrap;
 pub mod library_bin;
 pub mod mlf;
 pub mod object;

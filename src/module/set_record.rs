@@ -157,10 +157,17 @@ pub fn decode(bytes: &[u8]) -> Result<ArtifactSet> {
 
 /// The reader behind both: `make` builds each artifact from its names,
 /// its content slice and its metadata.
-fn decode_with<'a>(
-    bytes: &'a [u8],
-    make: impl Fn(&[String; 3], &'a [u8], Option<&ObjectRef>) -> Result<Artifact>,
-) -> Result<ArtifactSet> {
+/// One artifact of a record: its names, where its content lies, its
+/// metadata.
+struct Entry {
+    names: [String; 3],
+    range: core::ops::Range<usize>,
+    metadata: Option<ObjectRef>,
+}
+
+/// Reads a record's header and checks where every content lies; returns
+/// the set metadata and the entries.
+fn layout(bytes: &[u8]) -> Result<(Option<ObjectRef>, Vec<Entry>)> {
     if bytes.len() < 24 || &bytes[..8] != MAGIC {
         return Err(malformed("bad magic"));
     }
@@ -186,7 +193,7 @@ fn decode_with<'a>(
         .to_object()
         .filter(|o| o.type_index() == kTVMFFIArray)
         .ok_or_else(|| malformed("\"artifacts\" is not an array"))?;
-    let mut artifacts = Vec::new();
+    let mut entries = Vec::new();
     for entry in seq::views(&list, kTVMFFIArray)? {
         let entry = entry.to_owned_any()?;
         let (offset, size) = (size_field(&entry, "offset")?, size_field(&entry, "size")?);
@@ -199,15 +206,38 @@ fn decode_with<'a>(
                     "a content (offset {offset}, {size} bytes) lies beyond the end"
                 ))
             })?;
-        let metadata = field(&entry, "metadata")?.view().to_object();
-        let names = [
-            str_field(&entry, "codegen_id")?,
-            str_field(&entry, "loader")?,
-            str_field(&entry, "file_name")?,
-        ];
-        artifacts.push(make(&names, &bytes[range], metadata.as_ref())?);
+        entries.push(Entry {
+            names: [
+                str_field(&entry, "codegen_id")?,
+                str_field(&entry, "loader")?,
+                str_field(&entry, "file_name")?,
+            ],
+            range,
+            metadata: field(&entry, "metadata")?.view().to_object(),
+        });
     }
-    let metadata = field(&header, "metadata")?.view().to_object();
+    Ok((field(&header, "metadata")?.view().to_object(), entries))
+}
+
+/// Where each artifact's content lies in a record, by `(codegen_id,
+/// loader, file_name)`, in record order.
+pub fn content_ranges(bytes: &[u8]) -> Result<Vec<([String; 3], core::ops::Range<usize>)>> {
+    Ok(layout(bytes)?
+        .1
+        .into_iter()
+        .map(|e| (e.names, e.range))
+        .collect())
+}
+
+fn decode_with<'a>(
+    bytes: &'a [u8],
+    make: impl Fn(&[String; 3], &'a [u8], Option<&ObjectRef>) -> Result<Artifact>,
+) -> Result<ArtifactSet> {
+    let (metadata, entries) = layout(bytes)?;
+    let artifacts = entries
+        .into_iter()
+        .map(|e| make(&e.names, &bytes[e.range], e.metadata.as_ref()))
+        .collect::<Result<Vec<_>>>()?;
     let set = ArtifactSet::new(artifacts, metadata.as_ref())?;
     set.check_abi()?;
     Ok(set)
