@@ -296,6 +296,32 @@ int main(void) {
   TVMFFIAny noinit[2] = {artifact("k2", "native", "k2.c", "int nothing;", "c"), constants("k2")};
   EXPECT_RAISES("no __init_constants", load(noinit, 2, any_none(), &m));
   for (int i = 0; i < 2; ++i) any_release(&noinit[i]);
+  /* The same, exported: the library's bootstrap finds no __init_constants. */
+  TVMFFIAny noinit2[2] = {artifact("k2", "native", "k2.c", "int nothing;", "c"), constants("k2")};
+  TVMFFIAny noinit_array = call_global("ffi.Array", noinit2, 2);
+  TVMFFIAny noinit_args[2] = {noinit_array, any_none()};
+  TVMFFIAny noinit_set = call_global("ffi.ArtifactSet", noinit_args, 2);
+  char noinit_path[64];
+  snprintf(noinit_path, sizeof(noinit_path), "/tmp/tvm-ffi-rs-test-noinit-%d.so", (int)getpid());
+  TVMFFIAny noinit_export[2] = {noinit_set, any_str(noinit_path)};
+  TVMFFIAny ignored = call_global("ffi.ArtifactSetExportLibrary", noinit_export, 2);
+  (void)ignored;
+  TVMFFIObjectHandle fload_file = get_global("ffi.ModuleLoadFromFile");
+  int noinit_rc = TVMFFIFunctionCall(fload_file, &noinit_export[1], 1, &m);
+  char* noinit_error = take_error_kind();
+  /* The message names the library's temporary path: print its kind and tail. */
+  const char* tail = noinit_error ? strstr(noinit_error, " has constants") : NULL;
+  printf("exported, no __init_constants: rc %d raises %.*s...%s\n", noinit_rc,
+         noinit_error ? (int)(strchr(noinit_error, ':') - noinit_error) : 0, noinit_error ? noinit_error : "",
+         tail ? tail : "(nothing)");
+  CHECK(noinit_rc != 0 && tail != NULL);
+  free(noinit_error);
+  TVMFFIObjectDecRef(fload_file);
+  remove(noinit_path);
+  any_release(&noinit_export[1]);
+  any_release(&noinit_set);
+  any_release(&noinit_array);
+  for (int i = 0; i < 2; ++i) any_release(&noinit2[i]);
   TVMFFIAny bad[1] = {artifact("k3", "native", "bad.c", "int x = ;", "c")};
   int rc = load(bad, 1, any_none(), &m);
   char* kind = take_error_kind();
