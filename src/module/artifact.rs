@@ -11,6 +11,35 @@
 //!
 //! The two types are registered on first use, so a process that never
 //! makes an artifact has the reference's type table exactly.
+//!
+//! ```
+//! use tvm_ffi::module::artifact::{Artifact, ArtifactSet};
+//! use tvm_ffi::module::{artifact_load, mlf};
+//!
+//! // A compiler's output: a kernel for the host and a graph for a custom
+//! // loader, with names and metadata.
+//! let kernel = Artifact::builder("host", "native", "kernel.c")
+//!     .content(b"int answer(void) { return 42; }")
+//!     .format("c")
+//!     .entry_functions(&["answer"])
+//!     .build()?;
+//! let graph = Artifact::builder("npu", "npu_graph", "graph.json")
+//!     .content(br#"{"nodes": []}"#)
+//!     .format("json")
+//!     .build()?;
+//! let set = ArtifactSet::new(vec![kernel, graph], None)?;
+//! assert_eq!(set.model_name(), "model");
+//! assert_eq!(set.artifacts()[0].sha256().len(), 64);
+//!
+//! // On disk as Model Library Format, and back: the same set.
+//! let back = mlf::import(&mlf::export(&set)?)?;
+//! assert_eq!(back.artifacts()[1].content(), br#"{"nodes": []}"#);
+//!
+//! // Loading needs a loader for `npu_graph`: its absence is a clear error.
+//! let err = artifact_load::load_set(&set).unwrap_err();
+//! assert!(err.to_string().contains("ffi.Artifact.loader.npu_graph"));
+//! # Ok::<(), tvm_ffi::core::Error>(())
+//! ```
 
 use super::params;
 use crate::abi::*;
