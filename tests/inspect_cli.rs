@@ -110,7 +110,7 @@ fn lists_and_extracts_artifacts_and_cubins() {
     assert!(out.status.success(), "{text}");
     assert!(text.contains("Model Library Format tarball"), "{text}");
     assert!(
-        text.contains("cuda/k.cubin  loader cuda_module  format cubin  11 bytes  sha256 "),
+        text.contains("    cuda/k.cubin: loader cuda_module, format cubin, 11 bytes, sha256 "),
         "{text}"
     );
 

@@ -12,6 +12,7 @@ use std::path::Path;
 use std::process::ExitCode;
 use tvm_ffi::module::artifact::ArtifactSet;
 use tvm_ffi::module::artifact_export::{extract, read_set};
+use tvm_ffi::module::artifact_inspect::summary;
 use tvm_ffi::module::inspect::inspect;
 
 const USAGE: &str = "usage: tvm-ffi-inspect FILE...\n       tvm-ffi-inspect --extract DIR FILE\n\n\
@@ -30,15 +31,7 @@ fn print_artifacts(set: &ArtifactSet) {
         set.meta_str("tvm_ffi_abi").unwrap_or_default()
     );
     for a in artifacts {
-        println!(
-            "    {}/{}  loader {}  format {}  {} bytes  sha256 {}",
-            a.codegen_id(),
-            a.file_name(),
-            a.loader(),
-            a.format().as_deref().unwrap_or("(none)"),
-            a.content().len(),
-            a.sha256()
-        );
+        print!("    {}", summary(&a));
     }
 }
 

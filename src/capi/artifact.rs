@@ -73,6 +73,39 @@ unsafe fn arg_set(p: TVMFFIObjectHandle) -> Result<ArtifactSet> {
     ArtifactSet::from_object(unsafe { borrowed(p, "set") }?)
 }
 
+/// Writes a set to a path with `write`.
+///
+/// # Safety
+/// `set` is NULL or a live object; `path` is NULL or NUL-terminated.
+unsafe fn write_set(
+    set: TVMFFIObjectHandle,
+    path: *const c_char,
+    write: fn(&ArtifactSet, &Path) -> Result<()>,
+) -> c_int {
+    ffi_call(|| {
+        // SAFETY: per the contract.
+        let (set, path) = unsafe { (arg_set(set)?, arg_path(path, "path")?) };
+        write(&set, path)
+    })
+}
+
+/// Reads a set from a path with `read` into `*out`.
+///
+/// # Safety
+/// `path` is NULL or NUL-terminated; `out` is NULL or writable.
+unsafe fn read_set(
+    path: *const c_char,
+    out: *mut TVMFFIObjectHandle,
+    read: fn(&Path) -> Result<ArtifactSet>,
+) -> c_int {
+    ffi_call(|| {
+        // SAFETY: per the contract.
+        let (path, out) = unsafe { (arg_path(path, "path")?, arg_out(out, "out")?) };
+        *out = read(path)?.into_object().into_raw_ptr().cast();
+        Ok(())
+    })
+}
+
 /// Creates an artifact (`ffi.Artifact`) from `content_size` bytes at
 /// `content` (NULL for none) and an optional `Map<str, Any>` of metadata.
 /// Errors: ValueError for a NULL argument or a bad name, `sha256` or
@@ -228,11 +261,8 @@ pub unsafe extern "C" fn TVMFFIArtifactSetExportLibrary(
     set: TVMFFIObjectHandle,
     path: *const c_char,
 ) -> c_int {
-    ffi_call(|| {
-        // SAFETY: per the contract.
-        let (set, path) = unsafe { (arg_set(set)?, arg_path(path, "path")?) };
-        artifact_export::export_library(&set, path)
-    })
+    // SAFETY: forwarded contract.
+    unsafe { write_set(set, path, artifact_export::export_library) }
 }
 
 /// Writes a set as a Model Library Format tarball at `path`
@@ -245,11 +275,8 @@ pub unsafe extern "C" fn TVMFFIArtifactSetExportModelLibraryFormat(
     set: TVMFFIObjectHandle,
     path: *const c_char,
 ) -> c_int {
-    ffi_call(|| {
-        // SAFETY: per the contract.
-        let (set, path) = unsafe { (arg_set(set)?, arg_path(path, "path")?) };
-        artifact_export::export_model_library_format(&set, path)
-    })
+    // SAFETY: forwarded contract.
+    unsafe { write_set(set, path, artifact_export::export_model_library_format) }
 }
 
 /// Reads back the set recorded in a library exported by
@@ -263,15 +290,8 @@ pub unsafe extern "C" fn TVMFFIArtifactSetFromFile(
     path: *const c_char,
     out: *mut TVMFFIObjectHandle,
 ) -> c_int {
-    ffi_call(|| {
-        // SAFETY: per the contract.
-        let (path, out) = unsafe { (arg_path(path, "path")?, arg_out(out, "out")?) };
-        *out = artifact_export::set_from_file(path)?
-            .into_object()
-            .into_raw_ptr()
-            .cast();
-        Ok(())
-    })
+    // SAFETY: forwarded contract.
+    unsafe { read_set(path, out, artifact_export::set_from_file) }
 }
 
 /// Reads back a Model Library Format tarball
@@ -284,15 +304,8 @@ pub unsafe extern "C" fn TVMFFIArtifactSetFromModelLibraryFormat(
     path: *const c_char,
     out: *mut TVMFFIObjectHandle,
 ) -> c_int {
-    ffi_call(|| {
-        // SAFETY: per the contract.
-        let (path, out) = unsafe { (arg_path(path, "path")?, arg_out(out, "out")?) };
-        *out = artifact_export::set_from_model_library_format(path)?
-            .into_object()
-            .into_raw_ptr()
-            .cast();
-        Ok(())
-    })
+    // SAFETY: forwarded contract.
+    unsafe { read_set(path, out, artifact_export::set_from_model_library_format) }
 }
 
 /// Releases a handle this interface returned (an artifact, a set or a

@@ -331,6 +331,24 @@ fn check_artifact_meta(key: &str, v: AnyView<'_>) -> Result<()> {
     )))
 }
 
+/// `obj` when its type is `K`, else a TypeError naming `key`.
+fn expect_type<K: ObjType>(obj: ObjectRef, key: &str) -> Result<ObjectRef> {
+    if K::accepts(obj.type_index()) {
+        Ok(obj)
+    } else {
+        Err(Error::type_error(format!(
+            "expected an {key}, got {}",
+            crate::core::type_table::type_key_of(obj.type_index())
+        )))
+    }
+}
+
+/// A str entry of a metadata map.
+fn meta_str_of(metadata: &ObjectRef, key: &str) -> Option<String> {
+    let v = map::get(metadata, make_text(key.as_bytes(), TextKind::Str).view()).ok()??;
+    as_text(v.view()).map(str::to_owned)
+}
+
 /// A named, typed compiler output (an `ffi.Artifact` object).
 #[derive(Clone, Debug)]
 pub struct Artifact(ObjectRef);
@@ -386,14 +404,7 @@ impl Artifact {
 
     /// Views an object as an artifact (a TypeError for anything else).
     pub fn from_object(obj: ObjectRef) -> Result<Artifact> {
-        if ArtifactT::accepts(obj.type_index()) {
-            Ok(Artifact(obj))
-        } else {
-            Err(Error::type_error(format!(
-                "expected an {ARTIFACT_KEY}, got {}",
-                crate::core::type_table::type_key_of(obj.type_index())
-            )))
-        }
+        expect_type::<ArtifactT>(obj, ARTIFACT_KEY).map(Artifact)
     }
 
     fn fields(&self) -> &ArtifactObj {
@@ -429,12 +440,7 @@ impl Artifact {
     }
     /// A str metadata entry.
     pub fn meta_str(&self, key: &str) -> Option<String> {
-        let v = map::get(
-            self.metadata(),
-            make_text(key.as_bytes(), TextKind::Str).view(),
-        )
-        .ok()??;
-        as_text(v.view()).map(str::to_owned)
+        meta_str_of(self.metadata(), key)
     }
     /// `metadata["format"]`.
     pub fn format(&self) -> Option<String> {
@@ -646,14 +652,7 @@ impl ArtifactSet {
 
     /// Views an object as a set (a TypeError for anything else).
     pub fn from_object(obj: ObjectRef) -> Result<ArtifactSet> {
-        if ArtifactSetT::accepts(obj.type_index()) {
-            Ok(ArtifactSet(obj))
-        } else {
-            Err(Error::type_error(format!(
-                "expected an {ARTIFACT_SET_KEY}, got {}",
-                crate::core::type_table::type_key_of(obj.type_index())
-            )))
-        }
+        expect_type::<ArtifactSetT>(obj, ARTIFACT_SET_KEY).map(ArtifactSet)
     }
 
     fn fields(&self) -> &ArtifactSetObj {
@@ -680,12 +679,7 @@ impl ArtifactSet {
     }
     /// A str metadata entry.
     pub fn meta_str(&self, key: &str) -> Option<String> {
-        let v = map::get(
-            self.metadata(),
-            make_text(key.as_bytes(), TextKind::Str).view(),
-        )
-        .ok()??;
-        as_text(v.view()).map(str::to_owned)
+        meta_str_of(self.metadata(), key)
     }
     /// `metadata["model_name"]`.
     pub fn model_name(&self) -> String {

@@ -19,8 +19,9 @@ use std::fmt::Write as _;
 /// Custom inspectors are globals named this prefix plus the format.
 pub const INSPECT_PREFIX: &str = "ffi.Artifact.inspect.";
 
-/// The one-line summary that starts every description.
-fn summary(a: &Artifact) -> String {
+/// The one-line summary that starts every description (and that
+/// `tvm-ffi-inspect` lists).
+pub fn summary(a: &Artifact) -> String {
     format!(
         "{}/{}: loader {}, format {}, {} bytes, sha256 {}\n",
         a.codegen_id(),
