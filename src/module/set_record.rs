@@ -242,3 +242,48 @@ fn decode_with<'a>(
     set.check_abi()?;
     Ok(set)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record_with(file_name: &str) -> Vec<u8> {
+        let a = Artifact::builder("c", "native", "lib0.c")
+            .content(b"int x;")
+            .format("c")
+            .build()
+            .unwrap();
+        let set = ArtifactSet::new(vec![a], None).unwrap();
+        let good = encode(&set).unwrap();
+        // Rewrite the name inside the JSON header (same length keeps offsets).
+        let text =
+            String::from_utf8_lossy(&good).replace("\"lib0.c\"", &format!("\"{file_name}\""));
+        text.into_bytes()
+    }
+
+    #[test]
+    fn round_trip_and_hostile_records() {
+        let good = record_with("lib0.c");
+        let set = decode(&good).unwrap();
+        assert_eq!(set.artifacts()[0].content(), b"int x;");
+        // Path tricks in a recorded name are refused, naming the field.
+        for bad in ["../x.c", "/etc/x", "a/bc.c"] {
+            let err = decode(&record_with(bad)).unwrap_err().to_string();
+            assert!(err.contains("`file_name`"), "{bad}: {err}");
+        }
+        // A changed content no longer matches its recorded digest.
+        let mut tampered = good.clone();
+        let at = tampered.len() - 1;
+        tampered[at] ^= 1;
+        assert!(
+            decode(&tampered)
+                .unwrap_err()
+                .to_string()
+                .contains("SHA-256")
+        );
+        // Every truncation is an error, never a read past the end.
+        for cut in 0..good.len() {
+            assert!(decode(&good[..cut]).is_err(), "cut at {cut}");
+        }
+    }
+}
