@@ -50,6 +50,10 @@ echo "== the official Python test suite, on the official library and on ours"
 tests/suite/run.sh "$venv" target/release/libtvm_ffi.so | tee target/suite.log
 suite_passed=$(awk '/^official-suite:/ { print $2 }' target/suite.log)
 
+echo "== artifacts through the official Python package on our library"
+PYTHONPATH="$PWD/target/suite/pkg-ours" "$venv/bin/python" tests/artifacts_python.py | tee target/artifacts-python.log
+artifacts_python_passed=$(awk '/^artifacts-python:/ { print $2 }' target/artifacts-python.log)
+
 echo "== C++ custom modules through the official Python package (official library, then ours)"
 PATH="$venv/bin:$PATH" "$venv/bin/python" tests/cxx_module.py target/cxx-module/official >target/cxx-module-official.log
 PATH="$venv/bin:$PATH" PYTHONPATH="$root/target/suite/pkg-ours" \
@@ -84,4 +88,4 @@ if command -v valgrind >/dev/null 2>&1; then
   done
 fi
 echo "== all tests passed"
-echo "summary: $((cargo_passed + ctest_passed + asan_passed + cross_passed + suite_passed + cxx_module_passed)) passed, 0 failed"
+echo "summary: $((cargo_passed + ctest_passed + asan_passed + cross_passed + suite_passed + artifacts_python_passed + cxx_module_passed)) passed, 0 failed"
