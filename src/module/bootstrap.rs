@@ -197,3 +197,76 @@ __attribute__((constructor)) static void tvm_ffi_rs_bootstrap(void) {
 #endif
 }
 "#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::module::artifact::Artifact;
+    use crate::module::artifact_export::library_bin_of;
+    use std::path::Path;
+
+    /// The generated C compiles cleanly (`-Wall -Wextra -Werror`), with
+    /// constants and without, and names every constant in the table.
+    #[test]
+    fn generated_source_compiles_cleanly() {
+        let f32t = crate::abi::DLDataType {
+            code: 2,
+            bits: 32,
+            lanes: 1,
+        };
+        let params = params::encode(&[
+            ("w", f32t, &[2, 3], &[0u8; 24]),
+            ("odd \"name\"", f32t, &[], &[0u8; 4]),
+        ])
+        .unwrap();
+        let kernel = || {
+            Artifact::builder("k", NATIVE_LOADER, "k.c")
+                .content(b"int x;")
+                .format("c")
+                .build()
+                .unwrap()
+        };
+        let constants = Artifact::builder("k", CONSTANTS_LOADER, "w.params")
+            .content(&params)
+            .format("params")
+            .build()
+            .unwrap();
+        let dir = std::env::temp_dir().join(format!("tvm-ffi-rs-bootstrap-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("include");
+        for (name, set) in [
+            (
+                "with",
+                ArtifactSet::new(vec![kernel(), constants], None).unwrap(),
+            ),
+            ("without", ArtifactSet::new(vec![kernel()], None).unwrap()),
+        ] {
+            let blob = library_bin_of(&set).unwrap();
+            let c = source(&set, &blob).unwrap();
+            if name == "with" {
+                assert!(
+                    c.contains("#define N 2") && c.contains("\"odd\\040\\042name\\042\""),
+                    "{c}"
+                );
+            }
+            let path = dir.join(format!("{name}.c"));
+            std::fs::write(&path, c).unwrap();
+            let status =
+                std::process::Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
+                    .args([
+                        "-std=c11", "-Wall", "-Wextra", "-Werror", "-fPIC", "-c", "-I",
+                    ])
+                    .arg(&include)
+                    .arg(&path)
+                    .arg("-o")
+                    .arg(dir.join(format!("{name}.o")))
+                    .status()
+                    .unwrap();
+            assert!(
+                status.success(),
+                "{name}: the bootstrap does not compile cleanly"
+            );
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
