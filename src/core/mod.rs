@@ -29,6 +29,7 @@ pub mod serialization;
 pub mod signature;
 pub mod stack;
 pub mod string;
+pub mod structural_equal;
 pub mod tensor;
 pub mod type_def;
 pub mod type_table;

@@ -243,7 +243,7 @@ pub fn extend_path(path: &ObjectRef, step: ObjectRef) -> ObjectRef {
 }
 
 /// The steps of a path, root first.
-fn path_steps(path: &ObjectRef) -> Vec<ObjectRef> {
+pub(crate) fn path_steps(path: &ObjectRef) -> Vec<ObjectRef> {
     let mut steps = Vec::new();
     let mut current = path_of(path);
     while let (Some(parent), Some(step)) = (parent_of(current), current.step.as_ref()) {

@@ -635,6 +635,16 @@ pub fn creator_of(type_index: i32) -> Result<TVMFFIObjectCreator> {
         .and_then(|m| m.creator))
 }
 
+/// The structural equality/hash kind of `type_index`
+/// (`metadata.structural_eq_hash_kind`), None when it has no metadata.
+pub fn seq_hash_kind_of(type_index: i32) -> Result<Option<i32>> {
+    Ok(table()
+        .entry_mut(type_index)?
+        .metadata
+        .as_ref()
+        .map(|m| m.structural_eq_hash_kind))
+}
+
 /// The value of attribute `name` for `type_index`, if set.
 pub fn attr_value(name: &str, type_index: i32) -> Option<Any> {
     let t = table();
