@@ -84,6 +84,7 @@ pub fn register(g: &mut Globals<'_>) {
     super::serialization::register(g);
     super::recursive::register(g);
     super::structural_equal::register(g);
+    super::structural_hash::register(g);
     super::dataclass::register(g);
 }
 

@@ -30,6 +30,7 @@ pub mod signature;
 pub mod stack;
 pub mod string;
 pub mod structural_equal;
+pub mod structural_hash;
 pub mod tensor;
 pub mod type_def;
 pub mod type_table;

@@ -394,13 +394,6 @@ fn lock(state: &Mutex<HashState>) -> std::sync::MutexGuard<'_, HashState> {
     state.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-fn key_hash(type_index: i32) -> u64 {
-    type_table::type_info(type_index)
-        // SAFETY: type infos live forever.
-        .map(|i| unsafe { (*i).type_key_hash })
-        .unwrap_or(0)
-}
-
 fn hash_pod(v: &TVMFFIAny) -> u64 {
     let ti = v.type_index;
     // SAFETY: each arm reads the payload field of its type.
@@ -461,12 +454,12 @@ fn hash_level(state: &Arc<Mutex<HashState>>, value: AnyView<'_>, depth: usize) -
             return Ok(h);
         }
         if s.on_stack.contains(&key) {
-            return Ok(key_hash(ti));
+            return Ok(type_table::type_key_hash(ti));
         }
     }
     if ti == kTVMFFIShape {
         let dims = super::scalar::shape_dims(&obj).unwrap_or(&[]);
-        let mut h = hash_combine(key_hash(ti), dims.len() as u64);
+        let mut h = hash_combine(type_table::type_key_hash(ti), dims.len() as u64);
         for &d in dims {
             h = hash_combine(h, d as u64);
         }
@@ -518,7 +511,7 @@ fn hash_children(state: &Arc<Mutex<HashState>>, obj: &ObjectRef, depth: usize) -
     match ti {
         kTVMFFIArray | kTVMFFIList => {
             let items = elements(obj)?;
-            let mut h = hash_combine(key_hash(ti), items.len() as u64);
+            let mut h = hash_combine(type_table::type_key_hash(ti), items.len() as u64);
             for (i, item) in items.iter().enumerate() {
                 let c = hash_value(state, item.view(), depth + 1)?;
                 h = hash_combine(h, hash_combine(c, i as u64));
@@ -527,7 +520,7 @@ fn hash_children(state: &Arc<Mutex<HashState>>, obj: &ObjectRef, depth: usize) -
         }
         kTVMFFIMap | kTVMFFIDict => {
             let items = map::items(obj)?;
-            let mut h = hash_combine(key_hash(ti), items.len() as u64);
+            let mut h = hash_combine(type_table::type_key_hash(ti), items.len() as u64);
             let mut entries = items
                 .iter()
                 .map(|(k, v)| {
@@ -544,7 +537,7 @@ fn hash_children(state: &Arc<Mutex<HashState>>, obj: &ObjectRef, depth: usize) -
             Ok(h)
         }
         _ => {
-            let mut h = key_hash(ti);
+            let mut h = type_table::type_key_hash(ti);
             let skip = kTVMFFIFieldFlagBitMaskHashOff | kTVMFFIFieldFlagBitMaskCompareOff;
             for (_, v) in field_values(obj, skip)? {
                 h = hash_combine(h, hash_value(state, v.view(), depth + 1)?);

@@ -645,6 +645,13 @@ pub fn seq_hash_kind_of(type_index: i32) -> Result<Option<i32>> {
         .map(|m| m.structural_eq_hash_kind))
 }
 
+/// The hash of the type key of `type_index` (`GetTypeKeyHash`), 0 if none.
+pub fn type_key_hash(type_index: i32) -> u64 {
+    table()
+        .entry_mut(type_index)
+        .map_or(0, |e| e.info.type_key_hash)
+}
+
 /// The value of attribute `name` for `type_index`, if set.
 pub fn attr_value(name: &str, type_index: i32) -> Option<Any> {
     let t = table();
