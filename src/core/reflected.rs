@@ -11,7 +11,7 @@
 //! reading them goes by layout only.
 
 use super::any::{Any, AnyView, is_object_index};
-use super::error::{Error, ErrorKind, Result};
+use super::error::{Error, Result};
 use super::field::{self, Storage};
 use super::function::Function;
 use super::object::{ObjectRef, new_object};
@@ -647,7 +647,15 @@ pub fn register(t: &mut Table) {
     .final_(false);
     TypeDef::dynamic(t, "ffi.StructuralKey", kTVMFFIObject, 1, kStructuralKey)
         .metadata(Some(create::<StructuralKeyObj, kStructuralKey>), 48, 0)
-        .field("key", "", 0, Storage::Any, offset_of!(StructuralKeyObj, key), -1, Schema::ANY)
+        .field(
+            "key",
+            "",
+            0,
+            Storage::Any,
+            offset_of!(StructuralKeyObj, key),
+            -1,
+            Schema::ANY,
+        )
         .field(
             "hash_i64",
             "",
@@ -657,15 +665,24 @@ pub fn register(t: &mut Table) {
             kTVMFFIInt,
             Schema::INT,
         )
+        .attr(
+            "__any_hash__",
+            Any::opaque_ptr(super::structural_equal::structural_key_any_hash as *mut c_void),
+        )
+        .attr(
+            "__any_equal__",
+            Any::opaque_ptr(super::structural_equal::structural_key_any_equal as *mut c_void),
+        )
         .creatable::<StructuralKeyObj>()
         .explicit_init(
-            typed_fn!("ffi.StructuralKey.__ffi_init__", |_key: AnyView<'_>| -> Owned<ObjectT> {
-                // Structural hashing comes with the structural algorithms.
-                Err(Error::new(
-                    ErrorKind::RuntimeError,
-                    "ffi.StructuralKey needs structural hashing, which this library does not implement yet",
-                ))
-            }),
+            typed_fn!(
+                "ffi.StructuralKey.__ffi_init__",
+                |key: AnyView<'_>| -> Owned<ObjectT> {
+                    Ok(Owned::new(super::structural_equal::structural_key(
+                        key.to_owned_any()?,
+                    )?))
+                }
+            ),
             "Constructor that takes any key and computes its structural hash",
         )
         .final_(true);
