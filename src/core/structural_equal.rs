@@ -26,6 +26,7 @@ use super::deep_copy::get_field;
 use super::error::{Error, Result};
 use super::function::Function;
 use super::object::ObjectRef;
+use super::recursive::MAX_DEPTH;
 use super::reflected::{
     AnyField, StructuralKeyObj, extend_path, kStructuralKey, new_step, root_path,
 };
@@ -37,7 +38,7 @@ use super::type_table::{self, fields_with_ancestors, type_key_of};
 use super::{map, seq, tensor};
 use crate::abi::*;
 use crate::typed_fn;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// `AccessKind` values of the steps a mismatch path records.
@@ -60,6 +61,8 @@ struct State {
     /// Pairings found so far, by object address, both ways.
     lhs_to_rhs: HashMap<usize, ObjectRef>,
     rhs_to_lhs: HashMap<usize, ObjectRef>,
+    /// Pairs of objects on the path from the root (cycles and depth).
+    on_path: HashSet<(usize, usize)>,
 }
 
 type Shared = Arc<Mutex<State>>;
@@ -108,7 +111,24 @@ fn text(v: AnyView<'_>) -> Option<(&[u8], bool)> {
 
 /// Compares two values.
 fn equal(s: &Shared, l: AnyView<'_>, r: AnyView<'_>) -> Result<bool> {
-    super::stack::deep(|| equal_level(s, l, r))
+    let (Some(a), Some(b)) = (l.as_object_ptr(), r.as_object_ptr()) else {
+        return equal_level(s, l, r);
+    };
+    let pair = (a.as_ptr() as usize, b.as_ptr() as usize);
+    {
+        let mut st = lock(s);
+        if st.on_path.len() >= MAX_DEPTH {
+            return Err(Error::value(format!(
+                "StructuralEqual: maximum recursion depth ({MAX_DEPTH}) exceeded"
+            )));
+        }
+        if !st.on_path.insert(pair) {
+            return Err(Error::value("StructuralEqual: the values contain a cycle"));
+        }
+    }
+    let out = super::stack::deep(|| equal_level(s, l, r));
+    lock(s).on_path.remove(&pair);
+    out
 }
 
 fn equal_level(s: &Shared, l: AnyView<'_>, r: AnyView<'_>) -> Result<bool> {
@@ -399,6 +419,7 @@ fn state(map_free_vars: bool, skip_tensor_content: bool, trace: bool) -> Shared 
         rhs_steps: Vec::new(),
         lhs_to_rhs: HashMap::new(),
         rhs_to_lhs: HashMap::new(),
+        on_path: HashSet::new(),
     }))
 }
 

@@ -18,6 +18,7 @@ use super::error::{Error, Result};
 use super::function::Function;
 use super::hash::{hash_bytes, hash_combine};
 use super::object::ObjectRef;
+use super::recursive::MAX_DEPTH;
 use super::registry::Globals;
 use super::scalar::{big_int_words, shape_dims};
 use super::string::{TextKind, str_bytes_of};
@@ -25,7 +26,7 @@ use super::type_table::{self, fields_with_ancestors, type_key_hash, type_key_of}
 use super::{map, seq, tensor};
 use crate::abi::*;
 use crate::typed_fn;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// The hashing state.
@@ -36,6 +37,8 @@ struct State {
     graph_node_counter: u64,
     /// Hashes of objects already visited, by address.
     memo: HashMap<usize, u64>,
+    /// Objects on the path from the root, by address (cycles and depth).
+    on_path: HashSet<usize>,
 }
 
 type Shared = Arc<Mutex<State>>;
@@ -92,7 +95,23 @@ fn plain_hash(v: AnyView<'_>) -> Option<u64> {
 }
 
 fn hash(s: &Shared, v: AnyView<'_>) -> Result<u64> {
-    super::stack::deep(|| hash_level(s, v))
+    let Some(at) = v.as_object_ptr().map(|p| p.as_ptr() as usize) else {
+        return hash_level(s, v);
+    };
+    {
+        let mut st = lock(s);
+        if st.on_path.len() >= MAX_DEPTH {
+            return Err(Error::value(format!(
+                "StructuralHash: maximum recursion depth ({MAX_DEPTH}) exceeded"
+            )));
+        }
+        if !st.on_path.insert(at) {
+            return Err(Error::value("StructuralHash: the value contains a cycle"));
+        }
+    }
+    let out = super::stack::deep(|| hash_level(s, v));
+    lock(s).on_path.remove(&at);
+    out
 }
 
 fn hash_level(s: &Shared, v: AnyView<'_>) -> Result<u64> {
@@ -319,6 +338,7 @@ pub fn structural_hash(
         free_var_counter: 0,
         graph_node_counter: 0,
         memo: HashMap::new(),
+        on_path: HashSet::new(),
     }));
     hash(&s, value)
 }
@@ -354,6 +374,38 @@ mod tests {
         assert_ne!(
             h(&Any::from(seq::new_array(vec![a.clone()]))),
             h(&Any::from(seq::new_list(vec![a])))
+        );
+    }
+
+    #[test]
+    fn cycles_are_errors_and_deep_nesting_works() {
+        let list = seq::new_list(vec![Any::from(1i64)]);
+        seq::ListMut::new(&list)
+            .unwrap()
+            .insert(1, vec![Any::from(list.clone())])
+            .unwrap();
+        let err = structural_hash(Any::from(list.clone()).view(), false, false).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "ValueError: StructuralHash: the value contains a cycle"
+        );
+        let v = Any::from(list.clone());
+        let err = crate::core::structural_equal::structural_equal(v.view(), v.view(), false, false)
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "ValueError: StructuralEqual: the values contain a cycle"
+        );
+        // Break the cycle so the list can be released.
+        seq::ListMut::new(&list).unwrap().clear();
+        let mut deep = Any::from(0i64);
+        for _ in 0..100_000 {
+            deep = Any::from(seq::new_array(vec![deep]));
+        }
+        assert!(structural_hash(deep.view(), false, false).is_ok());
+        assert!(
+            crate::core::structural_equal::structural_equal(deep.view(), deep.view(), false, false)
+                .unwrap()
         );
     }
 }
