@@ -264,23 +264,36 @@ fn equal_tensor(s: &Shared, lo: &ObjectRef, ro: &ObjectRef) -> Result<bool> {
     Ok(bytes(lo)? == bytes(ro)?)
 }
 
+/// The structural equality/hash kind of `ti`: a TypeError for a type
+/// without metadata or with an unsupported kind (the reference's messages).
+pub(crate) fn seq_hash_kind(ti: i32) -> Result<i32> {
+    match type_table::seq_hash_kind_of(ti)? {
+        None => Err(Error::type_error(format!(
+            "Type metadata is not set for type `{}`, so StructuralHash is not supported for this type",
+            type_key_of(ti)
+        ))),
+        Some(kTVMFFISEqHashKindUnsupported) => Err(Error::type_error(format!(
+            "_type_s_eq_hash_kind is not set for type `{}`, so StructuralHash is not supported for this type",
+            type_key_of(ti)
+        ))),
+        Some(k) => Ok(k),
+    }
+}
+
+/// The definition region a field's `SEqHashDef*` flag opens, if any.
+pub(crate) fn region_of_flags(flags: i64) -> Option<i32> {
+    if flags & i64::from(kTVMFFIFieldFlagBitMaskSEqHashDefSimple) != 0 {
+        Some(kTVMFFIDefRegionKindSimple)
+    } else if flags & i64::from(kTVMFFIFieldFlagBitMaskSEqHashDefPattern) != 0 {
+        Some(kTVMFFIDefRegionKindPattern)
+    } else {
+        None
+    }
+}
+
 fn equal_object(s: &Shared, lo: &ObjectRef, ro: &ObjectRef) -> Result<bool> {
     let ti = lo.type_index();
-    let kind = match type_table::seq_hash_kind_of(ti)? {
-        None => {
-            return Err(Error::type_error(format!(
-                "Type metadata is not set for type `{}`, so StructuralHash is not supported for this type",
-                type_key_of(ti)
-            )));
-        }
-        Some(kTVMFFISEqHashKindUnsupported) => {
-            return Err(Error::type_error(format!(
-                "_type_s_eq_hash_kind is not set for type `{}`, so StructuralHash is not supported for this type",
-                type_key_of(ti)
-            )));
-        }
-        Some(k) => k,
-    };
+    let kind = seq_hash_kind(ti)?;
     if kind == kTVMFFISEqHashKindUniqueInstance {
         return Ok(lo == ro);
     }
@@ -332,17 +345,6 @@ fn with_region_exactly<T>(s: &Shared, kind: i32, f: impl FnOnce() -> T) -> T {
     let out = f();
     lock(s).def_region = saved;
     out
-}
-
-/// The region a `SEqHashDef*` field flag opens.
-fn region_of_flags(flags: i64) -> Option<i32> {
-    if flags & i64::from(kTVMFFIFieldFlagBitMaskSEqHashDefSimple) != 0 {
-        Some(kTVMFFIDefRegionKindSimple)
-    } else if flags & i64::from(kTVMFFIFieldFlagBitMaskSEqHashDefPattern) != 0 {
-        Some(kTVMFFIDefRegionKindPattern)
-    } else {
-        None
-    }
 }
 
 fn equal_fields(s: &Shared, lo: &ObjectRef, ro: &ObjectRef) -> Result<bool> {

@@ -22,7 +22,8 @@ use super::recursive::MAX_DEPTH;
 use super::registry::Globals;
 use super::scalar::{big_int_words, shape_dims};
 use super::string::{TextKind, str_bytes_of};
-use super::type_table::{self, fields_with_ancestors, type_key_hash, type_key_of};
+use super::structural_equal::{region_of_flags, seq_hash_kind};
+use super::type_table::{self, fields_with_ancestors, type_key_hash};
 use super::{map, seq, tensor};
 use crate::abi::*;
 use crate::typed_fn;
@@ -197,21 +198,7 @@ fn hash_tensor(s: &Shared, obj: &ObjectRef) -> Result<u64> {
 
 fn hash_object(s: &Shared, obj: &ObjectRef) -> Result<u64> {
     let ti = obj.type_index();
-    let kind = match type_table::seq_hash_kind_of(ti)? {
-        None => {
-            return Err(Error::type_error(format!(
-                "Type metadata is not set for type `{}`, so StructuralHash is not supported for this type",
-                type_key_of(ti)
-            )));
-        }
-        Some(kTVMFFISEqHashKindUnsupported) => {
-            return Err(Error::type_error(format!(
-                "_type_s_eq_hash_kind is not set for type `{}`, so StructuralHash is not supported for this type",
-                type_key_of(ti)
-            )));
-        }
-        Some(k) => k,
-    };
+    let kind = seq_hash_kind(ti)?;
     let at = obj.as_ptr() as usize;
     if let Some(&h) = lock(s).memo.get(&at) {
         return Ok(h);
@@ -306,14 +293,7 @@ fn hash_fields(s: &Shared, obj: &ObjectRef) -> Result<u64> {
             continue;
         }
         let v = get_field(obj, &f)?;
-        let region = if f.flags & i64::from(kTVMFFIFieldFlagBitMaskSEqHashDefSimple) != 0 {
-            Some(kTVMFFIDefRegionKindSimple)
-        } else if f.flags & i64::from(kTVMFFIFieldFlagBitMaskSEqHashDefPattern) != 0 {
-            Some(kTVMFFIDefRegionKindPattern)
-        } else {
-            None
-        };
-        let fh = match region {
+        let fh = match region_of_flags(f.flags) {
             Some(kind) => in_region(s, kind, || hash(s, v.view()))?,
             None => hash(s, v.view())?,
         };
