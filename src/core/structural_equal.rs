@@ -84,20 +84,51 @@ fn record(s: &Shared, lhs: (i32, Any), rhs: (i32, Any)) {
     }
 }
 
-/// Runs `f` with the definition region set to `kind` (a pattern region
-/// stays a pattern region), restoring it afterwards.
-fn in_region<T>(s: &Shared, kind: i32, f: impl FnOnce() -> T) -> T {
+/// Runs `f` with the definition region that `region` selects in `state`
+/// changed by `next` (given the current one), restoring it afterwards. The
+/// lock is not held while `f` runs. Shared by equality and hashing.
+pub(crate) fn with_region<S, T>(
+    state: &Mutex<S>,
+    region: fn(&mut S) -> &mut i32,
+    next: impl FnOnce(i32) -> i32,
+    f: impl FnOnce() -> T,
+) -> T {
+    let lock = || state.lock().unwrap_or_else(|e| e.into_inner());
     let saved = {
-        let mut st = lock(s);
-        let saved = st.def_region;
-        if saved != kTVMFFIDefRegionKindPattern {
-            st.def_region = kind;
-        }
+        let mut st = lock();
+        let slot = region(&mut st);
+        let saved = *slot;
+        *slot = next(saved);
         saved
     };
     let out = f();
-    lock(s).def_region = saved;
+    *region(&mut lock()) = saved;
     out
+}
+
+/// Entering a definition region of `kind`: a pattern region stays one.
+pub(crate) fn entering(kind: i32) -> impl FnOnce(i32) -> i32 {
+    move |current| {
+        if current == kTVMFFIDefRegionKindPattern {
+            current
+        } else {
+            kind
+        }
+    }
+}
+
+/// A free variable's own fields are walked outside a simple region.
+pub(crate) fn outside_simple(current: i32) -> i32 {
+    if current == kTVMFFIDefRegionKindSimple {
+        kTVMFFIDefRegionKindNone
+    } else {
+        current
+    }
+}
+
+/// The definition region field of the comparison state.
+fn region(st: &mut State) -> &mut i32 {
+    &mut st.def_region
 }
 
 /// The text of a str or bytes value of either representation.
@@ -322,29 +353,16 @@ fn equal_object(s: &Shared, lo: &ObjectRef, ro: &ObjectRef) -> Result<bool> {
         return Ok(ok);
     }
     // A free variable's own fields are compared outside a simple region.
-    let region = lock(s).def_region;
-    let inner = if region == kTVMFFIDefRegionKindSimple {
-        kTVMFFIDefRegionKindNone
-    } else {
-        region
-    };
-    let ok = with_region_exactly(s, inner, || equal_fields(s, lo, ro))?;
+    let current = lock(s).def_region;
+    let ok = with_region(s, region, outside_simple, || equal_fields(s, lo, ro))?;
     if !ok {
         return Ok(false);
     }
-    if lo == ro || region != kTVMFFIDefRegionKindNone {
+    if lo == ro || current != kTVMFFIDefRegionKindNone {
         pair(s);
         return Ok(true);
     }
     Ok(false)
-}
-
-/// Runs `f` with the definition region set to exactly `kind`.
-fn with_region_exactly<T>(s: &Shared, kind: i32, f: impl FnOnce() -> T) -> T {
-    let saved = std::mem::replace(&mut lock(s).def_region, kind);
-    let out = f();
-    lock(s).def_region = saved;
-    out
 }
 
 fn equal_fields(s: &Shared, lo: &ObjectRef, ro: &ObjectRef) -> Result<bool> {
@@ -361,7 +379,7 @@ fn equal_fields(s: &Shared, lo: &ObjectRef, ro: &ObjectRef) -> Result<bool> {
         }
         let (a, b) = (get_field(lo, &f)?, get_field(ro, &f)?);
         let ok = match region_of_flags(f.flags) {
-            Some(kind) => in_region(s, kind, || equal(s, a.view(), b.view()))?,
+            Some(kind) => with_region(s, region, entering(kind), || equal(s, a.view(), b.view()))?,
             None => equal(s, a.view(), b.view())?,
         };
         if !ok {
@@ -388,7 +406,9 @@ fn custom_equal(s: &Shared, hook: &Function, lo: &ObjectRef, ro: &ObjectRef) -> 
         } else {
             kind
         };
-        let ok = in_region(&inner, kind, || equal(&inner, args.get(0), args.get(1)))?;
+        let ok = with_region(&inner, region, entering(kind), || {
+            equal(&inner, args.get(0), args.get(1))
+        })?;
         if !ok {
             let name = args.get(3).to_owned_any()?;
             record(&inner, (ATTR, name.clone()), (ATTR, name));

@@ -22,7 +22,9 @@ use super::recursive::MAX_DEPTH;
 use super::registry::Globals;
 use super::scalar::{big_int_words, shape_dims};
 use super::string::{TextKind, str_bytes_of};
-use super::structural_equal::{region_of_flags, seq_hash_kind};
+use super::structural_equal::{
+    entering, outside_simple, region_of_flags, seq_hash_kind, with_region,
+};
 use super::type_table::{self, fields_with_ancestors, type_key_hash};
 use super::{map, seq, tensor};
 use crate::abi::*;
@@ -210,17 +212,9 @@ fn hash_object(s: &Shared, obj: &ObjectRef) -> Result<u64> {
         // A free variable's own fields are hashed outside a simple region;
         // the walk runs even when its result is discarded, as later free
         // variables see the counter it advances.
-        let region = lock(s).def_region;
-        let inner = if region == kTVMFFIDefRegionKindSimple {
-            kTVMFFIDefRegionKindNone
-        } else {
-            region
-        };
-        let saved = std::mem::replace(&mut lock(s).def_region, inner);
-        let fields = hash_fields(s, obj);
-        lock(s).def_region = saved;
-        let fields = fields?;
-        h = if region != kTVMFFIDefRegionKindNone {
+        let current = lock(s).def_region;
+        let fields = with_region(s, region, outside_simple, || hash_fields(s, obj))?;
+        h = if current != kTVMFFIDefRegionKindNone {
             let mut st = lock(s);
             let n = st.free_var_counter;
             st.free_var_counter += 1;
@@ -238,20 +232,9 @@ fn hash_object(s: &Shared, obj: &ObjectRef) -> Result<u64> {
     Ok(h)
 }
 
-/// Runs `f` inside a definition region of `kind` (a pattern region stays
-/// a pattern region).
-fn in_region<T>(s: &Shared, kind: i32, f: impl FnOnce() -> T) -> T {
-    let saved = {
-        let mut st = lock(s);
-        let saved = st.def_region;
-        if saved != kTVMFFIDefRegionKindPattern {
-            st.def_region = kind;
-        }
-        saved
-    };
-    let out = f();
-    lock(s).def_region = saved;
-    out
+/// The definition region field of the hashing state.
+fn region(st: &mut State) -> &mut i32 {
+    &mut st.def_region
 }
 
 fn hash_fields(s: &Shared, obj: &ObjectRef) -> Result<u64> {
@@ -272,7 +255,7 @@ fn hash_fields(s: &Shared, obj: &ObjectRef) -> Result<u64> {
             } else {
                 kind
             };
-            let h = in_region(&inner, kind, || hash(&inner, args.get(0)))?;
+            let h = with_region(&inner, region, entering(kind), || hash(&inner, args.get(0)))?;
             Ok(Any::from(hash_combine(init, h) as i64))
         });
         let (o, i, c) = (
@@ -294,7 +277,7 @@ fn hash_fields(s: &Shared, obj: &ObjectRef) -> Result<u64> {
         }
         let v = get_field(obj, &f)?;
         let fh = match region_of_flags(f.flags) {
-            Some(kind) => in_region(s, kind, || hash(s, v.view()))?,
+            Some(kind) => with_region(s, region, entering(kind), || hash(s, v.view()))?,
             None => hash(s, v.view())?,
         };
         h = hash_combine(h, fh);
