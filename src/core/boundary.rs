@@ -13,7 +13,9 @@
 //! (abi <- core <- module <- capi), so the protocol sits at the lowest layer
 //! that speaks it; `capi` only adds its argument helpers on top.
 
+use super::any::Any;
 use super::error::{Error, ErrorKind, ErrorRepr, Result, set_raised};
+use crate::abi::TVMFFIAny;
 use core::ffi::c_int;
 
 /// Success.
@@ -59,18 +61,42 @@ pub fn catch_or<T>(fallback: T, f: impl FnOnce() -> T) -> T {
     }
 }
 
-/// Raises a caught panic as an `InternalError` carrying its message.
+/// Runs `f` for a C caller that takes an `Expected` result in one value
+/// (the structural visit and mutate hooks and vtables): the value on
+/// success, the Error object (type index `kTVMFFIError`) on failure, and an
+/// `InternalError` on a panic.
+#[inline]
+pub fn catch_to_expected(f: impl FnOnce() -> Result<Any>) -> TVMFFIAny {
+    let err = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(Ok(value)) => return value.into_raw(),
+        Ok(Err(err)) => err,
+        Err(payload) => panic_error(payload),
+    };
+    // Building the error object allocates; a panic there answers None.
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        Any::from(err.into_object()).into_raw()
+    }))
+    .unwrap_or(TVMFFIAny::NONE)
+}
+
+/// An `InternalError` carrying a caught panic's message.
 #[cold]
-fn raise_panic(payload: Box<dyn core::any::Any + Send>) {
+fn panic_error(payload: Box<dyn core::any::Any + Send>) -> Error {
     let text = payload
         .downcast_ref::<&str>()
         .map(|s| s.to_string())
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "unknown panic payload".into());
+    Error::new(ErrorKind::InternalError, format!("panic: {text}"))
+}
+
+/// Raises a caught panic as an `InternalError` carrying its message.
+#[cold]
+fn raise_panic(payload: Box<dyn core::any::Any + Send>) {
     // Raising allocates; a second panic there is contained too.
-    let _ = std::panic::catch_unwind(|| {
-        set_raised(Error::new(ErrorKind::InternalError, format!("panic: {text}")).into_object());
-    });
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        set_raised(panic_error(payload).into_object());
+    }));
 }
 
 /// Raises `err` and returns its C code; kept out of line so that hot entry

@@ -85,6 +85,8 @@ pub fn register(g: &mut Globals<'_>) {
     super::recursive::register(g);
     super::structural_equal::register(g);
     super::structural_hash::register(g);
+    super::structural_visit::register(g);
+    super::visit_error_context::register(g);
     super::dataclass::register(g);
 }
 

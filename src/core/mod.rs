@@ -31,9 +31,11 @@ pub mod stack;
 pub mod string;
 pub mod structural_equal;
 pub mod structural_hash;
+pub mod structural_visit;
 pub mod tensor;
 pub mod type_def;
 pub mod type_table;
+pub mod visit_error_context;
 
 pub use any::{Any, AnyView};
 pub use error::{Error, ErrorKind, Result};

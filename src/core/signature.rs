@@ -45,6 +45,8 @@ impl Schema {
     }
     /// `Any`.
     pub const ANY: Schema = Schema::leaf("Any", "Any");
+    /// `Any` shown as `AnyView` (a borrowed argument, as the reference names it).
+    pub const ANY_VIEW: Schema = Schema::leaf("Any", "AnyView");
     /// `int`.
     pub const INT: Schema = Schema::leaf("int", "int");
     /// `bool`.
@@ -195,15 +197,14 @@ impl Sig {
     /// Converts argument `i` (the count was checked).
     pub fn arg<'a, T: Param<'a>>(&self, args: Args<'a>, i: usize) -> Result<T> {
         let v = args.get(i);
-        T::from_view(v).ok_or_else(|| self.mismatch(i, v))
+        T::from_view(v).ok_or_else(|| self.mismatch_text(i, &T::describe(v)))
     }
-    /// The error for argument `i` not converting to its parameter type.
-    pub fn mismatch(&self, i: usize, got: AnyView<'_>) -> Error {
+    /// The error for argument `i` not converting (`got` describes it).
+    fn mismatch_text(&self, i: usize, got: &str) -> Error {
         Error::type_error(format!(
-            "Mismatched type on argument #{i} when calling: `{}`. Expected `{}` but got `{}`",
+            "Mismatched type on argument #{i} when calling: `{}`. Expected `{}` but got `{got}`",
             self.text,
             self.params[i].text(),
-            super::type_table::type_key_of(got.type_index())
         ))
     }
 }
@@ -220,6 +221,11 @@ pub trait Param<'a>: Sized {
     fn schema() -> Schema;
     /// Converts the argument.
     fn from_view(v: AnyView<'a>) -> Option<Self>;
+    /// What a mismatch error says the argument was: its type key, or for a
+    /// container the element that failed.
+    fn describe(v: AnyView<'_>) -> String {
+        super::type_table::type_key_of(v.type_index())
+    }
 }
 
 /// A result type: its schema and its conversion to an owned value.
@@ -236,6 +242,19 @@ impl<'a> Param<'a> for AnyView<'a> {
     }
     fn from_view(v: AnyView<'a>) -> Option<Self> {
         Some(v)
+    }
+}
+
+/// A borrowed argument of any type, named `AnyView` in the signature text.
+#[derive(Clone, Copy)]
+pub struct View<'a>(pub AnyView<'a>);
+
+impl<'a> Param<'a> for View<'a> {
+    fn schema() -> Schema {
+        Schema::ANY_VIEW
+    }
+    fn from_view(v: AnyView<'a>) -> Option<Self> {
+        Some(View(v))
     }
 }
 

@@ -203,6 +203,7 @@ impl Table {
                 .expect("declaring a column");
         }
         super::reflected::register(&mut t);
+        super::structural_visit::register_attrs(&mut t);
         t
     }
 
