@@ -40,22 +40,11 @@ static void print_value(const TVMFFIAny* v) {
   }
 }
 
-/* Left out of the comparison until the structural algorithms land (a later
- * issue): their globals, the attribute entries of the types they define, and
- * the structural columns' entries. And the globals only this library has. */
+/* The globals only this library has: the artifact and inspection
+ * extensions. */
 static const char* kSkippedGlobals[] = {
-    "ffi.StructuralEqual", "ffi.StructuralHash", "ffi.StructuralKey", "ffi.StructuralKeyEqual",
-    "ffi.GetFirstStructuralMismatch", "ffi.StructuralVisit", "ffi.StructuralWalk",
-    "ffi.StructuralMap", "ffi.StructuralMutate", "ffi.StructuralVisitor", "ffi.StructuralMutator",
-    "ffi.VisitErrorContext.FindAccessPaths",
-    /* ours only: the artifact and inspection extensions */
     "ffi.LibraryBin", "ffi.InspectFile", "ffi.ModuleFromExternC", "ffi.Artifact",
     "ffi.Module.load_from_bytes.ffi.ArtifactSet", NULL};
-static const char* kSkippedColumnTypes[] = {"ffi.StructuralVisitor", "ffi.StructuralMutator",
-                                            "ffi.StructuralKey", NULL};
-static const char* kStructuralColumns[] = {"__s_visit__", "__s_mutate__",
-                                           "__s_maybe_inplace_mutate__", "__s_equal__",
-                                           "__s_hash__", NULL};
 
 static int has_prefix_in(const char* name, const char** list) {
   for (; *list; ++list) {
@@ -157,10 +146,8 @@ static void print_columns(void) {
       continue;
     }
     printf("column %s: begin=%d\n", kColumns[c], col->begin_index);
-    if (has_prefix_in(kColumns[c], kStructuralColumns)) continue;
     for (int32_t i = 0; i < col->size; ++i) {
       if (col->data[i].type_index == kTVMFFINone) continue;
-      if (has_prefix_in(key_of(col->begin_index + i), kSkippedColumnTypes)) continue;
       printf("  %s: ", key_of(col->begin_index + i));
       print_value(&col->data[i]);
       printf("\n");

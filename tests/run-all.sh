@@ -10,7 +10,9 @@
 #      module and runs an artifact built by our writer,
 #   4b. the official package's own test suite, run on the official library
 #      and on ours (tests/suite/run.sh), failing on any core-half regression,
-#   4c. C++ custom modules built by the official package's build helpers,
+#   4c. structural visitors and mutators on both libraries, with identical
+#      transcripts (tests/structural_diff.py),
+#   4d. C++ custom modules built by the official package's build helpers,
 #      run on both libraries with identical transcripts (tests/cxx_module.py),
 #   5. the C tests under valgrind (leaks and invalid accesses), when present.
 set -euo pipefail
@@ -54,6 +56,14 @@ echo "== artifacts through the official Python package on our library"
 PYTHONPATH="$PWD/target/suite/pkg-ours" "$venv/bin/python" tests/artifacts_python.py | tee target/artifacts-python.log
 artifacts_python_passed=$(awk '/^artifacts-python:/ { print $2 }' target/artifacts-python.log)
 
+echo "== structural visitors and mutators: official library, then ours (transcript diff)"
+"$venv/bin/python" tests/structural_diff.py >target/structural-official.log
+PYTHONPATH="$root/target/suite/pkg-ours" "$venv/bin/python" tests/structural_diff.py --ours \
+  >target/structural-ours.log
+diff target/structural-official.log <(grep -v '^structural-ours-only:' target/structural-ours.log)
+structural_passed=$(awk '/^structural-(diff|ours-only):/ { n += $2 } END { print n }' target/structural-ours.log)
+echo "structural: $structural_passed checks, identical transcripts"
+
 echo "== C++ custom modules through the official Python package (official library, then ours)"
 PATH="$venv/bin:$PATH" "$venv/bin/python" tests/cxx_module.py target/cxx-module/official >target/cxx-module-official.log
 PATH="$venv/bin:$PATH" PYTHONPATH="$root/target/suite/pkg-ours" \
@@ -88,4 +98,4 @@ if command -v valgrind >/dev/null 2>&1; then
   done
 fi
 echo "== all tests passed"
-echo "summary: $((cargo_passed + ctest_passed + asan_passed + cross_passed + suite_passed + artifacts_python_passed + cxx_module_passed)) passed, 0 failed"
+echo "summary: $((cargo_passed + ctest_passed + asan_passed + cross_passed + suite_passed + artifacts_python_passed + structural_passed + cxx_module_passed)) passed, 0 failed"

@@ -179,6 +179,16 @@ impl<'a> AnyView<'a> {
         self.0.type_index
     }
 
+    /// Whether both are the same value shallowly: the same type and the same
+    /// bits (for objects, the same object), as C++ `Any::same_as`.
+    pub fn same_as(&self, other: AnyView<'_>) -> bool {
+        let (a, b) = (self.raw(), other.raw());
+        // SAFETY: every bit pattern of the union is a valid `i64`.
+        a.type_index == b.type_index
+            && a.small_str_len == b.small_str_len
+            && unsafe { a.value.v_int64 == b.value.v_int64 }
+    }
+
     /// The raw value.
     #[inline]
     pub fn raw(&self) -> &'a TVMFFIAny {

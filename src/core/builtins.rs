@@ -86,6 +86,7 @@ pub fn register(g: &mut Globals<'_>) {
     super::structural_equal::register(g);
     super::structural_hash::register(g);
     super::structural_visit::register(g);
+    super::structural_mutate::register(g);
     super::visit_error_context::register(g);
     super::dataclass::register(g);
 }

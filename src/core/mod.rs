@@ -31,6 +31,7 @@ pub mod stack;
 pub mod string;
 pub mod structural_equal;
 pub mod structural_hash;
+pub mod structural_mutate;
 pub mod structural_visit;
 pub mod tensor;
 pub mod type_def;

@@ -185,6 +185,12 @@ obj_type!(
     kAccessStep
 );
 obj_type!(
+    /// `ffi.StructuralKey`.
+    StructuralKeyT,
+    Schema::object("ffi.StructuralKey"),
+    kStructuralKey
+);
+obj_type!(
     /// `ffi.VisitInterrupt`.
     VisitInterruptT,
     Schema::object("ffi.VisitInterrupt"),
@@ -603,6 +609,7 @@ pub fn register(t: &mut Table) {
         kStructuralVisitor,
     )
     .metadata(None, 40, 0)
+    .uncopyable()
     .final_(false);
     TypeDef::dynamic(
         t,
@@ -644,6 +651,7 @@ pub fn register(t: &mut Table) {
         kStructuralMutator,
     )
     .metadata(None, 40, 0)
+    .uncopyable()
     .final_(false);
     TypeDef::dynamic(t, "ffi.StructuralKey", kTVMFFIObject, 1, kStructuralKey)
         .metadata(Some(create::<StructuralKeyObj, kStructuralKey>), 48, 0)

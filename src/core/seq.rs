@@ -174,6 +174,15 @@ pub fn contains(obj: &ObjectRef, want: i32, value: AnyView<'_>) -> Result<bool> 
     Ok(false)
 }
 
+/// Replaces element `i` of an Array or a List in place (unsynchronised, as
+/// [`ListMut`]). The structural mutators change an Array so only when it is
+/// uniquely owned, as the reference does.
+pub fn set_in_place(obj: &ObjectRef, i: i64, value: Any) -> Result<()> {
+    let t = obj.type_index();
+    let want = if t == kTVMFFIArray { t } else { kTVMFFIList };
+    ListMut(cell_of(obj, want)?).set(i, value)
+}
+
 /// Mutations of a List in place (unsynchronised, as in the reference).
 pub struct ListMut(*mut TVMFFISeqCell);
 

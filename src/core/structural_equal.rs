@@ -28,11 +28,11 @@ use super::function::Function;
 use super::object::ObjectRef;
 use super::recursive::MAX_DEPTH;
 use super::reflected::{
-    AnyField, StructuralKeyObj, extend_path, kStructuralKey, new_step, root_path,
+    AnyField, StructuralKeyObj, StructuralKeyT, extend_path, kStructuralKey, new_step, root_path,
 };
 use super::registry::Globals;
 use super::scalar::{big_int_words, shape_dims};
-use super::signature::{ObjectT, Owned};
+use super::signature::{Owned, Ret, Schema};
 use super::string::{TextKind, str_bytes_of};
 use super::type_table::{self, fields_with_ancestors, type_key_of};
 use super::{map, seq, tensor};
@@ -556,14 +556,27 @@ pub unsafe extern "C" fn structural_key_any_equal(
     })
 }
 
+/// A `Tuple<AccessPath, AccessPath>` result: the two sides of a mismatch.
+pub struct PathPair((ObjectRef, ObjectRef));
+
+impl Ret for PathPair {
+    fn schema() -> Schema {
+        let path = || Schema::object("ffi.reflection.AccessPath");
+        Schema::tuple(vec![path(), path()])
+    }
+    fn into_any(self) -> Result<Any> {
+        let (l, r) = self.0;
+        Ok(Any::from(seq::new_array(vec![Any::from(l), Any::from(r)])))
+    }
+}
+
 /// Registers the structural equality globals.
 pub fn register(g: &mut Globals<'_>) {
-    g.add(typed_fn!(
-        "ffi.StructuralKey",
-        |key: AnyView<'_>| -> Owned<ObjectT> {
-            Ok(Owned::new(structural_key(key.to_owned_any()?)?))
-        }
-    ));
+    g.add(typed_fn!("ffi.StructuralKey", |key: AnyView<'_>| -> Owned<
+        StructuralKeyT,
+    > {
+        Ok(Owned::new(structural_key(key.to_owned_any()?)?))
+    }));
     g.add(typed_fn!("ffi.StructuralKeyEqual", |lhs: AnyView<'_>,
                                                rhs: AnyView<'_>|
      -> bool {
@@ -583,13 +596,8 @@ pub fn register(g: &mut Globals<'_>) {
          rhs: AnyView<'_>,
          map_free_vars: bool,
          skip_tensor_content: bool|
-         -> Any {
-            Ok(
-                match first_mismatch(lhs, rhs, map_free_vars, skip_tensor_content)? {
-                    None => Any::NONE,
-                    Some((l, r)) => Any::from(seq::new_array(vec![Any::from(l), Any::from(r)])),
-                },
-            )
+         -> Option<PathPair> {
+            Ok(first_mismatch(lhs, rhs, map_free_vars, skip_tensor_content)?.map(PathPair))
         }
     ));
 }

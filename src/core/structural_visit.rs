@@ -48,23 +48,79 @@ pub struct VisitorVTable {
     pub visit: Option<VisitFn>,
 }
 
-/// The fields of the reference's `StructuralVisitorObj` after the header;
+/// The fields after the header shared by the reference's
+/// `StructuralVisitorObj` and `StructuralMutatorObj` (`V` is the vtable);
 /// C++ engines and ours add their own state after them.
 #[repr(C)]
-pub struct VisitorHead {
-    vtable: *const VisitorVTable,
+pub struct TraversalHead<V> {
+    vtable: *const V,
     /// A `TVMFFIDefRegionKind` (C++ code writes it as a plain `int32_t`).
     def_region: AtomicI32,
 }
 
 // SAFETY: the vtable is immutable (ours are statics); the region is atomic.
-unsafe impl Send for VisitorHead {}
+unsafe impl<V> Send for TraversalHead<V> {}
 // SAFETY: as above.
-unsafe impl Sync for VisitorHead {}
+unsafe impl<V> Sync for TraversalHead<V> {}
+
+impl<V> TraversalHead<V> {
+    /// A head for one of our engines.
+    pub(crate) fn new(vtable: &'static V) -> Self {
+        TraversalHead {
+            vtable,
+            def_region: AtomicI32::new(kTVMFFIDefRegionKindNone),
+        }
+    }
+
+    /// The vtable (NULL only in a forged object).
+    pub(crate) fn vtable(&self) -> Option<&V> {
+        // SAFETY: a constructed traversal's vtable outlives it (the
+        // reference's invariant); NULL is refused.
+        unsafe { self.vtable.as_ref() }
+    }
+
+    /// The current definition region.
+    pub fn def_region(&self) -> i32 {
+        self.def_region.load(Ordering::Relaxed)
+    }
+
+    /// Runs `f` in the region `next` makes of the current one, restoring it
+    /// afterwards (`WithDefRegionKind`).
+    pub fn with_region<T>(&self, next: impl FnOnce(i32) -> i32, f: impl FnOnce() -> T) -> T {
+        let saved = self.def_region();
+        self.def_region.store(next(saved), Ordering::Relaxed);
+        let out = f();
+        self.def_region.store(saved, Ordering::Relaxed);
+        out
+    }
+
+    /// The head of the traversal object a hook or vtable entry was handed.
+    ///
+    /// # Safety
+    /// `obj` is NULL or a live object for `'a`.
+    pub(crate) unsafe fn from_raw<'a>(
+        obj: *mut TVMFFIObject,
+        what: &str,
+    ) -> Result<(NonNull<TVMFFIObject>, &'a Self)>
+    where
+        Self: Cell,
+    {
+        let bad = || Error::type_error(format!("expected an {what}"));
+        let obj = NonNull::new(obj).ok_or_else(bad)?;
+        // SAFETY: the caller guarantees a live object.
+        let head = unsafe { super::object::cell_at::<Self>(obj) }.map_err(|_| bad())?;
+        // SAFETY: the object keeps its head alive for `'a`; its only mutable
+        // field is atomic.
+        Ok((obj, unsafe { head.as_ref() }))
+    }
+}
+
+/// The head of a visitor.
+pub type VisitorHead = TraversalHead<VisitorVTable>;
 
 // SAFETY: every object of type `ffi.StructuralVisitor` is a (C++ or Rust)
-// `StructuralVisitorObj`, whose fields after the header are `VisitorHead`'s;
-// the type has no creator, so no other code makes objects of it.
+// `StructuralVisitorObj`, whose fields after the header are these; the type
+// has no creator, so no other code makes objects of it.
 unsafe impl Cell for VisitorHead {
     fn holds(type_index: i32) -> bool {
         type_index == kStructuralVisitor
@@ -93,14 +149,9 @@ pub struct Visitor<'a> {
 
 impl<'a> Visitor<'a> {
     /// Views `obj` as a visitor, if it is one.
-    pub fn of(obj: &'a ObjectRef) -> Option<Visitor<'a>> {
-        let head = obj.cell_ptr::<VisitorHead>()?;
-        // SAFETY: `obj` keeps the head alive for `'a`; its only mutable field
-        // is atomic.
-        Some(Visitor {
-            obj: obj.as_non_null(),
-            head: unsafe { head.as_ref() },
-        })
+    pub fn of(obj: &'a ObjectRef) -> Result<Visitor<'a>> {
+        // SAFETY: `obj` is live for `'a`.
+        unsafe { Self::from_raw(obj.as_ptr()) }
     }
 
     /// Views the visitor a hook or vtable entry was handed.
@@ -108,15 +159,9 @@ impl<'a> Visitor<'a> {
     /// # Safety
     /// `obj` is NULL or a live object for `'a`.
     unsafe fn from_raw(obj: *mut TVMFFIObject) -> Result<Visitor<'a>> {
-        let bad = || Error::type_error("the visitor is not an ffi.StructuralVisitor");
-        let obj = NonNull::new(obj).ok_or_else(bad)?;
-        // SAFETY: the caller guarantees a live object.
-        let head = unsafe { super::object::cell_at::<VisitorHead>(obj) }.map_err(|_| bad())?;
-        // SAFETY: as in `of`.
-        Ok(Visitor {
-            obj,
-            head: unsafe { head.as_ref() },
-        })
+        // SAFETY: forwarded contract.
+        let (obj, head) = unsafe { VisitorHead::from_raw(obj, "ffi.StructuralVisitor")? };
+        Ok(Visitor { obj, head })
     }
 
     /// A new reference to the visitor object (to hand to callbacks).
@@ -127,9 +172,9 @@ impl<'a> Visitor<'a> {
 
     /// Visits `value` through the visitor's vtable (`StructuralVisitorObj::Visit`).
     pub fn visit(self, value: AnyView<'_>) -> Result<Option<ObjectRef>> {
-        // SAFETY: a constructed visitor's vtable is valid (the reference's
-        // invariant); a NULL one (a forged object) is refused.
-        let visit = unsafe { self.head.vtable.as_ref() }
+        let visit = self
+            .head
+            .vtable()
             .and_then(|v| v.visit)
             .ok_or_else(|| Error::type_error("the ffi.StructuralVisitor has no visit entry"))?;
         // SAFETY: the object and the value are live for the call.
@@ -143,7 +188,7 @@ impl<'a> Visitor<'a> {
         match type_table::attr_value("__s_visit__", ti) {
             Some(hook) => {
                 let hook = hook.view();
-                if let Some(ptr) = hook.as_opaque_ptr() {
+                if let Some(ptr) = hook.as_opaque_ptr().filter(|p| !p.is_null()) {
                     // SAFETY: an opaque `__s_visit__` entry is a `VisitFn`
                     // (the attribute's documented ABI).
                     let f: VisitFn = unsafe { core::mem::transmute::<*mut c_void, VisitFn>(ptr) };
@@ -182,7 +227,9 @@ impl<'a> Visitor<'a> {
                 }
                 let v = get_field(obj, &f)?;
                 let out = match region_of_flags(f.flags) {
-                    Some(kind) => self.with_region(entering(kind), || self.visit(v.view()))?,
+                    Some(kind) => self
+                        .head
+                        .with_region(entering(kind), || self.visit(v.view()))?,
                     None => self.visit(v.view())?,
                 };
                 if out.is_some() {
@@ -192,25 +239,15 @@ impl<'a> Visitor<'a> {
             Ok(None)
         };
         if type_table::seq_hash_kind_of(ti)? == Some(kTVMFFISEqHashKindFreeVar) {
-            self.with_region(outside_simple, walk)
+            self.head.with_region(outside_simple, walk)
         } else {
             walk()
         }
     }
 
-    /// The current definition region.
-    pub fn def_region(self) -> i32 {
-        self.head.def_region.load(Ordering::Relaxed)
-    }
-
-    /// Runs `f` in the region `next` makes of the current one, restoring it
-    /// afterwards (`WithDefRegionKind`).
-    pub fn with_region<T>(self, next: impl FnOnce(i32) -> i32, f: impl FnOnce() -> T) -> T {
-        let saved = self.def_region();
-        self.head.def_region.store(next(saved), Ordering::Relaxed);
-        let out = f();
-        self.head.def_region.store(saved, Ordering::Relaxed);
-        out
+    /// The visitor's head (its definition region).
+    pub fn head(self) -> &'a VisitorHead {
+        self.head
     }
 }
 
@@ -407,13 +444,6 @@ static DISPATCHER_VTABLE: VisitorVTable = VisitorVTable {
     visit: Some(dispatcher_visit),
 };
 
-fn new_head(vtable: &'static VisitorVTable) -> VisitorHead {
-    VisitorHead {
-        vtable,
-        def_region: AtomicI32::new(kTVMFFIDefRegionKindNone),
-    }
-}
-
 /// The engine of one of our visitors and a view of it.
 ///
 /// # Safety
@@ -422,9 +452,18 @@ fn new_head(vtable: &'static VisitorVTable) -> VisitorHead {
 unsafe fn engine<'a, E>(obj: *mut TVMFFIObject) -> Result<(&'a E, Visitor<'a>)> {
     // SAFETY: per the contract.
     let visitor = unsafe { Visitor::from_raw(obj)? };
-    // SAFETY: per the contract the payload is an `E`, alive for `'a`.
-    let engine = unsafe { &*(obj.cast::<super::object::ObjBox<E>>()) }.payload();
-    Ok((engine, visitor))
+    // SAFETY: per the contract.
+    Ok((unsafe { payload_of::<E>(obj) }, visitor))
+}
+
+/// The payload of one of our traversal objects.
+///
+/// # Safety
+/// `obj` is a live object made by [`new_object`] with payload `E`, alive
+/// for `'a`.
+pub(crate) unsafe fn payload_of<'a, E>(obj: *mut TVMFFIObject) -> &'a E {
+    // SAFETY: per the contract the allocation is an `ObjBox<E>`.
+    unsafe { &*(obj.cast::<super::object::ObjBox<E>>()) }.payload()
 }
 
 unsafe extern "C" fn walker_visit(obj: *mut TVMFFIObject, value: TVMFFIAny) -> TVMFFIAny {
@@ -432,6 +471,7 @@ unsafe extern "C" fn walker_visit(obj: *mut TVMFFIObject, value: TVMFFIAny) -> T
         // SAFETY: only Walkers carry this vtable; the caller keeps the
         // visitor and the value alive for the call.
         let (walker, visitor) = unsafe { engine::<Walker>(obj)? };
+        // SAFETY: the caller keeps the value alive for the call.
         let value = unsafe { AnyView::from_raw(&value) };
         encode(level("StructuralWalk", || walker.visit(visitor, value)))
     })
@@ -442,6 +482,7 @@ unsafe extern "C" fn dispatcher_visit(obj: *mut TVMFFIObject, value: TVMFFIAny) 
         // SAFETY: only Dispatchers carry this vtable; the caller keeps the
         // visitor and the value alive for the call.
         let (dispatcher, visitor) = unsafe { engine::<Dispatcher>(obj)? };
+        // SAFETY: the caller keeps the value alive for the call.
         let value = unsafe { AnyView::from_raw(&value) };
         encode(level("StructuralVisit", || {
             dispatcher.visit(visitor, value)
@@ -478,7 +519,7 @@ impl Walker {
         let out = if let Some(c) = self.callbacks.find(ti) {
             c.func.call(&[value])?
         } else if let Some(c) = self.with_region.find(ti) {
-            let kind = Any::from(i64::from(v.def_region()));
+            let kind = Any::from(i64::from(v.head().def_region()));
             c.func.call(&[value, kind.view()])?
         } else {
             return Ok(Step::Advance);
@@ -524,13 +565,13 @@ pub fn structural_walk(
     let obj = new_object(
         kStructuralVisitor,
         Walker {
-            head: new_head(&WALKER_VTABLE),
+            head: TraversalHead::new(&WALKER_VTABLE),
             callbacks,
             with_region,
             preorder: order == 0,
         },
     );
-    Visitor::of(&obj).expect("a visitor").visit(root)
+    Visitor::of(&obj)?.visit(root)
 }
 
 /// `ffi.StructuralVisit(root, callbacks)`.
@@ -538,11 +579,11 @@ pub fn structural_visit(root: AnyView<'_>, callbacks: Callbacks<2>) -> Result<Op
     let obj = new_object(
         kStructuralVisitor,
         Dispatcher {
-            head: new_head(&DISPATCHER_VTABLE),
+            head: TraversalHead::new(&DISPATCHER_VTABLE),
             callbacks,
         },
     );
-    Visitor::of(&obj).expect("a visitor").visit(root)
+    Visitor::of(&obj)?.visit(root)
 }
 
 /// `__s_visit__` of Array and List: their elements.
@@ -631,27 +672,27 @@ pub fn register(g: &mut Globals<'_>) {
      -> Option<
         Owned<VisitInterruptT>,
     > {
-        Ok(visitor(&v)?.visit(value.0)?.map(Owned::new))
+        Ok(Visitor::of(&v)?.visit(value.0)?.map(Owned::new))
     }));
     g.add(typed_fn!(
         "ffi.StructuralVisitorDefaultVisit",
         |v: Obj<'_, StructuralVisitorT>, value: View<'_>| -> Option<Owned<VisitInterruptT>> {
-            Ok(visitor(&v)?.default_visit(value.0)?.map(Owned::new))
+            Ok(Visitor::of(&v)?.default_visit(value.0)?.map(Owned::new))
         }
     ));
     g.add(typed_fn!(
         "ffi.StructuralVisitorDefRegionKind",
-        |v: Obj<'_, StructuralVisitorT>| -> i64 { Ok(i64::from(visitor(&v)?.def_region())) }
+        |v: Obj<'_, StructuralVisitorT>| -> i64 {
+            Ok(i64::from(Visitor::of(&v)?.head().def_region()))
+        }
     ));
     g.add(typed_fn!(
         "ffi.StructuralVisitorWithDefRegionKind",
         |v: Obj<'_, StructuralVisitorT>, kind: i32, callback: Obj<'_, FunctionT>| -> Any {
             let f = Function::from_object((*callback).clone()).expect("a Function");
-            visitor(&v)?.with_region(entering(kind), || f.call(&[]))
+            Visitor::of(&v)?
+                .head()
+                .with_region(entering(kind), || f.call(&[]))
         }
     ));
-}
-
-fn visitor(obj: &ObjectRef) -> Result<Visitor<'_>> {
-    Visitor::of(obj).ok_or_else(|| Error::type_error("expected an ffi.StructuralVisitor"))
 }

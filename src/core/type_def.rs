@@ -181,6 +181,25 @@ impl<'t> TypeDef<'t> {
             );
         self.attr_fn("__ffi_shallow_copy__", copy.func)
     }
+
+    /// A `__ffi_shallow_copy__` that refuses: for objects whose state cannot
+    /// be copied (the reference copies the C++ base class only, leaving a
+    /// visitor or mutator without the engine its vtable expects).
+    pub fn uncopyable(&mut self) -> &mut Self {
+        let key = self.key;
+        let refuse = typed_fn!(method_name(key, "__ffi_shallow_copy__"), |_src: Obj<
+            '_,
+            ObjectT,
+        >|
+         -> Owned<
+            ObjectT,
+        > {
+            Err(Error::type_error(format!(
+                "`{key}` objects are traversal state and cannot be copied"
+            )))
+        });
+        self.attr_fn("__ffi_shallow_copy__", refuse.func)
+    }
 }
 
 impl TypeDef<'_> {

@@ -204,6 +204,7 @@ impl Table {
         }
         super::reflected::register(&mut t);
         super::structural_visit::register_attrs(&mut t);
+        super::structural_mutate::register_attrs(&mut t);
         t
     }
 

@@ -1,0 +1,141 @@
+"""Structural visitors and mutators, differentially: run with the official
+library and with ours (through the official package); the transcripts must
+match line for line. `--ours` adds checks where the reference crashes and
+ours answers a clear error; they are asserted, not compared.
+
+Every line prints what a caller observes: result types and values, error
+kinds and messages, definition regions, remap entries, the error's visit
+context and the access paths found from it.
+"""
+
+import sys
+
+import tvm_ffi
+from tvm_ffi import structural_map, structural_mutate, structural_walk, structural_visit
+from tvm_ffi.dataclasses import py_class, field
+from tvm_ffi import Object
+
+checks = 0
+
+
+def show(tag, fn):
+    global checks
+    checks += 1
+    try:
+        r = fn()
+        print(tag, "->", type(r).__name__, repr(r))
+    except Exception as e:
+        print(tag, "!!", type(e).__name__, str(e).splitlines()[0])
+
+@py_class(structural_eq="var")
+class V(Object):
+    name: str = field(structural_eq="ignore")
+
+@py_class(structural_eq="tree")
+class Fn(Object):
+    params: tvm_ffi.Array = field(structural_eq="def")
+    body: tvm_ffi.Array
+
+@py_class(structural_eq="dag")
+class D(Object):
+    x: int
+
+x, y = V("x"), V("y")
+f = Fn(tvm_ffi.Array([x]), tvm_ffi.Array([x, y, 3]))
+show("map int", lambda: structural_map(f, (int, lambda v: v * 10)).body[2])
+show("map var pre", lambda: [v.name for v in structural_map(f, (V, lambda v: V(v.name + "'")), order="pre").body[:2]])
+show("map var post", lambda: [v.name for v in structural_map(f, (V, lambda v: V(v.name + "'"))).body[:2]])
+show("map same", lambda: structural_map(f, (int, lambda v: v)).same_as(f))
+d = D(1)
+r = structural_map(tvm_ffi.Array([d, d]), (int, lambda v: v + 1))
+show("dag shared", lambda: (r[0].same_as(r[1]), r[0].x))
+show("map str", lambda: list(structural_map(tvm_ffi.Array(["a", "long string " * 3, b"b"]), (str, lambda s: s.upper()))))
+show("map dict", lambda: dict(structural_map(tvm_ffi.Dict({"a": 1, "b": tvm_ffi.List([2])}), (int, lambda v: -v))))
+show("map ret none", lambda: list(structural_map(tvm_ffi.Array([1, 2]), (int, lambda v: None))))
+show("mutate err", lambda: structural_mutate(tvm_ffi.Array([1, [2]]), (int, lambda v, m: 1 / 0)))
+show("mutate kinds", lambda: structural_mutate(f, (V, lambda v, m: (m.def_region_kind(), v)[1])))
+seen = []
+structural_mutate(f, (V, lambda v, m: seen.append(int(m.def_region_kind())) or v))
+print("regions", seen)
+m_calls = []
+def cb(v, m):
+    m_calls.append(m.var_remap_get(v))
+    m.var_remap_set(v, 5)
+    m_calls.append(m.var_remap_get(v))
+    return v
+structural_mutate(tvm_ffi.Array([x]), (V, cb))
+print("remap", m_calls)
+show("remap bad key", lambda: structural_mutate(tvm_ffi.Array([x]), (V, lambda v, m: m.var_remap_get(1))))
+show("with kind", lambda: structural_mutate(x, (V, lambda v, m: m.with_def_region_kind(2, lambda: int(m.def_region_kind())))))
+# error contexts: the failing nodes, innermost first, and the paths to them
+@py_class(structural_eq="tree")
+class Wrap(Object):
+    child: Object
+    other: Object
+
+
+inner = D(7)
+func = Fn(tvm_ffi.Array([]), tvm_ffi.Array([inner, tvm_ffi.Map({"k": inner})]))
+chain = Wrap(Wrap(inner, D(1)), inner)
+find = tvm_ffi.get_global_func("ffi.VisitErrorContext.FindAccessPaths")
+
+
+def boom(v):
+    if v == 7:
+        raise ValueError("boom")
+    return v
+
+
+for name, run in [
+    (f"{kind} {tag}", lambda run=run, root=root: run(root))
+    for tag, root in [("array", tvm_ffi.Array([func])), ("chain", chain)]
+    for kind, run in [
+        ("walk", lambda root: structural_walk(root, (int, boom))),
+        ("map", lambda root: structural_map(root, (int, boom))),
+        ("mutate", lambda root: structural_mutate(root, (int, lambda v, m: boom(v)))),
+        ("visit", lambda root: structural_visit(root, (int, lambda v, vis: boom(v)))),
+    ]
+]:
+    checks += 1
+    try:
+        run()
+        print(name, "no error")
+    except Exception as e:
+        ctx = e.__tvm_ffi_error__.extra_context
+        print(name, type(e).__name__, e, type(ctx).__name__)
+        print(" pattern", [type(o).__name__ for o in ctx.reverse_visit_pattern])
+        for r in (chain, chain.child, func, inner):
+            for prefix in (False, True):
+                print(" paths", type(r).__name__, prefix, [str(p) for p in find(r, ctx, prefix)])
+# walk orders
+t = []
+structural_walk(tvm_ffi.Array([1, tvm_ffi.Map({"k": 2})]), (object, lambda v: t.append(type(v).__name__)), order="pre")
+print("pre", t)
+t = []
+structural_walk(tvm_ffi.Array([1, tvm_ffi.Map({"k": 2})]), (object, lambda v: t.append(type(v).__name__)))
+print("post", t)
+show("interrupt", lambda: structural_walk(tvm_ffi.Array([1, 2]), (int, lambda v: tvm_ffi.VisitInterrupt(v) if v == 2 else None)).value)
+show("bad hook result", lambda: structural_visit(1, (int, lambda v, vis: 5)))
+show("bad walk result", lambda: structural_walk(1, (int, lambda v: "s")))
+show("bad order", lambda: structural_walk(1, (int, lambda v: None), order="sideways"))
+show("bad table", lambda: tvm_ffi.get_global_func("ffi.StructuralMap")(1, [(1, 2)], [], 0))
+
+print("structural-diff:", checks, "checks")
+
+if "--ours" in sys.argv:
+    ours_only = 0
+    # The reference recurses until the stack overflows (SIGSEGV) on a cycle.
+    l = tvm_ffi.List([1])
+    l.append(l)
+    for name, run in [
+        ("walk", lambda: structural_walk(l, (int, lambda v: None))),
+        ("map", lambda: structural_map(l, (int, lambda v: v))),
+    ]:
+        try:
+            run()
+            raise AssertionError(f"{name} of a cyclic list returned")
+        except ValueError as e:
+            assert "maximum recursion depth" in str(e), e
+            ours_only += 1
+    l.clear()
+    print("structural-ours-only:", ours_only, "checks")
