@@ -120,6 +120,21 @@ show("bad walk result", lambda: structural_walk(1, (int, lambda v: "s")))
 show("bad order", lambda: structural_walk(1, (int, lambda v: None), order="sideways"))
 show("bad table", lambda: tvm_ffi.get_global_func("ffi.StructuralMap")(1, [(1, 2)], [], 0))
 
+# A C++ `__s_visit__` hook (an ffi.Function registered by the official
+# testing library) calling back into the visitor through its vtable.
+import tvm_ffi.testing  # noqa: E402
+
+make_graph = tvm_ffi.get_global_func("testing.make_visit_region_graph")
+for with_hook in (False, True):
+    g = make_graph(with_hook)
+    seen = []
+    structural_walk(g, with_def_region_kind=(int, lambda v, k: seen.append((v, int(k)))), order="pre")
+    print("cxx hook walk", with_hook, type(g).__name__, seen)
+    seen = []
+    r = structural_map(g, with_def_region_kind=(int, lambda v, k: seen.append((v, int(k))) or v + 100))
+    print("cxx hook map", with_hook, seen, r.same_as(g), r.simple if hasattr(r, "simple") else None)
+    checks += 2
+
 print("structural-diff:", checks, "checks")
 
 if "--ours" in sys.argv:

@@ -37,6 +37,10 @@ def main() -> None:
         '{"root_index":0,"nodes":[{"type":"ffi.reflection.AccessPath",'
         '"data":{"parent":0,"step":0,"depth":1}}]}',
         "ffi.reflection.AccessPath", "ffi.VisitInterrupt", "kind", "_str_index",
+        # callback tables of the structural visitors and mutators
+        [(-1, tvm_ffi.get_global_func("ffi.ArraySize"))],
+        [(-1, tvm_ffi.get_global_func("ffi.ArraySize"), True)],
+        [(0, tvm_ffi.get_global_func("ffi.String"))],
     ]
     names = sorted(
         n for n in tvm_ffi.registry.list_global_func_names()
