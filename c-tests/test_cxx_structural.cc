@@ -12,6 +12,8 @@
 #include <tvm/ffi/any.h>
 #include <tvm/ffi/container/array.h>
 #include <tvm/ffi/container/map.h>
+#include <tvm/ffi/container/tensor.h>
+#include <tvm/ffi/dtype.h>
 #include <tvm/ffi/error.h>
 #include <tvm/ffi/extra/json.h>
 #include <tvm/ffi/extra/serialization.h>
@@ -59,7 +61,28 @@ class TNode : public ffi::ObjectRef {
   TVM_FFI_DEFINE_OBJECT_REF_METHODS_NOTNULLABLE(TNode, ObjectRef, TNodeObj);
 };
 
+/*! An IR integer immediate: DataType and Device fields stored raw. */
+class ImmObj : public ffi::Object {
+ public:
+  DLDataType dtype{kDLInt, 32, 1};
+  DLDevice device{kDLCUDA, 1};
+  int64_t value = 5;
+  double f64 = 1.5;
+  int8_t small = -3;
+  bool flag = true;
+  static constexpr bool _type_mutable = true;
+  static constexpr TVMFFISEqHashKind _type_s_eq_hash_kind = kTVMFFISEqHashKindTreeNode;
+  TVM_FFI_DECLARE_OBJECT_INFO_FINAL("test_cxx_structural.Imm", ImmObj, ffi::Object);
+};
+
 TVM_FFI_STATIC_INIT_BLOCK() {
+  refl::ObjectDef<ImmObj>()
+      .def_rw("dtype", &ImmObj::dtype)
+      .def_rw("device", &ImmObj::device)
+      .def_rw("value", &ImmObj::value)
+      .def_rw("f64", &ImmObj::f64)
+      .def_rw("small", &ImmObj::small)
+      .def_rw("flag", &ImmObj::flag);
   refl::ObjectDef<TNodeObj>()
       .def_rw("value", &TNodeObj::value)
       .def_rw("children", &TNodeObj::children);
@@ -134,6 +157,18 @@ static void Exported() {
   std::printf("graph: %s\n", std::string(ffi::json::Stringify(graph)).c_str());
   Any back = ffi::FromJSONGraph(graph);
   std::printf("round trip: %s equal=%d\n", Show(back).c_str(), ffi::StructuralEqual::Equal(a, back));
+  // Every field kind of an IR immediate round-trips.
+  for (DLDataType dt : {DLDataType{kDLInt, 32, 1}, DLDataType{kDLBfloat, 16, 4},
+                        DLDataType{kDLFloat, 32, static_cast<uint16_t>(-4)},
+                        DLDataType{kDLFloat8_e4m3fn, 8, 1}, DLDataType{kDLOpaqueHandle, 64, 1},
+                        DLDataType{kDLUInt, 1, 1}}) {
+    auto n = ffi::make_object<ImmObj>();
+    n->dtype = dt;
+    ffi::ObjectRef imm(n);
+    ffi::json::Value g = ffi::ToJSONGraph(imm);
+    std::printf("imm graph: %s equal=%d\n", std::string(ffi::json::Stringify(g)).c_str(),
+                ffi::StructuralEqual::Equal(imm, ffi::FromJSONGraph(g)));
+  }
   String err;
   ffi::json::Value doc = ffi::json::Parse(R"({"b": [1, 2.5, true, null], "a": "x"})", &err);
   std::printf("parse: %s err='%s'\n", std::string(ffi::json::Stringify(doc)).c_str(),

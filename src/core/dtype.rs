@@ -52,7 +52,7 @@ fn code_name(code: u8) -> Option<&'static str> {
 /// Calls a global the custom-type hooks need (`dtype.get_custom_type_*`).
 fn call_hook(name: &str, arg: super::Any) -> Result<super::Any> {
     let f = registry::get_global(name.as_bytes())
-        .ok_or_else(|| Error::value(format!("Function {name} is not registered")))?;
+        .ok_or_else(|| Error::value(format!("Function {name} not found")))?;
     f.call(&[arg.view()])
 }
 
@@ -244,6 +244,24 @@ fn parse_small_float(scan: &mut Scan<'_>, offset: usize, bits: u8) -> Result<DLD
         "unknown float{bits} type `{}`",
         scan.whole
     )))
+}
+
+/// The text of `dtype` for a serialized graph: [`to_string`], refused
+/// (`ValueError`) when it would not read back as the same data type (zero
+/// lanes, zero-bit floats), where the reference writes a text that reads
+/// back as another type.
+pub fn to_exact_string(dtype: DLDataType) -> Result<String> {
+    let text = to_string(dtype)?;
+    let back = from_string(text.as_bytes()).ok();
+    let same =
+        back.is_some_and(|b| (b.code, b.bits, b.lanes) == (dtype.code, dtype.bits, dtype.lanes));
+    if !same {
+        return Err(Error::value(format!(
+            "DataType(code={}, bits={}, lanes={}) has no text form that reads back as itself (`{text}` does not)",
+            dtype.code, dtype.bits, dtype.lanes
+        )));
+    }
+    Ok(text)
 }
 
 /// Parses a dtype string.

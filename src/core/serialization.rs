@@ -59,6 +59,30 @@ fn has_creator(type_index: i32) -> bool {
 /// The deepest object nesting (de)serialized.
 const MAX_DEPTH: usize = super::recursive::MAX_DEPTH;
 
+/// Whether values of `type_index` have a node form in a JSON graph.
+fn has_json_form(type_index: i32) -> bool {
+    is_object_index(type_index)
+        || matches!(
+            type_index,
+            kTVMFFINone
+                | kTVMFFIBool
+                | kTVMFFIInt
+                | kTVMFFIFloat
+                | kTVMFFIDataType
+                | kTVMFFIDevice
+                | kTVMFFISmallStr
+                | kTVMFFISmallBytes
+        )
+}
+
+/// The reference's error for a value without a JSON form.
+fn unserializable(type_index: i32) -> Error {
+    Error::runtime(format!(
+        "Cannot serialize type `{}`",
+        type_key_of(type_index)
+    ))
+}
+
 fn too_deep() -> Error {
     Error::value(format!(
         "JSON graph: maximum nesting depth ({MAX_DEPTH}) exceeded"
@@ -123,7 +147,7 @@ impl Serializer {
             kTVMFFIBool | kTVMFFIInt | kTVMFFIFloat => pairs.push(("data", value.clone())),
             kTVMFFIDataType => {
                 let dt = v.as_dtype().expect("a data type");
-                pairs.push(("data", text(&super::dtype::to_string(dt)?)));
+                pairs.push(("data", text(&super::dtype::to_exact_string(dt)?)));
             }
             kTVMFFIDevice => {
                 let d = v.as_device().expect("a device");
@@ -178,12 +202,7 @@ impl Serializer {
                 let obj = v.to_object().expect("an object");
                 pairs.push(("data", self.object_data(&obj)?));
             }
-            t => {
-                return Err(Error::runtime(format!(
-                    "Cannot serialize type `{}`",
-                    type_key_of(t)
-                )));
-            }
+            t => return Err(unserializable(t)),
         }
         let index = self.nodes.len() as i64;
         self.nodes.push(object(pairs)?);
@@ -221,6 +240,10 @@ impl Serializer {
             // SAFETY: field names live in the type table's pool.
             let name = String::from_utf8_lossy(unsafe { super::string::byte_slice(info.name) })
                 .into_owned();
+            // A field this type cannot write is named with its type (the
+            // reference says only which value kind failed).
+            let in_field =
+                |e: Error| e.rewrap(|m| format!("{m} (field `{name}` of `{}`)", type_key_of(ti)));
             let data = match info.field_static_type_index {
                 kTVMFFINone => Any::NONE,
                 kTVMFFIBool | kTVMFFIInt | kTVMFFIFloat => value,
@@ -228,8 +251,12 @@ impl Serializer {
                     let dt = value
                         .view()
                         .as_dtype()
-                        .ok_or_else(|| convert_error(value.view(), "DataType"))?;
-                    text(&super::dtype::to_string(dt)?)
+                        .ok_or_else(|| convert_error(value.view(), "DataType"))
+                        .map_err(in_field)?;
+                    text(&super::dtype::to_exact_string(dt).map_err(in_field)?)
+                }
+                _ if !has_json_form(value.type_index()) => {
+                    return Err(in_field(unserializable(value.type_index())));
                 }
                 _ => Any::from(self.node(&value)?),
             };
