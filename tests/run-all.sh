@@ -12,6 +12,8 @@
 #      and on ours (tests/suite/run.sh), failing on any core-half regression,
 #   4c. structural visitors and mutators on both libraries, with identical
 #      transcripts (tests/structural_diff.py),
+#      and JSON graphs written by each library read back in the other
+#      (tests/json_graph_cross.py),
 #   4d. C++ custom modules built by the official package's build helpers,
 #      run on both libraries with identical transcripts (tests/cxx_module.py),
 #   5. the C tests under valgrind (leaks and invalid accesses), when present.
@@ -64,6 +66,15 @@ diff target/structural-official.log <(grep -v '^structural-ours-only:' target/st
 structural_passed=$(awk '/^structural-(diff|ours-only):/ { n += $2 } END { print n }' target/structural-ours.log)
 echo "structural: $structural_passed checks, identical transcripts"
 
+echo "== JSON graphs across runtimes: written by each library, read by the other, same bytes"
+rm -rf target/json-graphs
+"$venv/bin/python" tests/json_graph_cross.py write target/json-graphs/official
+PYTHONPATH="$root/target/suite/pkg-ours" "$venv/bin/python" tests/json_graph_cross.py read target/json-graphs/official \
+  | tee target/json-graph-cross.log
+PYTHONPATH="$root/target/suite/pkg-ours" "$venv/bin/python" tests/json_graph_cross.py write target/json-graphs/ours
+"$venv/bin/python" tests/json_graph_cross.py read target/json-graphs/ours | tee -a target/json-graph-cross.log
+json_graph_passed=$(awk '/^json-graph-cross:/ { n += $2 } END { print n }' target/json-graph-cross.log)
+
 echo "== C++ custom modules through the official Python package (official library, then ours)"
 PATH="$venv/bin:$PATH" "$venv/bin/python" tests/cxx_module.py target/cxx-module/official >target/cxx-module-official.log
 PATH="$venv/bin:$PATH" PYTHONPATH="$root/target/suite/pkg-ours" \
@@ -98,4 +109,4 @@ if command -v valgrind >/dev/null 2>&1; then
   done
 fi
 echo "== all tests passed"
-echo "summary: $((cargo_passed + ctest_passed + asan_passed + cross_passed + suite_passed + artifacts_python_passed + structural_passed + cxx_module_passed)) passed, 0 failed"
+echo "summary: $((cargo_passed + ctest_passed + asan_passed + cross_passed + suite_passed + artifacts_python_passed + structural_passed + json_graph_passed + cxx_module_passed)) passed, 0 failed"
