@@ -9,7 +9,8 @@
 #   4. cross-loading: the official Python package loads our library as a
 #      module and runs an artifact built by our writer,
 #   4b. the official package's own test suite, run on the official library
-#      and on ours (tests/suite/run.sh), failing on any core-half regression,
+#      and on ours (tests/suite/run.sh), failing on any test that passes on
+#      the official library but not on ours,
 #   4c. structural visitors and mutators on both libraries, with identical
 #      transcripts (tests/structural_diff.py),
 #      and JSON graphs written by each library read back in the other

@@ -308,7 +308,8 @@ pub fn register_ffi_init(type_index: i32) -> Result<()> {
 
 /// The storage of every field of a Python-defined type, with its offset.
 fn py_class_layout(type_index: i32) -> Result<Vec<(Storage, usize)>> {
-    fields_with_ancestors(type_index)?
+    super::type_table::facts(type_index)?
+        .fields
         .iter()
         .map(|f| {
             Ok((

@@ -34,6 +34,7 @@ pub mod structural_hash;
 pub mod structural_mutate;
 pub mod structural_visit;
 pub mod tensor;
+pub(crate) mod traversal;
 pub mod type_def;
 pub mod type_table;
 pub mod visit_error_context;

@@ -549,10 +549,15 @@ fn hash_children(state: &Arc<Mutex<HashState>>, obj: &ObjectRef, depth: usize) -
 
 // ---------------------------------------------------------------- repr
 
+/// The most text `ReprPrint` keeps for objects met again.
+const REPR_CACHE_BYTES: usize = 64 << 20;
+
 #[derive(Default)]
 struct ReprState {
     in_progress: HashSet<usize>,
     done: HashMap<usize, String>,
+    /// The bytes of the texts in `done`.
+    done_bytes: usize,
     show_addr: bool,
     /// Whether the value printed was composed from its parts (a container
     /// or reflected object) rather than printed directly.
@@ -797,7 +802,12 @@ fn repr_level(state: &Arc<Mutex<ReprState>>, value: AnyView<'_>, depth: usize) -
     let finish = |text: String| {
         let mut s = rlock(state);
         s.in_progress.remove(&key);
-        s.done.insert(key, text.clone());
+        // Texts are kept (for objects met again) up to a budget: keeping
+        // every one made a deep nesting cost memory quadratic in its depth.
+        if s.done_bytes + text.len() <= REPR_CACHE_BYTES {
+            s.done_bytes += text.len();
+            s.done.insert(key, text.clone());
+        }
         text
     };
     if let Some(f) = hook("__ffi_repr__", ti) {

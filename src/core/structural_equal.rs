@@ -26,7 +26,6 @@ use super::deep_copy::get_field;
 use super::error::{Error, Result};
 use super::function::Function;
 use super::object::ObjectRef;
-use super::recursive::MAX_DEPTH;
 use super::reflected::{
     AnyField, StructuralKeyObj, StructuralKeyT, extend_path, kStructuralKey, new_step, root_path,
 };
@@ -34,12 +33,13 @@ use super::registry::Globals;
 use super::scalar::{big_int_words, shape_dims};
 use super::signature::{Owned, Ret, Schema};
 use super::string::{TextKind, str_bytes_of};
-use super::type_table::{self, fields_with_ancestors, type_key_of};
+use super::traversal::{AddrMap, Local, PathGuard};
+use super::type_table::{self, Facts, Hook, type_key_of};
 use super::{map, seq, tensor};
 use crate::abi::*;
 use crate::typed_fn;
-use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex, MutexGuard};
+use core::cell::RefMut;
+use std::sync::Arc;
 
 /// `AccessKind` values of the steps a mismatch path records.
 const ATTR: i32 = 0;
@@ -59,16 +59,16 @@ struct State {
     lhs_steps: Vec<ObjectRef>,
     rhs_steps: Vec<ObjectRef>,
     /// Pairings found so far, by object address, both ways.
-    lhs_to_rhs: HashMap<usize, ObjectRef>,
-    rhs_to_lhs: HashMap<usize, ObjectRef>,
+    lhs_to_rhs: AddrMap<usize, ObjectRef>,
+    rhs_to_lhs: AddrMap<usize, ObjectRef>,
     /// Pairs of objects on the path from the root (cycles and depth).
-    on_path: HashSet<(usize, usize)>,
+    on_path: PathGuard<(usize, usize)>,
 }
 
-type Shared = Arc<Mutex<State>>;
+type Shared = Arc<Local<State>>;
 
-fn lock(s: &Shared) -> MutexGuard<'_, State> {
-    s.lock().unwrap_or_else(|e| e.into_inner())
+fn lock(s: &Shared) -> RefMut<'_, State> {
+    s.get()
 }
 
 fn addr(o: &ObjectRef) -> usize {
@@ -88,12 +88,12 @@ fn record(s: &Shared, lhs: (i32, Any), rhs: (i32, Any)) {
 /// changed by `next` (given the current one), restoring it afterwards. The
 /// lock is not held while `f` runs. Shared by equality and hashing.
 pub(crate) fn with_region<S, T>(
-    state: &Mutex<S>,
+    state: &Local<S>,
     region: fn(&mut S) -> &mut i32,
     next: impl FnOnce(i32) -> i32,
     f: impl FnOnce() -> T,
 ) -> T {
-    let lock = || state.lock().unwrap_or_else(|e| e.into_inner());
+    let lock = || state.get();
     let saved = {
         let mut st = lock();
         let slot = region(&mut st);
@@ -146,19 +146,9 @@ fn equal(s: &Shared, l: AnyView<'_>, r: AnyView<'_>) -> Result<bool> {
         return equal_level(s, l, r);
     };
     let pair = (a.as_ptr() as usize, b.as_ptr() as usize);
-    {
-        let mut st = lock(s);
-        if st.on_path.len() >= MAX_DEPTH {
-            return Err(Error::value(format!(
-                "StructuralEqual: maximum recursion depth ({MAX_DEPTH}) exceeded"
-            )));
-        }
-        if !st.on_path.insert(pair) {
-            return Err(Error::value("StructuralEqual: the values contain a cycle"));
-        }
-    }
+    let tracked = lock(s).on_path.enter(pair, "StructuralEqual")?;
     let out = super::stack::deep(|| equal_level(s, l, r));
-    lock(s).on_path.remove(&pair);
+    lock(s).on_path.leave(pair, tracked);
     out
 }
 
@@ -178,7 +168,7 @@ fn equal_level(s: &Shared, l: AnyView<'_>, r: AnyView<'_>) -> Result<bool> {
             return Ok(lr.small_str_len == rr.small_str_len && lr.value.v_int64 == rr.value.v_int64);
         }
     }
-    let (lo, ro) = match (l.to_object(), r.to_object()) {
+    let (lo, ro) = match (l.borrow_object(), r.borrow_object()) {
         (Some(a), Some(b)) => (a, b),
         _ => return Ok(false),
     };
@@ -194,20 +184,34 @@ fn equal_level(s: &Shared, l: AnyView<'_>, r: AnyView<'_>) -> Result<bool> {
 }
 
 fn equal_seq(s: &Shared, lo: &ObjectRef, ro: &ObjectRef) -> Result<bool> {
-    let (a, b) = (
-        seq::elements(lo, lo.type_index())?.len(),
-        seq::elements(ro, ro.type_index())?.len(),
-    );
+    if lo.type_index() == kTVMFFIArray {
+        // Arrays do not change while shared: their elements are borrowed.
+        fn items(o: &ObjectRef) -> Result<Vec<AnyView<'_>>> {
+            Ok(seq::views(o, kTVMFFIArray)?.collect())
+        }
+        return equal_items(s, &items(lo)?, &items(ro)?);
+    }
+    // Owned copies: a hook may change a List while it is compared.
+    let owned = |o: &ObjectRef| -> Result<Vec<Any>> {
+        seq::views(o, kTVMFFIList)?
+            .map(|v| v.to_owned_any())
+            .collect()
+    };
+    fn views(v: &[Any]) -> Vec<AnyView<'_>> {
+        v.iter().map(Any::view).collect()
+    }
+    let (ls, rs) = (owned(lo)?, owned(ro)?);
+    equal_items(s, &views(&ls), &views(&rs))
+}
+
+fn equal_items(s: &Shared, ls: &[AnyView<'_>], rs: &[AnyView<'_>]) -> Result<bool> {
+    let (a, b) = (ls.len(), rs.len());
     let trace = lock(s).trace;
     if a != b && !trace {
         return Ok(false);
     }
-    for i in 0..a.min(b) {
-        let (x, y) = (
-            seq::get(lo, lo.type_index(), i as i64)?,
-            seq::get(ro, ro.type_index(), i as i64)?,
-        );
-        if !equal(s, x.view(), y.view())? {
+    for (i, (x, y)) in ls.iter().zip(rs).enumerate() {
+        if !equal(s, *x, *y)? {
             record(
                 s,
                 (ARRAY_ITEM, Any::from(i as i64)),
@@ -297,8 +301,9 @@ fn equal_tensor(s: &Shared, lo: &ObjectRef, ro: &ObjectRef) -> Result<bool> {
 
 /// The structural equality/hash kind of `ti`: a TypeError for a type
 /// without metadata or with an unsupported kind (the reference's messages).
-pub(crate) fn seq_hash_kind(ti: i32) -> Result<i32> {
-    match type_table::seq_hash_kind_of(ti)? {
+/// (`kind` as [`Facts`] has it).
+pub(crate) fn kind_of(ti: i32, kind: Option<i32>) -> Result<i32> {
+    match kind {
         None => Err(Error::type_error(format!(
             "Type metadata is not set for type `{}`, so StructuralHash is not supported for this type",
             type_key_of(ti)
@@ -324,7 +329,8 @@ pub(crate) fn region_of_flags(flags: i64) -> Option<i32> {
 
 fn equal_object(s: &Shared, lo: &ObjectRef, ro: &ObjectRef) -> Result<bool> {
     let ti = lo.type_index();
-    let kind = seq_hash_kind(ti)?;
+    let facts = type_table::facts(ti)?;
+    let kind = kind_of(ti, facts.kind)?;
     if kind == kTVMFFISEqHashKindUniqueInstance {
         return Ok(lo == ro);
     }
@@ -346,7 +352,7 @@ fn equal_object(s: &Shared, lo: &ObjectRef, ro: &ObjectRef) -> Result<bool> {
         st.rhs_to_lhs.insert(addr(ro), lo.clone());
     };
     if kind != kTVMFFISEqHashKindFreeVar {
-        let ok = equal_fields(s, lo, ro)?;
+        let ok = equal_fields(s, &facts, lo, ro)?;
         if ok && kind == kTVMFFISEqHashKindDAGNode {
             pair(s);
         }
@@ -354,7 +360,9 @@ fn equal_object(s: &Shared, lo: &ObjectRef, ro: &ObjectRef) -> Result<bool> {
     }
     // A free variable's own fields are compared outside a simple region.
     let current = lock(s).def_region;
-    let ok = with_region(s, region, outside_simple, || equal_fields(s, lo, ro))?;
+    let ok = with_region(s, region, outside_simple, || {
+        equal_fields(s, &facts, lo, ro)
+    })?;
     if !ok {
         return Ok(false);
     }
@@ -365,19 +373,19 @@ fn equal_object(s: &Shared, lo: &ObjectRef, ro: &ObjectRef) -> Result<bool> {
     Ok(false)
 }
 
-fn equal_fields(s: &Shared, lo: &ObjectRef, ro: &ObjectRef) -> Result<bool> {
-    let ti = lo.type_index();
-    if let Some(hook) = type_table::attr_value("__s_equal__", ti)
-        .and_then(|v| v.view().to_object())
+fn equal_fields(s: &Shared, facts: &Facts, lo: &ObjectRef, ro: &ObjectRef) -> Result<bool> {
+    if let Some(hook) = facts
+        .hook(Hook::SEqual)
+        .to_object()
         .and_then(Function::from_object)
     {
         return custom_equal(s, &hook, lo, ro);
     }
-    for f in fields_with_ancestors(ti)? {
+    for f in facts.fields.iter() {
         if f.flags & i64::from(kTVMFFIFieldFlagBitMaskSEqHashIgnore) != 0 {
             continue;
         }
-        let (a, b) = (get_field(lo, &f)?, get_field(ro, &f)?);
+        let (a, b) = (get_field(lo, f)?, get_field(ro, f)?);
         let ok = match region_of_flags(f.flags) {
             Some(kind) => with_region(s, region, entering(kind), || equal(s, a.view(), b.view()))?,
             None => equal(s, a.view(), b.view())?,
@@ -429,7 +437,7 @@ fn custom_equal(s: &Shared, hook: &Function, lo: &ObjectRef, ro: &ObjectRef) -> 
 
 /// A fresh comparison state.
 fn state(map_free_vars: bool, skip_tensor_content: bool, trace: bool) -> Shared {
-    Arc::new(Mutex::new(State {
+    Local::new(State {
         def_region: if map_free_vars {
             kTVMFFIDefRegionKindPattern
         } else {
@@ -439,10 +447,10 @@ fn state(map_free_vars: bool, skip_tensor_content: bool, trace: bool) -> Shared 
         trace,
         lhs_steps: Vec::new(),
         rhs_steps: Vec::new(),
-        lhs_to_rhs: HashMap::new(),
-        rhs_to_lhs: HashMap::new(),
-        on_path: HashSet::new(),
-    }))
+        lhs_to_rhs: AddrMap::default(),
+        rhs_to_lhs: AddrMap::default(),
+        on_path: PathGuard::default(),
+    })
 }
 
 /// `ffi.StructuralEqual(lhs, rhs, map_free_vars, skip_tensor_content)`.

@@ -18,19 +18,17 @@ use super::error::{Error, Result};
 use super::function::Function;
 use super::hash::{hash_bytes, hash_combine};
 use super::object::ObjectRef;
-use super::recursive::MAX_DEPTH;
 use super::registry::Globals;
 use super::scalar::{big_int_words, shape_dims};
 use super::string::{TextKind, str_bytes_of};
-use super::structural_equal::{
-    entering, outside_simple, region_of_flags, seq_hash_kind, with_region,
-};
-use super::type_table::{self, fields_with_ancestors, type_key_hash};
+use super::structural_equal::{entering, kind_of, outside_simple, region_of_flags, with_region};
+use super::traversal::{AddrMap, Local, PathGuard};
+use super::type_table::{self, Facts, Hook, type_key_hash};
 use super::{map, seq, tensor};
 use crate::abi::*;
 use crate::typed_fn;
-use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex, MutexGuard};
+use core::cell::RefMut;
+use std::sync::Arc;
 
 /// The hashing state.
 struct State {
@@ -39,15 +37,15 @@ struct State {
     free_var_counter: u64,
     graph_node_counter: u64,
     /// Hashes of objects already visited, by address.
-    memo: HashMap<usize, u64>,
+    memo: AddrMap<usize, u64>,
     /// Objects on the path from the root, by address (cycles and depth).
-    on_path: HashSet<usize>,
+    on_path: PathGuard<usize>,
 }
 
-type Shared = Arc<Mutex<State>>;
+type Shared = Arc<Local<State>>;
 
-fn lock(s: &Shared) -> MutexGuard<'_, State> {
-    s.lock().unwrap_or_else(|e| e.into_inner())
+fn lock(s: &Shared) -> RefMut<'_, State> {
+    s.get()
 }
 
 /// The hash of a POD value, a string, bytes or a BigInt: what does not
@@ -101,19 +99,9 @@ fn hash(s: &Shared, v: AnyView<'_>) -> Result<u64> {
     let Some(at) = v.as_object_ptr().map(|p| p.as_ptr() as usize) else {
         return hash_level(s, v);
     };
-    {
-        let mut st = lock(s);
-        if st.on_path.len() >= MAX_DEPTH {
-            return Err(Error::value(format!(
-                "StructuralHash: maximum recursion depth ({MAX_DEPTH}) exceeded"
-            )));
-        }
-        if !st.on_path.insert(at) {
-            return Err(Error::value("StructuralHash: the value contains a cycle"));
-        }
-    }
+    let tracked = lock(s).on_path.enter(at, "StructuralHash")?;
     let out = super::stack::deep(|| hash_level(s, v));
-    lock(s).on_path.remove(&at);
+    lock(s).on_path.leave(at, tracked);
     out
 }
 
@@ -121,16 +109,17 @@ fn hash_level(s: &Shared, v: AnyView<'_>) -> Result<u64> {
     if let Some(h) = plain_hash(v) {
         return Ok(h);
     }
-    let Some(obj) = v.to_object() else {
+    let Some(obj) = v.borrow_object() else {
         return Ok(0);
     };
     let ti = obj.type_index();
     match ti {
         kTVMFFIArray | kTVMFFIList => {
-            let n = seq::elements(&obj, ti)?.len();
-            let mut h = hash_combine(type_key_hash(ti), n as u64);
-            for i in 0..n {
-                let item = seq::get(&obj, ti, i as i64)?;
+            let items: Vec<Any> = seq::views(&obj, ti)?
+                .map(|v| v.to_owned_any())
+                .collect::<Result<_>>()?;
+            let mut h = hash_combine(type_key_hash(ti), items.len() as u64);
+            for item in &items {
                 h = hash_combine(h, hash(s, item.view())?);
             }
             Ok(h)
@@ -200,20 +189,21 @@ fn hash_tensor(s: &Shared, obj: &ObjectRef) -> Result<u64> {
 
 fn hash_object(s: &Shared, obj: &ObjectRef) -> Result<u64> {
     let ti = obj.type_index();
-    let kind = seq_hash_kind(ti)?;
+    let facts = type_table::facts(ti)?;
+    let kind = kind_of(ti, facts.kind)?;
     let at = obj.as_ptr() as usize;
     if let Some(&h) = lock(s).memo.get(&at) {
         return Ok(h);
     }
     let mut h;
     if kind != kTVMFFISEqHashKindFreeVar {
-        h = hash_fields(s, obj)?;
+        h = hash_fields(s, &facts, obj)?;
     } else {
         // A free variable's own fields are hashed outside a simple region;
         // the walk runs even when its result is discarded, as later free
         // variables see the counter it advances.
         let current = lock(s).def_region;
-        let fields = with_region(s, region, outside_simple, || hash_fields(s, obj))?;
+        let fields = with_region(s, region, outside_simple, || hash_fields(s, &facts, obj))?;
         h = if current != kTVMFFIDefRegionKindNone {
             let mut st = lock(s);
             let n = st.free_var_counter;
@@ -237,11 +227,11 @@ fn region(st: &mut State) -> &mut i32 {
     &mut st.def_region
 }
 
-fn hash_fields(s: &Shared, obj: &ObjectRef) -> Result<u64> {
-    let ti = obj.type_index();
-    let init = type_key_hash(ti);
-    if let Some(hook) = type_table::attr_value("__s_hash__", ti)
-        .and_then(|v| v.view().to_object())
+fn hash_fields(s: &Shared, facts: &Facts, obj: &ObjectRef) -> Result<u64> {
+    let init = facts.key_hash;
+    if let Some(hook) = facts
+        .hook(Hook::SHash)
+        .to_object()
         .and_then(Function::from_object)
     {
         let inner = s.clone();
@@ -271,11 +261,11 @@ fn hash_fields(s: &Shared, obj: &ObjectRef) -> Result<u64> {
             .ok_or_else(|| Error::type_error("`__s_hash__` must return an int"));
     }
     let mut h = init;
-    for f in fields_with_ancestors(ti)? {
+    for f in facts.fields.iter() {
         if f.flags & i64::from(kTVMFFIFieldFlagBitMaskSEqHashIgnore) != 0 {
             continue;
         }
-        let v = get_field(obj, &f)?;
+        let v = get_field(obj, f)?;
         let fh = match region_of_flags(f.flags) {
             Some(kind) => with_region(s, region, entering(kind), || hash(s, v.view()))?,
             None => hash(s, v.view())?,
@@ -291,7 +281,7 @@ pub fn structural_hash(
     map_free_vars: bool,
     skip_tensor_content: bool,
 ) -> Result<u64> {
-    let s = Arc::new(Mutex::new(State {
+    let s = Local::new(State {
         def_region: if map_free_vars {
             kTVMFFIDefRegionKindPattern
         } else {
@@ -300,9 +290,9 @@ pub fn structural_hash(
         skip_tensor_content,
         free_var_counter: 0,
         graph_node_counter: 0,
-        memo: HashMap::new(),
-        on_path: HashSet::new(),
-    }));
+        memo: AddrMap::default(),
+        on_path: PathGuard::default(),
+    });
     hash(&s, value)
 }
 

@@ -31,7 +31,7 @@ use super::string::byte_slice;
 use super::structural_equal::{entering, outside_simple, region_of_flags};
 use super::structural_visit::{Callbacks, TraversalHead, container, level, payload_of};
 use super::type_def::TypeDef;
-use super::type_table::{self, Table, fields_with_ancestors, type_key_of};
+use super::type_table::{self, Facts, Hook, Table, type_key_of};
 use super::visit_error_context::attach;
 use super::{map, seq};
 use crate::abi::*;
@@ -228,10 +228,12 @@ impl<'a> Mutator<'a> {
         if !inplace {
             return self.default_copying(value);
         }
-        match type_table::attr_value("__s_maybe_inplace_mutate__", value.type_index()) {
-            Some(hook) if hook.view().as_opaque_ptr().is_some() || is_function(&hook) => self
-                .call_hook(hook.view(), value)
-                .map_err(|e| attach(e, value)),
+        let facts = type_table::facts(value.type_index())?;
+        let hook = facts.hook(Hook::SMaybeInplaceMutate);
+        match hook.type_index() {
+            kTVMFFIOpaquePtr | kTVMFFIFunction => {
+                self.call_hook(hook, value).map_err(|e| attach(e, value))
+            }
             _ => self.default_copying(value),
         }
     }
@@ -259,20 +261,19 @@ impl<'a> Mutator<'a> {
     /// reflected fields, with variables and DAG nodes remapped.
     fn default_copying(self, value: AnyView<'_>) -> Result<Mutated> {
         let ti = value.type_index();
-        if let Some(hook) = type_table::attr_value("__s_mutate__", ti) {
-            return self
-                .call_hook(hook.view(), value)
-                .map_err(|e| attach(e, value));
+        let facts = type_table::facts(ti)?;
+        let hook = facts.hook(Hook::SMutate);
+        if hook.type_index() != kTVMFFINone {
+            return self.call_hook(hook, value).map_err(|e| attach(e, value));
         }
         if !is_object_index(ti) {
             return Ok(Mutated::Value(value.to_owned_any()?));
         }
-        self.remapped(value).map_err(|e| attach(e, value))
+        self.remapped(value, &facts).map_err(|e| attach(e, value))
     }
 
-    fn remapped(self, value: AnyView<'_>) -> Result<Mutated> {
-        let kind = type_table::seq_hash_kind_of(value.type_index())?
-            .unwrap_or(kTVMFFISEqHashKindUnsupported);
+    fn remapped(self, value: AnyView<'_>, facts: &Facts) -> Result<Mutated> {
+        let kind = facts.kind.unwrap_or(kTVMFFISEqHashKindUnsupported);
         let free_var = kind == kTVMFFISEqHashKindFreeVar;
         let dag = kind == kTVMFFISEqHashKindDAGNode;
         if free_var || dag {
@@ -286,7 +287,7 @@ impl<'a> Mutator<'a> {
         if free_var && region == kTVMFFIDefRegionKindNone {
             return Ok(Mutated::Unchanged);
         }
-        let out = self.mutate_fields(value)?;
+        let out = self.mutate_fields(value, facts)?;
         if (free_var || dag)
             && (dag || region == kTVMFFIDefRegionKindPattern || !matches!(out, Mutated::Unchanged))
         {
@@ -297,34 +298,22 @@ impl<'a> Mutator<'a> {
         Ok(out)
     }
 
-    /// Mutates the reflected fields of a shallow copy of `value`
+    /// Mutates the reflected fields of `value` into a shallow copy
     /// (`MutateReflectedFieldsExpected`); unchanged if no field changed.
-    fn mutate_fields(self, value: AnyView<'_>) -> Result<Mutated> {
+    /// The copy is made at the first changed field (the reference copies
+    /// every node it passes and drops the copies nothing changed in).
+    fn mutate_fields(self, value: AnyView<'_>, facts: &Facts) -> Result<Mutated> {
         let ti = value.type_index();
-        let copier = type_table::attr_value("__ffi_shallow_copy__", ti)
-            .and_then(|f| f.view().to_object())
-            .and_then(Function::from_object)
-            .ok_or_else(|| Error::type_error("__ffi_shallow_copy__ must be an ffi.Function"))?;
-        let copy = copier.call(&[value])?;
-        let copy = match copy.view().to_object() {
-            Some(o)
-                if copy.type_index() == ti && value.as_object_ptr() != Some(o.as_non_null()) =>
-            {
-                o
-            }
-            _ => {
-                return Err(Error::type_error(
-                    "Shallow copy callback must return a distinct object with the same type as its input",
-                ));
-            }
+        let Some(original) = value.borrow_object() else {
+            return Ok(Mutated::Unchanged);
         };
-        let mut changed = false;
-        let walk = |changed: &mut bool| -> Result<()> {
-            for f in fields_with_ancestors(ti)? {
+        let mut copy: Option<ObjectRef> = None;
+        let walk = |copy: &mut Option<ObjectRef>| -> Result<()> {
+            for f in facts.fields.iter() {
                 if f.flags & i64::from(kTVMFFIFieldFlagBitMaskSEqHashIgnore) != 0 {
                     continue;
                 }
-                let old = get_field(&copy, &f)?;
+                let old = get_field(&original, f)?;
                 let new = match region_of_flags(f.flags) {
                     Some(kind) => self
                         .head
@@ -342,31 +331,46 @@ impl<'a> Mutator<'a> {
                         type_key_of(ti)
                     )));
                 }
+                let target = match copy {
+                    Some(c) => c,
+                    None => copy.insert(shallow_copy(value, facts)?),
+                };
                 let new = new.into_any();
-                let addr = copy.as_ptr().cast::<u8>().wrapping_add(f.offset as usize);
+                let addr = target.as_ptr().cast::<u8>().wrapping_add(f.offset as usize);
                 // SAFETY: `f` is a field of the copy's type, and the copy is
                 // ours alone.
-                unsafe { call_setter(&f, addr.cast(), new.view().raw())? };
-                *changed = true;
+                unsafe { call_setter(f, addr.cast(), new.view().raw())? };
             }
             Ok(())
         };
-        if type_table::seq_hash_kind_of(ti)? == Some(kTVMFFISEqHashKindFreeVar) {
-            self.head
-                .with_region(outside_simple, || walk(&mut changed))?;
+        if facts.kind == Some(kTVMFFISEqHashKindFreeVar) {
+            self.head.with_region(outside_simple, || walk(&mut copy))?;
         } else {
-            walk(&mut changed)?;
+            walk(&mut copy)?;
         }
-        Ok(if changed {
-            Mutated::Value(Any::from(copy))
-        } else {
-            Mutated::Unchanged
-        })
+        Ok(copy.map_or(Mutated::Unchanged, |c| Mutated::Value(Any::from(c))))
     }
 }
 
-fn is_function(v: &Any) -> bool {
-    v.type_index() == kTVMFFIFunction
+/// A distinct copy of `value` by its type's `__ffi_shallow_copy__`.
+fn shallow_copy(value: AnyView<'_>, facts: &Facts) -> Result<ObjectRef> {
+    let copier = facts
+        .hook(Hook::ShallowCopy)
+        .to_object()
+        .and_then(Function::from_object)
+        .ok_or_else(|| Error::type_error("__ffi_shallow_copy__ must be an ffi.Function"))?;
+    let copy = copier.call(&[value])?;
+    match copy.view().to_object() {
+        Some(o)
+            if copy.type_index() == value.type_index()
+                && value.as_object_ptr() != Some(o.as_non_null()) =>
+        {
+            Ok(o)
+        }
+        _ => Err(Error::type_error(
+            "Shallow copy callback must return a distinct object with the same type as its input",
+        )),
+    }
 }
 
 /// The variable remap of our engines: replacements by variable identity.

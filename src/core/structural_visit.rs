@@ -27,7 +27,7 @@ use super::registry::Globals;
 use super::signature::{FunctionT, Obj, ObjType, Owned, Param, Schema, View, obj_type};
 use super::structural_equal::{entering, outside_simple, region_of_flags};
 use super::type_def::TypeDef;
-use super::type_table::{self, Table, fields_with_ancestors, is_instance, type_key_of};
+use super::type_table::{self, Facts, Hook, Table, is_instance, type_key_of};
 use super::visit_error_context::attach;
 use super::{map, seq};
 use crate::abi::*;
@@ -185,9 +185,15 @@ impl<'a> Visitor<'a> {
     /// reflected fields when none is (`DefaultVisitExpected`).
     pub fn default_visit(self, value: AnyView<'_>) -> Result<Option<ObjectRef>> {
         let ti = value.type_index();
-        match type_table::attr_value("__s_visit__", ti) {
-            Some(hook) => {
-                let hook = hook.view();
+        let facts = type_table::facts(ti)?;
+        let hook = facts.hook(Hook::SVisit);
+        match hook.type_index() {
+            kTVMFFINone if !is_object_index(ti) => Ok(None),
+            kTVMFFINone => match value.borrow_object() {
+                Some(obj) => self.visit_fields(&obj, &facts),
+                None => Ok(None),
+            },
+            _ => {
                 if let Some(ptr) = hook.as_opaque_ptr().filter(|p| !p.is_null()) {
                     // SAFETY: an opaque `__s_visit__` entry is a `VisitFn`
                     // (the attribute's documented ABI).
@@ -206,11 +212,6 @@ impl<'a> Visitor<'a> {
                 let me = Any::from(self.to_object());
                 interrupt_result(f.call(&[me.view(), value])?)
             }
-            None if !is_object_index(ti) => Ok(None),
-            None => match value.to_object() {
-                Some(obj) => self.visit_fields(&obj),
-                None => Ok(None),
-            },
         }
     }
 
@@ -218,14 +219,13 @@ impl<'a> Visitor<'a> {
     /// fields flagged `SEqHashIgnore` are skipped, `SEqHashDef*` fields are
     /// visited in their definition region, and a free variable's own fields
     /// outside a simple region.
-    fn visit_fields(self, obj: &ObjectRef) -> Result<Option<ObjectRef>> {
-        let ti = obj.type_index();
+    fn visit_fields(self, obj: &ObjectRef, facts: &Facts) -> Result<Option<ObjectRef>> {
         let walk = || {
-            for f in fields_with_ancestors(ti)? {
+            for f in facts.fields.iter() {
                 if f.flags & i64::from(kTVMFFIFieldFlagBitMaskSEqHashIgnore) != 0 {
                     continue;
                 }
-                let v = get_field(obj, &f)?;
+                let v = get_field(obj, f)?;
                 let out = match region_of_flags(f.flags) {
                     Some(kind) => self
                         .head
@@ -238,7 +238,7 @@ impl<'a> Visitor<'a> {
             }
             Ok(None)
         };
-        if type_table::seq_hash_kind_of(ti)? == Some(kTVMFFISEqHashKindFreeVar) {
+        if facts.kind == Some(kTVMFFISEqHashKindFreeVar) {
             self.head.with_region(outside_simple, walk)
         } else {
             walk()

@@ -7,6 +7,7 @@
 use super::any::{Any, AnyView};
 use super::error::{Error, ErrorKind, Result};
 use crate::abi::*;
+use core::sync::atomic::{AtomicU64, Ordering};
 use std::collections::HashMap;
 use std::sync::{LazyLock, Mutex, MutexGuard};
 
@@ -56,6 +57,116 @@ static TABLE: LazyLock<Mutex<Table>> = LazyLock::new(|| Mutex::new(Table::with_b
 // Every mutation leaves the table consistent, so a poisoned lock is reusable.
 fn table() -> MutexGuard<'static, Table> {
     TABLE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Bumped by every change a [`Facts`] record could miss (a new type, field,
+/// metadata or attribute), so the per-thread caches start afresh.
+static GENERATION: AtomicU64 = AtomicU64::new(0);
+
+fn changed() {
+    GENERATION.fetch_add(1, Ordering::Release);
+}
+
+/// The type attributes the structural traversals consult at every node.
+#[derive(Clone, Copy)]
+pub enum Hook {
+    /// `__s_equal__`.
+    SEqual,
+    /// `__s_hash__`.
+    SHash,
+    /// `__s_visit__`.
+    SVisit,
+    /// `__s_mutate__`.
+    SMutate,
+    /// `__s_maybe_inplace_mutate__`.
+    SMaybeInplaceMutate,
+    /// `__ffi_shallow_copy__`.
+    ShallowCopy,
+}
+
+const HOOK_NAMES: [&str; 6] = [
+    "__s_equal__",
+    "__s_hash__",
+    "__s_visit__",
+    "__s_mutate__",
+    "__s_maybe_inplace_mutate__",
+    "__ffi_shallow_copy__",
+];
+
+/// What the traversals read about a type at every node: read once per
+/// thread (and again after the table changes), then without the lock.
+pub struct Facts {
+    /// `structural_eq_hash_kind`; None when the type has no metadata.
+    pub kind: Option<i32>,
+    /// The fields, the ancestors' first.
+    pub fields: Box<[TVMFFIFieldInfo]>,
+    /// The hash of the type key (`GetTypeKeyHash`).
+    pub key_hash: u64,
+    /// The [`Hook`] attributes (None when unset), borrowed from the table:
+    /// a set attribute is never replaced, so the table owns it for good.
+    hooks: [TVMFFIAny; HOOK_NAMES.len()],
+}
+
+impl Facts {
+    /// The value of attribute `hook` (None when unset).
+    pub fn hook(&self, hook: Hook) -> AnyView<'_> {
+        // SAFETY: the table keeps set attributes alive for the process.
+        unsafe { AnyView::from_raw(&self.hooks[hook as usize]) }
+    }
+}
+
+type FactsCache = (u64, super::traversal::AddrMap<i32, std::rc::Rc<Facts>>);
+
+thread_local! {
+    static FACTS: core::cell::RefCell<FactsCache> = core::cell::RefCell::new(Default::default());
+}
+
+/// The [`Facts`] of `type_index` (an error for an unknown type index).
+pub fn facts(type_index: i32) -> Result<std::rc::Rc<Facts>> {
+    let generation = GENERATION.load(Ordering::Acquire);
+    // `try_with`: deleters may ask while the thread's locals are torn down.
+    let cached = FACTS
+        .try_with(|c| {
+            let mut c = c.borrow_mut();
+            if c.0 != generation {
+                *c = (generation, Default::default());
+            }
+            c.1.get(&type_index).cloned()
+        })
+        .ok()
+        .flatten();
+    if let Some(f) = cached {
+        return Ok(f);
+    }
+    let facts = std::rc::Rc::new({
+        let mut t = table();
+        let entry = t.entry_mut(type_index)?;
+        let kind = entry.metadata.as_ref().map(|m| m.structural_eq_hash_kind);
+        let key_hash = entry.info.type_key_hash;
+        let fields = t.fields_with_ancestors(type_index)?.into_boxed_slice();
+        let hooks = HOOK_NAMES.map(|name| {
+            t.column_by_name
+                .get(name.as_bytes())
+                .and_then(|&c| {
+                    let slot = usize::try_from(type_index).ok()?;
+                    t.columns[c].data.get(slot).map(|v| *v.view().raw())
+                })
+                .unwrap_or(TVMFFIAny::NONE)
+        });
+        Facts {
+            kind,
+            fields,
+            key_hash,
+            hooks,
+        }
+    });
+    let _ = FACTS.try_with(|c| {
+        let mut c = c.borrow_mut();
+        if c.0 == generation {
+            c.1.insert(type_index, facts.clone());
+        }
+    });
+    Ok(facts)
 }
 
 /// Runs `f` with the type table locked (to register a type in one go).
@@ -226,6 +337,25 @@ impl Table {
     }
 
     /// See the public function of the same name.
+    fn fields_with_ancestors(&mut self, type_index: i32) -> Result<Vec<TVMFFIFieldInfo>> {
+        let entry = self.entry_mut(type_index)?;
+        let mut out = Vec::new();
+        for &ancestor in entry.ancestors.iter().skip(1) {
+            // SAFETY: ancestors point to boxed entries that are never freed,
+            // whose field vectors are only changed under the lock we hold.
+            let info = unsafe { &*ancestor };
+            if info.num_fields > 0 {
+                // SAFETY: as above; `fields` holds `num_fields` records.
+                out.extend_from_slice(unsafe {
+                    core::slice::from_raw_parts(info.fields, info.num_fields as usize)
+                });
+            }
+        }
+        out.extend_from_slice(&entry.fields);
+        Ok(out)
+    }
+
+    /// See the public function of the same name.
     pub fn get_or_alloc(
         &mut self,
         key: &[u8],
@@ -238,6 +368,7 @@ impl Table {
         if let Some(&index) = self.by_key.get(key) {
             return Ok(index);
         }
+        changed();
         if parent_index == -2 {
             return Ok(-2);
         }
@@ -391,6 +522,7 @@ impl Table {
     /// # Safety
     /// As for the public function.
     pub unsafe fn register_field(&mut self, type_index: i32, info: &TVMFFIFieldInfo) -> Result<()> {
+        changed();
         // SAFETY: see `copy_text`.
         let name = unsafe { super::string::byte_slice(info.name) }.to_vec();
         let entry = self.entry_mut(type_index)?;
@@ -473,6 +605,7 @@ impl Table {
         type_index: i32,
         meta: &TVMFFITypeMetadata,
     ) -> Result<()> {
+        changed();
         if self.entry_mut(type_index)?.metadata.is_some() {
             let entry = self.entry_mut(type_index)?;
             return Err(Error::runtime(format!(
@@ -499,6 +632,7 @@ impl Table {
         name: &[u8],
         value: AnyView<'_>,
     ) -> Result<()> {
+        changed();
         let column_index = match self.column_by_name.get(name) {
             Some(&i) => i,
             None => {
@@ -595,22 +729,7 @@ pub fn type_info(type_index: i32) -> Result<*const TVMFFITypeInfo> {
 /// The fields of `type_index` and of its ancestors below `ffi.Object`,
 /// parent first (the order C++'s `ForEachFieldInfo` visits them), copied.
 pub fn fields_with_ancestors(type_index: i32) -> Result<Vec<TVMFFIFieldInfo>> {
-    let mut t = table();
-    let entry = t.entry_mut(type_index)?;
-    let mut out = Vec::new();
-    for &ancestor in entry.ancestors.iter().skip(1) {
-        // SAFETY: ancestors point to boxed entries that are never freed,
-        // whose field vectors are only changed under the lock we hold.
-        let info = unsafe { &*ancestor };
-        if info.num_fields > 0 {
-            // SAFETY: as above; `fields` holds `num_fields` records.
-            out.extend_from_slice(unsafe {
-                core::slice::from_raw_parts(info.fields, info.num_fields as usize)
-            });
-        }
-    }
-    out.extend_from_slice(&entry.fields);
-    Ok(out)
+    table().fields_with_ancestors(type_index)
 }
 
 /// Whether `type_index` is `base` or derives from it.
