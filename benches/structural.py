@@ -134,6 +134,9 @@ def probe(pkg, op, depth):
 
 def deepest(pkg, op, limit):
     """The deepest nesting that works, within 1%, and what stops the next."""
+    if op == "ReprPrint":
+        # Its text grows with the square of the depth: searched to 300,000.
+        limit = min(limit, 300_000)
     lo, hi, fail = 0, 1000, None
     while True:
         hi = min(hi, limit)

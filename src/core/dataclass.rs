@@ -41,7 +41,8 @@ fn field_addr(obj: &ObjectRef, info: &TVMFFIFieldInfo) -> *mut c_void {
 
 /// `CreateEmptyObject`: the native creator, else the `__ffi_new__` attribute.
 pub fn create_empty(type_index: i32) -> Result<ObjectRef> {
-    if let Some(creator) = type_table::creator_of(type_index)? {
+    let facts = type_table::facts(type_index)?;
+    if let Some(creator) = facts.creator {
         let mut handle: TVMFFIObjectHandle = core::ptr::null_mut();
         // SAFETY: a creator writes a new owned handle on success.
         let code = unsafe { creator(&mut handle) };
@@ -53,8 +54,9 @@ pub fn create_empty(type_index: i32) -> Result<ObjectRef> {
         // SAFETY: the creator handed us its reference.
         return Ok(unsafe { ObjectRef::from_raw(obj) });
     }
-    if let Some(new_fn) = type_table::attr_value("__ffi_new__", type_index)
-        .and_then(|v| v.view().to_object())
+    if let Some(new_fn) = facts
+        .hook(type_table::Hook::New)
+        .to_object()
         .and_then(Function::from_object)
     {
         return new_fn

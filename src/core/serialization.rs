@@ -19,7 +19,7 @@ use super::reflected::{EnumObj, EnumStateObj, kIntEnum};
 use super::registry::Globals;
 use super::signature::{HeapStr, Str};
 use super::string::{TextKind, make_text};
-use super::type_table::{self, fields_with_ancestors, type_key_of};
+use super::type_table::{self, Facts, Hook, type_key_of};
 use super::{map, seq};
 use crate::abi::*;
 use crate::typed_fn;
@@ -44,16 +44,13 @@ fn array(items: Vec<Any>) -> Any {
     Any::from(seq::new_array(items))
 }
 
-fn hook(name: &str, type_index: i32) -> Option<Function> {
-    type_table::attr_value(name, type_index)
-        .and_then(|v| v.view().to_object())
-        .and_then(Function::from_object)
+fn hook(facts: &Facts, hook: Hook) -> Option<Function> {
+    facts.hook(hook).to_object().and_then(Function::from_object)
 }
 
-/// Whether objects of `type_index` can be made empty (creator or `__ffi_new__`).
-fn has_creator(type_index: i32) -> bool {
-    type_table::creator_of(type_index).is_ok_and(|c| c.is_some())
-        || hook("__ffi_new__", type_index).is_some()
+/// Whether objects of the type can be made empty (creator or `__ffi_new__`).
+fn has_creator(facts: &Facts) -> bool {
+    facts.creator.is_some() || hook(facts, Hook::New).is_some()
 }
 
 /// The deepest object nesting (de)serialized.
@@ -215,28 +212,29 @@ impl Serializer {
 
     fn object_data(&mut self, obj: &ObjectRef) -> Result<Any> {
         let ti = obj.type_index();
-        if type_table::is_instance(ti, super::reflected::kEnum) {
+        let facts = type_table::facts(ti)?;
+        if facts.is_a(super::reflected::kEnum) {
             // SAFETY: enum objects have the EnumObj layout.
             let e = unsafe { obj.payload::<EnumObj>() };
-            return Ok(if type_table::is_instance(ti, kIntEnum) {
+            return Ok(if facts.is_a(kIntEnum) {
                 Any::from(e.int_index)
             } else {
                 e.str_index.0.clone()
             });
         }
-        if let Some(f) = hook("__data_to_json__", ti) {
+        if let Some(f) = hook(&facts, Hook::DataToJson) {
             let o = Any::from(obj.clone());
             return f.call(&[o.view()]);
         }
-        if !has_creator(ti) {
+        if !has_creator(&facts) {
             return Err(Error::type_error(format!(
                 "Type `{}` does not support ToJSONGraph (no native creator or __ffi_new__ type attr)",
                 type_key_of(ti)
             )));
         }
         let mut pairs = Vec::new();
-        for info in fields_with_ancestors(ti)? {
-            let value = get_field(obj, &info)?;
+        for info in facts.fields.iter() {
+            let value = get_field(obj, info)?;
             // SAFETY: field names live in the type table's pool.
             let name = String::from_utf8_lossy(unsafe { super::string::byte_slice(info.name) })
                 .into_owned();
@@ -294,6 +292,7 @@ pub fn from_json_graph(value: AnyView<'_>) -> Result<Any> {
         .collect::<Result<_>>()?;
     let mut d = Deserializer {
         depth: 0,
+        type_indices: HashMap::new(),
         decoded: vec![None; nodes.len()],
         decoding: vec![false; nodes.len()],
         nodes,
@@ -334,6 +333,8 @@ fn as_items(v: &Any) -> Result<Vec<Any>> {
 
 struct Deserializer {
     depth: usize,
+    /// Type indices by key, as looked up so far.
+    type_indices: HashMap<Vec<u8>, i32>,
     nodes: Vec<Any>,
     decoded: Vec<Option<Any>>,
     /// Nodes being decoded: a reference back to one is a cycle, which a
@@ -342,6 +343,15 @@ struct Deserializer {
 }
 
 impl Deserializer {
+    fn type_index(&mut self, key: &[u8]) -> Result<i32> {
+        if let Some(&i) = self.type_indices.get(key) {
+            return Ok(i);
+        }
+        let i = type_table::key_to_index(key)?;
+        self.type_indices.insert(key.to_vec(), i);
+        Ok(i)
+    }
+
     fn node(&mut self, index: i64) -> Result<Any> {
         let i = usize::try_from(index)
             .ok()
@@ -382,7 +392,7 @@ impl Deserializer {
             .ok_or_else(|| convert_error(node.view(), "Map<str, Any>"))?;
         let key = get(&obj, "type")
             .ok_or_else(|| Error::new(super::ErrorKind::KeyError, "key is not in Map"))?;
-        let type_index = type_table::key_to_index(as_str(&key)?)?;
+        let type_index = self.type_index(as_str(&key)?)?;
         let data = || {
             get(&obj, "data")
                 .ok_or_else(|| Error::new(super::ErrorKind::KeyError, "key is not in Map"))
@@ -463,15 +473,16 @@ impl Deserializer {
     }
 
     fn decode_object(&mut self, type_index: i32, data: &Any) -> Result<Any> {
-        if type_table::is_instance(type_index, super::reflected::kEnum) {
-            let key = if type_table::is_instance(type_index, kIntEnum) {
+        let facts = type_table::facts(type_index)?;
+        if facts.is_a(super::reflected::kEnum) {
+            let key = if facts.is_a(kIntEnum) {
                 Any::from(as_i64(data)?)
             } else {
                 make_text(as_str(data)?, TextKind::Str)
             };
             return enum_by_index(type_index, &key);
         }
-        if let Some(f) = hook("__data_from_json__", type_index) {
+        if let Some(f) = hook(&facts, Hook::DataFromJson) {
             return f.call(&[data.view()]);
         }
         let obj = create_empty(type_index)?;
@@ -480,7 +491,7 @@ impl Deserializer {
             .to_object()
             .filter(|o| o.type_index() == kTVMFFIMap)
             .ok_or_else(|| convert_error(data.view(), "Map<str, Any>"))?;
-        for info in fields_with_ancestors(type_index)? {
+        for info in facts.fields.iter() {
             // SAFETY: field names live in the type table's pool.
             let name = unsafe { super::string::byte_slice(info.name) };
             let addr = obj
@@ -497,11 +508,11 @@ impl Deserializer {
                         _ => self.node(as_i64(&d)?)?,
                     };
                     // SAFETY: `info` is a field of `obj`'s type.
-                    unsafe { field::call_setter(&info, addr, value.view().raw())? };
+                    unsafe { field::call_setter(info, addr, value.view().raw())? };
                 }
                 None if info.flags & i64::from(kTVMFFIFieldFlagBitMaskHasDefault) != 0 => {
                     // SAFETY: as above.
-                    unsafe { field::set_default(&info, addr)? };
+                    unsafe { field::set_default(info, addr)? };
                 }
                 None => {
                     return Err(Error::type_error(format!(

@@ -29,7 +29,9 @@ use super::registry::Globals;
 use super::signature::{FunctionT, Obj, ObjType, Schema, View, obj_type};
 use super::string::byte_slice;
 use super::structural_equal::{entering, outside_simple, region_of_flags};
-use super::structural_visit::{Callbacks, TraversalHead, container, level, payload_of};
+use super::structural_visit::{
+    Callbacks, Traversal, TraversalHead, TraversalVTable, container, level, payload_of,
+};
 use super::type_def::TypeDef;
 use super::type_table::{self, Facts, Hook, Table, type_key_of};
 use super::visit_error_context::attach;
@@ -37,7 +39,6 @@ use super::{map, seq};
 use crate::abi::*;
 use crate::typed_fn;
 use core::ffi::c_void;
-use core::ptr::NonNull;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
@@ -150,43 +151,16 @@ fn unique(value: AnyView<'_>) -> bool {
     value.borrow_object().is_some_and(|o| o.strong_count() == 1)
 }
 
-/// A borrowed mutator object, ours or C++'s.
-#[derive(Clone, Copy)]
-pub struct Mutator<'a> {
-    obj: NonNull<TVMFFIObject>,
-    head: &'a MutatorHead,
+impl TraversalVTable for MutatorVTable {
+    const KEY: &'static str = "ffi.StructuralMutator";
 }
 
+/// A borrowed mutator object, ours or C++'s.
+pub type Mutator<'a> = Traversal<'a, MutatorVTable>;
+
 impl<'a> Mutator<'a> {
-    /// Views `obj` as a mutator.
-    pub fn of(obj: &'a ObjectRef) -> Result<Mutator<'a>> {
-        // SAFETY: `obj` is live for `'a`.
-        unsafe { Self::from_raw(obj.as_ptr()) }
-    }
-
-    /// Views the mutator a hook or vtable entry was handed.
-    ///
-    /// # Safety
-    /// `obj` is NULL or a live object for `'a`.
-    unsafe fn from_raw(obj: *mut TVMFFIObject) -> Result<Mutator<'a>> {
-        // SAFETY: forwarded contract.
-        let (obj, head) = unsafe { MutatorHead::from_raw(obj, "ffi.StructuralMutator")? };
-        Ok(Mutator { obj, head })
-    }
-
-    /// The mutator's head (its definition region).
-    pub fn head(self) -> &'a MutatorHead {
-        self.head
-    }
-
-    /// A new reference to the mutator object (to hand to callbacks).
-    pub fn to_object(self) -> ObjectRef {
-        // SAFETY: the mutator is live for `'a`.
-        unsafe { ObjectRef::from_borrowed(self.obj) }
-    }
-
     fn vtable(self) -> Result<&'a MutatorVTable> {
-        self.head
+        self.head()
             .vtable()
             .ok_or_else(|| Error::type_error("the ffi.StructuralMutator has no vtable"))
     }
@@ -205,21 +179,21 @@ impl<'a> Mutator<'a> {
             self.entry(|v| v.mutate)?
         };
         // SAFETY: the mutator and the value are live for the call.
-        decode(unsafe { f(self.obj.as_ptr(), *value.raw()) }).map(Mutated::from_any)
+        decode(unsafe { f(self.as_ptr(), *value.raw()) }).map(Mutated::from_any)
     }
 
     /// The variable remap's entry for `var` (None when it has none).
     pub fn remap_get(self, var: AnyView<'_>) -> Result<Any> {
         let f = self.entry(|v| v.var_remap_get)?;
         // SAFETY: the mutator and the value are live for the call.
-        decode(unsafe { f(self.obj.as_ptr(), *var.raw()) })
+        decode(unsafe { f(self.as_ptr(), *var.raw()) })
     }
 
     /// Records `value` as the replacement of `var`.
     pub fn remap_set(self, var: AnyView<'_>, value: AnyView<'_>) -> Result<()> {
         let f = self.entry(|v| v.var_remap_set)?;
         // SAFETY: the mutator and the values are live for the call.
-        decode(unsafe { f(self.obj.as_ptr(), *var.raw(), *value.raw()) }).map(drop)
+        decode(unsafe { f(self.as_ptr(), *var.raw(), *value.raw()) }).map(drop)
     }
 
     /// The mutation registered for the value's type, or the default one
@@ -245,7 +219,7 @@ impl<'a> Mutator<'a> {
             // attribute's documented ABI).
             let f: MutateFn = unsafe { core::mem::transmute::<*mut c_void, MutateFn>(ptr) };
             // SAFETY: the mutator and the value are live for the call.
-            return decode(unsafe { f(self.obj.as_ptr(), *value.raw()) }).map(Mutated::from_any);
+            return decode(unsafe { f(self.as_ptr(), *value.raw()) }).map(Mutated::from_any);
         }
         let f = hook
             .to_object()
@@ -283,7 +257,7 @@ impl<'a> Mutator<'a> {
             }
         }
         // A variable outside a definition region is a use: unchanged.
-        let region = self.head.def_region();
+        let region = self.head().def_region();
         if free_var && region == kTVMFFIDefRegionKindNone {
             return Ok(Mutated::Unchanged);
         }
@@ -316,7 +290,7 @@ impl<'a> Mutator<'a> {
                 let old = get_field(&original, f)?;
                 let new = match region_of_flags(f.flags) {
                     Some(kind) => self
-                        .head
+                        .head()
                         .with_region(entering(kind), || self.mutate(old.view(), false))?,
                     None => self.mutate(old.view(), false)?,
                 };
@@ -344,7 +318,8 @@ impl<'a> Mutator<'a> {
             Ok(())
         };
         if facts.kind == Some(kTVMFFISEqHashKindFreeVar) {
-            self.head.with_region(outside_simple, || walk(&mut copy))?;
+            self.head()
+                .with_region(outside_simple, || walk(&mut copy))?;
         } else {
             walk(&mut copy)?;
         }

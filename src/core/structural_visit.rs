@@ -93,25 +93,71 @@ impl<V> TraversalHead<V> {
         self.def_region.store(saved, Ordering::Relaxed);
         out
     }
+}
 
-    /// The head of the traversal object a hook or vtable entry was handed.
+/// The vtable of a traversal object, which names its type.
+pub trait TraversalVTable {
+    /// The type key of the objects that carry it.
+    const KEY: &'static str;
+}
+
+impl TraversalVTable for VisitorVTable {
+    const KEY: &'static str = "ffi.StructuralVisitor";
+}
+
+/// A borrowed visitor or mutator object (`V` is its vtable), ours or C++'s.
+pub struct Traversal<'a, V> {
+    obj: NonNull<TVMFFIObject>,
+    head: &'a TraversalHead<V>,
+}
+
+impl<V> Clone for Traversal<'_, V> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<V> Copy for Traversal<'_, V> {}
+
+impl<'a, V: TraversalVTable> Traversal<'a, V>
+where
+    TraversalHead<V>: Cell,
+{
+    /// Views `obj` as a traversal object of this kind.
+    pub fn of(obj: &'a ObjectRef) -> Result<Self> {
+        // SAFETY: `obj` is live for `'a`.
+        unsafe { Self::from_raw(obj.as_ptr()) }
+    }
+
+    /// Views the traversal object a hook or vtable entry was handed.
     ///
     /// # Safety
     /// `obj` is NULL or a live object for `'a`.
-    pub(crate) unsafe fn from_raw<'a>(
-        obj: *mut TVMFFIObject,
-        what: &str,
-    ) -> Result<(NonNull<TVMFFIObject>, &'a Self)>
-    where
-        Self: Cell,
-    {
-        let bad = || Error::type_error(format!("expected an {what}"));
+    pub(crate) unsafe fn from_raw(obj: *mut TVMFFIObject) -> Result<Self> {
+        let bad = || Error::type_error(format!("expected an {}", V::KEY));
         let obj = NonNull::new(obj).ok_or_else(bad)?;
         // SAFETY: the caller guarantees a live object.
-        let head = unsafe { super::object::cell_at::<Self>(obj) }.map_err(|_| bad())?;
+        let head = unsafe { super::object::cell_at::<TraversalHead<V>>(obj) }.map_err(|_| bad())?;
         // SAFETY: the object keeps its head alive for `'a`; its only mutable
         // field is atomic.
-        Ok((obj, unsafe { head.as_ref() }))
+        let head = unsafe { head.as_ref() };
+        Ok(Traversal { obj, head })
+    }
+
+    /// The object's head (its vtable and definition region).
+    pub fn head(self) -> &'a TraversalHead<V> {
+        self.head
+    }
+
+    /// The object's handle, borrowed.
+    pub(crate) fn as_ptr(self) -> *mut TVMFFIObject {
+        self.obj.as_ptr()
+    }
+
+    /// A new reference to the object (to hand to callbacks).
+    pub fn to_object(self) -> ObjectRef {
+        // SAFETY: the object is live for `'a`.
+        unsafe { ObjectRef::from_borrowed(self.obj) }
     }
 }
 
@@ -141,35 +187,9 @@ obj_type!(
 );
 
 /// A borrowed visitor object, ours or C++'s.
-#[derive(Clone, Copy)]
-pub struct Visitor<'a> {
-    obj: NonNull<TVMFFIObject>,
-    head: &'a VisitorHead,
-}
+pub type Visitor<'a> = Traversal<'a, VisitorVTable>;
 
 impl<'a> Visitor<'a> {
-    /// Views `obj` as a visitor, if it is one.
-    pub fn of(obj: &'a ObjectRef) -> Result<Visitor<'a>> {
-        // SAFETY: `obj` is live for `'a`.
-        unsafe { Self::from_raw(obj.as_ptr()) }
-    }
-
-    /// Views the visitor a hook or vtable entry was handed.
-    ///
-    /// # Safety
-    /// `obj` is NULL or a live object for `'a`.
-    unsafe fn from_raw(obj: *mut TVMFFIObject) -> Result<Visitor<'a>> {
-        // SAFETY: forwarded contract.
-        let (obj, head) = unsafe { VisitorHead::from_raw(obj, "ffi.StructuralVisitor")? };
-        Ok(Visitor { obj, head })
-    }
-
-    /// A new reference to the visitor object (to hand to callbacks).
-    pub fn to_object(self) -> ObjectRef {
-        // SAFETY: the visitor is live for `'a`.
-        unsafe { ObjectRef::from_borrowed(self.obj) }
-    }
-
     /// Visits `value` through the visitor's vtable (`StructuralVisitorObj::Visit`).
     pub fn visit(self, value: AnyView<'_>) -> Result<Option<ObjectRef>> {
         let visit = self
@@ -178,7 +198,7 @@ impl<'a> Visitor<'a> {
             .and_then(|v| v.visit)
             .ok_or_else(|| Error::type_error("the ffi.StructuralVisitor has no visit entry"))?;
         // SAFETY: the object and the value are live for the call.
-        decode(unsafe { visit(self.obj.as_ptr(), *value.raw()) })
+        decode(unsafe { visit(self.as_ptr(), *value.raw()) })
     }
 
     /// The visit registered for the value's type (`__s_visit__`), or the
@@ -199,7 +219,7 @@ impl<'a> Visitor<'a> {
                     // (the attribute's documented ABI).
                     let f: VisitFn = unsafe { core::mem::transmute::<*mut c_void, VisitFn>(ptr) };
                     // SAFETY: the visitor and the value are live for the call.
-                    return decode(unsafe { f(self.obj.as_ptr(), *value.raw()) });
+                    return decode(unsafe { f(self.as_ptr(), *value.raw()) });
                 }
                 let f = hook
                     .to_object()
@@ -243,11 +263,6 @@ impl<'a> Visitor<'a> {
         } else {
             walk()
         }
-    }
-
-    /// The visitor's head (its definition region).
-    pub fn head(self) -> &'a VisitorHead {
-        self.head
     }
 }
 

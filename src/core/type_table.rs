@@ -82,15 +82,24 @@ pub enum Hook {
     SMaybeInplaceMutate,
     /// `__ffi_shallow_copy__`.
     ShallowCopy,
+    /// `__ffi_new__`.
+    New,
+    /// `__data_to_json__`.
+    DataToJson,
+    /// `__data_from_json__`.
+    DataFromJson,
 }
 
-const HOOK_NAMES: [&str; 6] = [
+const HOOK_NAMES: [&str; 9] = [
     "__s_equal__",
     "__s_hash__",
     "__s_visit__",
     "__s_mutate__",
     "__s_maybe_inplace_mutate__",
     "__ffi_shallow_copy__",
+    "__ffi_new__",
+    "__data_to_json__",
+    "__data_from_json__",
 ];
 
 /// What the traversals read about a type at every node: read once per
@@ -102,12 +111,21 @@ pub struct Facts {
     pub fields: Box<[TVMFFIFieldInfo]>,
     /// The hash of the type key (`GetTypeKeyHash`).
     pub key_hash: u64,
+    /// The native creator (`metadata.creator`), if any.
+    pub creator: TVMFFIObjectCreator,
+    /// The type indices of the ancestors and the type itself.
+    lineage: Box<[i32]>,
     /// The [`Hook`] attributes (None when unset), borrowed from the table:
     /// a set attribute is never replaced, so the table owns it for good.
     hooks: [TVMFFIAny; HOOK_NAMES.len()],
 }
 
 impl Facts {
+    /// Whether the type is `base` or derives from it.
+    pub fn is_a(&self, base: i32) -> bool {
+        self.lineage.contains(&base)
+    }
+
     /// The value of attribute `hook` (None when unset).
     pub fn hook(&self, hook: Hook) -> AnyView<'_> {
         // SAFETY: the table keeps set attributes alive for the process.
@@ -142,7 +160,15 @@ pub fn facts(type_index: i32) -> Result<std::rc::Rc<Facts>> {
         let mut t = table();
         let entry = t.entry_mut(type_index)?;
         let kind = entry.metadata.as_ref().map(|m| m.structural_eq_hash_kind);
+        let creator = entry.metadata.as_ref().and_then(|m| m.creator);
         let key_hash = entry.info.type_key_hash;
+        let lineage = entry
+            .ancestors
+            .iter()
+            // SAFETY: ancestors point to boxed entries that are never freed.
+            .map(|&a| unsafe { (*a).type_index })
+            .chain([type_index])
+            .collect();
         let fields = t.fields_with_ancestors(type_index)?.into_boxed_slice();
         let hooks = HOOK_NAMES.map(|name| {
             t.column_by_name
@@ -157,6 +183,8 @@ pub fn facts(type_index: i32) -> Result<std::rc::Rc<Facts>> {
             kind,
             fields,
             key_hash,
+            creator,
+            lineage,
             hooks,
         }
     });
@@ -734,17 +762,7 @@ pub fn fields_with_ancestors(type_index: i32) -> Result<Vec<TVMFFIFieldInfo>> {
 
 /// Whether `type_index` is `base` or derives from it.
 pub fn is_instance(type_index: i32, base: i32) -> bool {
-    if type_index == base {
-        return true;
-    }
-    let mut t = table();
-    let Ok(entry) = t.entry_mut(type_index) else {
-        return false;
-    };
-    entry.ancestors.iter().any(|&a| {
-        // SAFETY: ancestors point to boxed entries that are never freed.
-        unsafe { (*a).type_index == base }
-    })
+    type_index == base || facts(type_index).is_ok_and(|f| f.is_a(base))
 }
 
 /// The native creator of `type_index` (`metadata.creator`), if any.
