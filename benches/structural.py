@@ -12,7 +12,8 @@ Python package, in one run:
 usage: python benches/structural.py [OURS_PACKAGE_DIR]
   OURS_PACKAGE_DIR: the package with our libtvm_ffi.so swapped in (default
   target/suite/pkg-ours, made by tests/suite/run.sh). ROUNDS (default 5)
-  sets the timing rounds; DEPTH_LIMIT (default 1,500,000) caps the search.
+  sets the timing rounds; DEPTH_LIMIT (default 1,500,000) caps the search,
+  and DEPTH_LIMIT=0 skips it.
 """
 
 import json
@@ -177,6 +178,8 @@ def main():
         off = statistics.median(s[op] for s in samples["official"])
         our = statistics.median(s[op] for s in samples["ours"])
         print(f"{op:<24}{off * 1e3:>10.1f}ms{our * 1e3:>10.1f}ms{our / off:>15.2f}")
+    if limit == 0:
+        return
     print(f"\ndeepest nesting handled on the default 8 MiB stack (search limit {limit:,})")
     print(f"{'operation':<24}{'official':>12}  {'ours':>12}  what stops it (official / ours)")
     for op in DEPTH_OPS:
