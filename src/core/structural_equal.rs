@@ -117,6 +117,19 @@ pub(crate) fn entering(kind: i32) -> impl FnOnce(i32) -> i32 {
     }
 }
 
+/// The region a hook's callback asks for: `kind`, or the current one when
+/// it asks for none (then entered as [`entering`] does).
+pub(crate) fn hook_region(kind: i32) -> impl FnOnce(i32) -> i32 {
+    move |current| {
+        let kind = if kind == kTVMFFIDefRegionKindNone {
+            current
+        } else {
+            kind
+        };
+        entering(kind)(current)
+    }
+}
+
 /// A free variable's own fields are walked outside a simple region.
 pub(crate) fn outside_simple(current: i32) -> i32 {
     if current == kTVMFFIDefRegionKindSimple {
@@ -408,13 +421,7 @@ fn custom_equal(s: &Shared, hook: &Function, lo: &ObjectRef, ro: &ObjectRef) -> 
     let compare = Function::from_closure(move |args| {
         args.expect_len("__s_equal__ callback", 4)?;
         let kind = args.get(2).as_i64().unwrap_or(0) as i32;
-        let current = lock(&inner).def_region;
-        let kind = if kind == kTVMFFIDefRegionKindNone {
-            current
-        } else {
-            kind
-        };
-        let ok = with_region(&inner, region, entering(kind), || {
+        let ok = with_region(&inner, region, hook_region(kind), || {
             equal(&inner, args.get(0), args.get(1))
         })?;
         if !ok {

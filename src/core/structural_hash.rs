@@ -21,7 +21,9 @@ use super::object::ObjectRef;
 use super::registry::Globals;
 use super::scalar::{big_int_words, shape_dims};
 use super::string::{TextKind, str_bytes_of};
-use super::structural_equal::{entering, kind_of, outside_simple, region_of_flags, with_region};
+use super::structural_equal::{
+    entering, hook_region, kind_of, outside_simple, region_of_flags, with_region,
+};
 use super::traversal::{AddrMap, Local, PathGuard};
 use super::type_table::{self, Facts, Hook, type_key_hash};
 use super::{map, seq, tensor};
@@ -239,13 +241,9 @@ fn hash_fields(s: &Shared, facts: &Facts, obj: &ObjectRef) -> Result<u64> {
             args.expect_len("__s_hash__ callback", 3)?;
             let init = args.get(1).as_i64().unwrap_or(0) as u64;
             let kind = args.get(2).as_i64().unwrap_or(0) as i32;
-            let current = lock(&inner).def_region;
-            let kind = if kind == kTVMFFIDefRegionKindNone {
-                current
-            } else {
-                kind
-            };
-            let h = with_region(&inner, region, entering(kind), || hash(&inner, args.get(0)))?;
+            let h = with_region(&inner, region, hook_region(kind), || {
+                hash(&inner, args.get(0))
+            })?;
             Ok(Any::from(hash_combine(init, h) as i64))
         });
         let (o, i, c) = (
