@@ -34,6 +34,22 @@ int main(void) {
   CHECK_OK(TVMFFIEnvSetStream(kDLCUDA, 1, (void*)0x11, NULL));
   printf("streams: dev0 %p dev1 %p dev2 %p\n", TVMFFIEnvGetStream(kDLCUDA, 0),
          TVMFFIEnvGetStream(kDLCUDA, 1), TVMFFIEnvGetStream(kDLCUDA, 2));
+  /* Devices inside and beyond the common range (type < 32, id < 16): set,
+   * read back, replace (the previous stream comes back), reset. (Negative
+   * ids are left out: the official library aborts on them.) */
+  int devices[][2] = {{kDLCUDA, 15}, {kDLCUDA, 16}, {kDLCUDA, 1000}, {31, 0}, {32, 0}, {1000, 7}};
+  for (size_t i = 0; i < sizeof(devices) / sizeof(devices[0]); ++i) {
+    int dt = devices[i][0], id = devices[i][1];
+    void* prev = (void*)1;
+    CHECK_OK(TVMFFIEnvSetStream(dt, id, (void*)(0x100 + i), &prev));
+    void* got = TVMFFIEnvGetStream(dt, id);
+    void* prev2 = NULL;
+    CHECK_OK(TVMFFIEnvSetStream(dt, id, (void*)(0x200 + i), &prev2));
+    void* prev3 = NULL;
+    CHECK_OK(TVMFFIEnvSetStream(dt, id, NULL, &prev3));
+    printf("stream (%d, %d): first prev %p, got %p, replaced %p, reset returns %p, after %p\n", dt,
+           id, prev, got, prev2, prev3, TVMFFIEnvGetStream(dt, id));
+  }
   pthread_t t;
   void* other = (void*)1;
   pthread_create(&t, NULL, stream_in_thread, NULL);

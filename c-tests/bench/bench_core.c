@@ -59,20 +59,28 @@ static TVMFFIObjectHandle global(const char* name) {
 }
 
 static volatile int64_t sink;
+/* BENCH_ONLY=<label> BENCH_ITERS=<n> runs one path n times, once (for
+ * instruction counts under callgrind: c-tests/bench/ir.sh). */
+static const char* only;
+static long only_iters;
 #define REPS 7
 #define BENCH(label, iters, body)                                 \
   do {                                                            \
+    if (only && strcmp(only, label) != 0) break;                  \
+    long n_ = only ? only_iters : (iters);                        \
     double best = 1e30;                                           \
-    for (int rep = 0; rep < REPS; ++rep) {                        \
+    for (int rep = 0; rep < (only ? 1 : REPS); ++rep) {           \
       double t0 = now_ns();                                       \
-      for (long it = 0; it < (iters); ++it) { body; }             \
-      double per = (now_ns() - t0) / (double)(iters);             \
+      for (long it = 0; it < n_; ++it) { body; }                  \
+      double per = (now_ns() - t0) / (double)(n_ ? n_ : 1);       \
       if (per < best) best = per;                                 \
     }                                                             \
-    printf("%-28s %8.2f\n", label, best);                         \
+    if (!only) printf("%-28s %8.2f\n", label, best);             \
   } while (0)
 
 int main(void) {
+  only = getenv("BENCH_ONLY");
+  only_iters = getenv("BENCH_ITERS") ? atol(getenv("BENCH_ITERS")) : 0;
   TVMFFIObjectHandle f = NULL;
   int self = 1;
   if (TVMFFIFunctionCreate(&self, nop, NULL, &f) != 0) return 1;
@@ -85,6 +93,8 @@ int main(void) {
   TVMFFIAny result;
   const long N = 2000000;
 
+  TVMFFIEnvSetStream(kDLCUDA, 0, (void*)0x1234, NULL);
+  BENCH("env_get_stream", N, { sink += (int64_t)(intptr_t)TVMFFIEnvGetStream(kDLCUDA, 0); });
   BENCH("call_0_args", N, { result.type_index = kTVMFFINone; sink += TVMFFIFunctionCall(f, args, 0, &result); });
   BENCH("call_1_arg", N, { result.type_index = kTVMFFINone; sink += TVMFFIFunctionCall(f, args, 1, &result); });
   BENCH("call_3_args", N, { result.type_index = kTVMFFINone; sink += TVMFFIFunctionCall(f, args, 3, &result); });

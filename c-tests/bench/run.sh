@@ -58,3 +58,7 @@ gcc -O2 -std=c11 -I"$root/include" "$root/c-tests/bench/artifact_memory.c" -L"$r
 [ -f "$out/artifact_set.so" ] || "$out/artifact_memory" make "$out/artifact_set.so" 256 998 >/dev/null
 echo "artifact set: 1,000 artifacts, 256 MiB of constants, $(($(stat -c %s "$out/artifact_set.so") / 1024)) KiB library"
 "$out/artifact_memory" load "$out/artifact_set.so"
+# Instructions per operation (callgrind), when valgrind is there.
+if command -v valgrind >/dev/null 2>&1; then
+  "$root/c-tests/bench/ir.sh"
+fi

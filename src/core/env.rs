@@ -5,7 +5,7 @@ use super::error::{Error, Result};
 use crate::abi::{DLPackManagedTensorAllocator, DLTensor};
 use core::ffi::{c_int, c_void};
 use core::mem::transmute;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::sync::RwLock;
 
@@ -75,13 +75,38 @@ pub fn check_signals() -> c_int {
     }
 }
 
+/// Device types and ids below these bounds keep their stream in a plain
+/// per-thread table, so a lookup is an array index (kernels call
+/// `TVMFFIEnvGetStream` on every launch); other devices use a map.
+const FAST_TYPES: usize = 32;
+const FAST_IDS: usize = 16;
+
+/// A thread's streams of the common devices, by device type and id.
+type FastStreams = [[Cell<usize>; FAST_IDS]; FAST_TYPES];
+
 thread_local! {
-    /// The current stream of each (device_type, device_id) on this thread.
+    /// The common devices' streams (const-initialised and without a
+    /// destructor, so reaching it costs no lazy set-up).
+    static FAST_STREAMS: FastStreams =
+        const { [const { [const { Cell::new(0) }; FAST_IDS] }; FAST_TYPES] };
+    /// The streams of other (device_type, device_id) pairs.
     static STREAMS: RefCell<HashMap<(i32, i32), usize>> = RefCell::new(HashMap::new());
+}
+
+/// The fast-table slot of a device, if it has one.
+#[inline]
+fn fast_slot(device_type: i32, device_id: i32) -> Option<(usize, usize)> {
+    let (t, i) = (device_type as u32 as usize, device_id as u32 as usize);
+    (t < FAST_TYPES && i < FAST_IDS).then_some((t, i))
 }
 
 /// Sets this thread's stream for a device; returns the previous one.
 pub fn set_stream(device_type: i32, device_id: i32, stream: *mut c_void) -> *mut c_void {
+    if let Some((t, i)) = fast_slot(device_type, device_id) {
+        return FAST_STREAMS
+            .try_with(|s| s[t][i].replace(stream as usize))
+            .unwrap_or(0) as *mut c_void;
+    }
     STREAMS
         .try_with(|s| {
             let mut s = s.borrow_mut();
@@ -96,7 +121,17 @@ pub fn set_stream(device_type: i32, device_id: i32, stream: *mut c_void) -> *mut
 }
 
 /// This thread's stream for a device, NULL if none was set.
+#[inline]
 pub fn get_stream(device_type: i32, device_id: i32) -> *mut c_void {
+    if let Some((t, i)) = fast_slot(device_type, device_id) {
+        return FAST_STREAMS.with(|s| s[t][i].get()) as *mut c_void;
+    }
+    get_stream_slow(device_type, device_id)
+}
+
+#[cold]
+#[inline(never)]
+fn get_stream_slow(device_type: i32, device_id: i32) -> *mut c_void {
     STREAMS
         .try_with(|s| {
             s.borrow()
@@ -187,4 +222,36 @@ pub unsafe fn tensor_alloc(prototype: *mut DLTensor) -> Result<super::ObjectRef>
     }
     // SAFETY: the allocator handed over a valid managed tensor.
     unsafe { super::tensor::from_allocator(managed) }
+}
+
+#[cfg(test)]
+mod stream_tests {
+    use super::*;
+
+    #[test]
+    fn streams_in_and_beyond_the_table_and_per_thread() {
+        let devices = [
+            (2, 0),
+            (2, 15),
+            (2, 16),
+            (31, 0),
+            (32, 0),
+            (2, -1),
+            (-5, 2),
+            (1000, 7),
+        ];
+        for (n, &(t, i)) in devices.iter().enumerate() {
+            let s = (0x100 + n) as *mut c_void;
+            assert!(set_stream(t, i, s).is_null());
+            assert_eq!(get_stream(t, i), s);
+            assert_eq!(set_stream(t, i, core::ptr::null_mut()), s);
+            assert!(get_stream(t, i).is_null());
+        }
+        set_stream(2, 3, 0x42 as *mut c_void);
+        let other = std::thread::spawn(|| get_stream(2, 3) as usize)
+            .join()
+            .unwrap();
+        assert_eq!((other, get_stream(2, 3) as usize), (0, 0x42));
+        set_stream(2, 3, core::ptr::null_mut());
+    }
 }

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Instructions per operation (callgrind, deterministic) of each path of
+# bench_core.c, on the official library and on ours, as a ratio:
+# Ir/op = (Ir at 2N iterations - Ir at N) / N, so start-up cancels out. The
+# figure includes the harness loop (about 16 instructions), as in issue 13.
+# usage: c-tests/bench/ir.sh [LABEL ...]   (after c-tests/bench/run.sh built
+#        target/bench; needs valgrind)
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+out="$root/target/bench"
+command -v valgrind >/dev/null || { echo "needs valgrind"; exit 1; }
+[ -x "$out/bench_ours" ] || { echo "run c-tests/bench/run.sh first"; exit 1; }
+labels=("$@")
+[ ${#labels[@]} -gt 0 ] || labels=(env_get_stream call_0_args call_1_arg call_3_args global_lookup \
+  incref_decref string_small string_64_bytes tensor_from_dlpack)
+n=20000
+ir() { # binary label iterations
+  BENCH_ONLY="$2" BENCH_ITERS="$3" valgrind --tool=callgrind --callgrind-out-file=/dev/null "$1" 2>&1 |
+    awk '/Collected/ { print $NF }'
+}
+per_op() { # binary label
+  local a b
+  a=$(ir "$1" "$2" "$n")
+  b=$(ir "$1" "$2" $((2 * n)))
+  echo $(((b - a) / n))
+}
+printf "%-24s %12s %12s %8s\n" path official_Ir ours_Ir ratio
+for label in "${labels[@]}"; do
+  o=$(per_op "$out/bench_official" "$label")
+  u=$(per_op "$out/bench_ours" "$label")
+  awk -v l="$label" -v o="$o" -v u="$u" 'BEGIN { printf "%-24s %12d %12d %8.2f\n", l, o, u, u / o }'
+done
