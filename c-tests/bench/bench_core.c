@@ -95,6 +95,9 @@ int main(void) {
 
   TVMFFIEnvSetStream(kDLCUDA, 0, (void*)0x1234, NULL);
   BENCH("env_get_stream", N, { sink += (int64_t)(intptr_t)TVMFFIEnvGetStream(kDLCUDA, 0); });
+  TVMFFIByteArray float32 = {"float32", 7};
+  DLDataType dtype;
+  BENCH("dtype_from_string", N, { TVMFFIDataTypeFromString(&float32, &dtype); sink += dtype.bits; });
   BENCH("call_0_args", N, { result.type_index = kTVMFFINone; sink += TVMFFIFunctionCall(f, args, 0, &result); });
   BENCH("call_1_arg", N, { result.type_index = kTVMFFINone; sink += TVMFFIFunctionCall(f, args, 1, &result); });
   BENCH("call_3_args", N, { result.type_index = kTVMFFINone; sink += TVMFFIFunctionCall(f, args, 3, &result); });

@@ -264,8 +264,41 @@ pub fn to_exact_string(dtype: DLDataType) -> Result<String> {
     Ok(text)
 }
 
+/// The most common dtype names, answered from a table without allocating.
+const COMMON: [&[u8]; 16] = [
+    b"float32",
+    b"float16",
+    b"bfloat16",
+    b"int64",
+    b"int32",
+    b"float64",
+    b"int8",
+    b"uint8",
+    b"bool",
+    b"int16",
+    b"uint16",
+    b"uint32",
+    b"uint64",
+    b"handle",
+    b"float8_e4m3fn",
+    b"float8_e5m2",
+];
+
+/// [`COMMON`], parsed once by the general parser (so both agree).
+static COMMON_PARSED: std::sync::LazyLock<[DLDataType; 16]> = std::sync::LazyLock::new(|| {
+    COMMON.map(|name| parse(name).expect("a common dtype name parses"))
+});
+
 /// Parses a dtype string.
 pub fn from_string(text: &[u8]) -> Result<DLDataType> {
+    match COMMON.iter().position(|&c| c == text) {
+        Some(i) => Ok(COMMON_PARSED[i]),
+        None => parse(text),
+    }
+}
+
+/// The general dtype parser.
+fn parse(text: &[u8]) -> Result<DLDataType> {
     if text.is_empty() || text == b"void" {
         return Ok(DLDataType {
             code: kDLOpaqueHandle as u8,
@@ -380,4 +413,20 @@ fn parse_custom(scan: &mut Scan<'_>) -> Result<u8> {
         .as_i64()
         .ok_or_else(|| Error::type_error("custom type code must be an int"))?;
     Ok(code as u8)
+}
+
+#[cfg(test)]
+mod common_tests {
+    use super::*;
+
+    #[test]
+    fn common_names_agree_with_the_parser() {
+        for name in COMMON {
+            let (a, b) = (from_string(name).unwrap(), parse(name).unwrap());
+            assert_eq!((a.code, a.bits, a.lanes), (b.code, b.bits, b.lanes));
+        }
+        let f = from_string(b"f32").unwrap();
+        assert_eq!((f.code, f.bits, f.lanes), (kDLFloat as u8, 32, 1));
+        assert!(from_string(b"float33x").is_err());
+    }
 }
