@@ -76,19 +76,45 @@ pub fn format_f64(format: &core::ffi::CStr, x: f64) -> String {
 
 /// Makes a canonical String or Bytes value: small when it fits, else a heap
 /// object. Embedded NULs and non-UTF-8 bytes are kept as they are.
+#[inline]
 pub fn make_text(bytes: &[u8], kind: TextKind) -> Any {
     if bytes.len() <= SMALL_MAX {
-        let mut v_bytes = [0u8; 8];
-        v_bytes[..bytes.len()].copy_from_slice(bytes);
         let raw = TVMFFIAny {
             type_index: kind.small_index(),
             small_str_len: bytes.len() as u32,
-            value: TVMFFIAnyValue { v_bytes },
+            value: TVMFFIAnyValue {
+                v_uint64: small_word(bytes),
+            },
         };
         // SAFETY: small text is plain data.
         return unsafe { Any::from_raw(raw) };
     }
+    heap_text(bytes, kind)
+}
+
+/// The heap case of [`make_text`], out of its inlined small path.
+#[inline(never)]
+fn heap_text(bytes: &[u8], kind: TextKind) -> Any {
     Any::from(new_text_object(bytes, kind))
+}
+
+/// Up to 7 bytes as the little-endian word of a small string (zero
+/// padded), read in at most two overlapping loads instead of a `memcpy`.
+#[inline]
+fn small_word(b: &[u8]) -> u64 {
+    let n = b.len();
+    debug_assert!(n <= SMALL_MAX);
+    if n >= 4 {
+        let lo = u64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+        let hi = u64::from(u32::from_le_bytes([b[n - 4], b[n - 3], b[n - 2], b[n - 1]]));
+        lo | hi << (8 * (n - 4))
+    } else if n > 0 {
+        u64::from(b[0])
+            | u64::from(b[n / 2]) << (8 * (n / 2))
+            | u64::from(b[n - 1]) << (8 * (n - 1))
+    } else {
+        0
+    }
 }
 
 /// Makes a heap String/Bytes object whatever the length.
@@ -234,5 +260,24 @@ mod tests {
         let text = b"\xff\x00nul\x00inside and long";
         let s = make_text(text, TextKind::Str);
         assert_eq!(s.view().as_str_bytes().unwrap(), text);
+    }
+}
+
+#[cfg(test)]
+mod small_word_tests {
+    use super::*;
+
+    #[test]
+    fn small_words_hold_the_bytes_zero_padded() {
+        let text = b"abcdefg";
+        for n in 0..=SMALL_MAX {
+            let mut expected = [0u8; 8];
+            expected[..n].copy_from_slice(&text[..n]);
+            assert_eq!(
+                small_word(&text[..n]),
+                u64::from_le_bytes(expected),
+                "length {n}"
+            );
+        }
     }
 }
