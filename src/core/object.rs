@@ -290,8 +290,10 @@ unsafe impl Cell for TVMFFIErrorCell {
         type_index == kTVMFFIError
     }
 }
-// SAFETY: only `update_backtrace` writes the cell, and its contract (ours and
-// the reference's) is that the owner calls it before sharing the error.
+// SAFETY: only `update_backtrace` and the structural traversals' visit
+// context (`visit_error_context::attach`, its `extra_context` slot) write the
+// cell, and their contract (ours and the reference's) is that the error is
+// still in flight, held by the failing call alone.
 unsafe impl FrozenCell for TVMFFIErrorCell {}
 
 // SAFETY: Arrays and Lists keep the sequence cell after the header

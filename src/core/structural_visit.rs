@@ -319,10 +319,17 @@ pub(crate) fn level<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
             "{what}: maximum recursion depth ({MAX_DEPTH}) exceeded"
         )));
     }
+    /// Puts the depth back, also when `f` panics (the boundary above
+    /// catches the panic, and the thread goes on).
+    struct Restore(usize);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            DEPTH.with(|d| d.set(self.0));
+        }
+    }
     DEPTH.with(|d| d.set(depth + 1));
-    let out = super::stack::deep(f);
-    DEPTH.with(|d| d.set(depth));
-    out
+    let _restore = Restore(depth);
+    super::stack::deep(f)
 }
 
 /// One `(type_index, callback[, flag])` entry of a callback table.
