@@ -538,6 +538,12 @@ impl Engine for MutateEngine {
     }
 }
 
+// The engines begin with the head C++ code reads (after the object header).
+const _: () = {
+    assert!(core::mem::offset_of!(MapEngine, head) == 0);
+    assert!(core::mem::offset_of!(MutateEngine, head) == 0);
+};
+
 static MAP_VTABLE: MutatorVTable = MapEngine::VTABLE;
 static MUTATE_VTABLE: MutatorVTable = MutateEngine::VTABLE;
 

@@ -459,6 +459,12 @@ struct Dispatcher {
     callbacks: Callbacks<2>,
 }
 
+// The engines begin with the head C++ code reads (after the object header).
+const _: () = {
+    assert!(core::mem::offset_of!(Walker, head) == 0);
+    assert!(core::mem::offset_of!(Dispatcher, head) == 0);
+};
+
 static WALKER_VTABLE: VisitorVTable = VisitorVTable {
     visit: Some(walker_visit),
 };
