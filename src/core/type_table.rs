@@ -765,25 +765,6 @@ pub fn is_instance(type_index: i32, base: i32) -> bool {
     type_index == base || facts(type_index).is_ok_and(|f| f.is_a(base))
 }
 
-/// The native creator of `type_index` (`metadata.creator`), if any.
-pub fn creator_of(type_index: i32) -> Result<TVMFFIObjectCreator> {
-    Ok(table()
-        .entry_mut(type_index)?
-        .metadata
-        .as_ref()
-        .and_then(|m| m.creator))
-}
-
-/// The structural equality/hash kind of `type_index`
-/// (`metadata.structural_eq_hash_kind`), None when it has no metadata.
-pub fn seq_hash_kind_of(type_index: i32) -> Result<Option<i32>> {
-    Ok(table()
-        .entry_mut(type_index)?
-        .metadata
-        .as_ref()
-        .map(|m| m.structural_eq_hash_kind))
-}
-
 /// The hash of the type key of `type_index` (`GetTypeKeyHash`), 0 if none.
 pub fn type_key_hash(type_index: i32) -> u64 {
     table()

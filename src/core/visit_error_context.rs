@@ -15,7 +15,7 @@ use super::reflected::{
 use super::registry::Globals;
 use super::signature::{ArrayRet, Obj, ObjType, ObjectT, Owned, Schema, obj_type};
 use super::string::{TextKind, byte_slice, make_text};
-use super::type_table::{fields_with_ancestors, seq_hash_kind_of};
+use super::type_table::facts;
 use super::{map, seq};
 use crate::abi::*;
 use crate::typed_fn;
@@ -187,9 +187,9 @@ impl Finder {
 
     fn object(&mut self, obj: &ObjectRef) -> Result<()> {
         let ti = obj.type_index();
-        if !matches!(seq_hash_kind_of(ti), Ok(Some(_))) {
+        let Some(facts) = facts(ti).ok().filter(|f| f.kind.is_some()) else {
             return Ok(());
-        }
+        };
         let n = self.records.len();
         let matched_step = self.matched < n && *obj == self.records[n - 1 - self.matched];
         if matched_step {
@@ -202,8 +202,8 @@ impl Finder {
             }
         }
         let before = self.results.len();
-        for f in fields_with_ancestors(ti)? {
-            let child = get_field(obj, &f)?;
+        for f in facts.fields.iter() {
+            let child = get_field(obj, f)?;
             // SAFETY: field names live in the type table's pool forever.
             let name = make_text(unsafe { byte_slice(f.name) }, TextKind::Str);
             self.with_step(ATTR, name, child.view())?;
