@@ -3,6 +3,15 @@
  * library dereferences such pointers, so this test runs on ours only.) */
 #include "common.h"
 
+/* Returns the handle it was called with, as an opaque pointer. */
+static int return_handle(void* handle, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
+  (void)args; (void)n;
+  result->type_index = kTVMFFIOpaquePtr;
+  result->zero_padding = 0;
+  result->v_ptr = handle;
+  return 0;
+}
+
 int main(void) {
   TVMFFIAny any = any_none();
   TVMFFIObjectHandle h = NULL;
@@ -22,7 +31,11 @@ int main(void) {
   CHECK_OK(TVMFFIStringFromByteArray(&long_text, &not_a_function));
   EXPECT_RAISES("FunctionCall(a String)", TVMFFIFunctionCall(not_a_function.v_obj, NULL, 0, &any));
   any_release(&not_a_function);
-  /* A forged Function whose cell has no safe_call: an error, not a jump to 0. */
+  /* A Function cell built outside the library (as C++ code compiled with the
+   * official headers builds one) is called through its safe_call. Its
+   * safe_call must be set: every creator sets it and FunctionCreate refuses
+   * NULL, so the call path no longer tests it (issue 13: the checked call is
+   * the NULL test, the type compare and the jump). */
   struct {
     TVMFFIObject header;
     TVMFFIFunctionCell cell;
@@ -30,7 +43,11 @@ int main(void) {
   memset(&forged, 0, sizeof(forged));
   forged.header.combined_ref_count = 1;
   forged.header.type_index = kTVMFFIFunction;
-  EXPECT_RAISES("FunctionCall(forged, NULL safe_call)", TVMFFIFunctionCall(&forged, NULL, 0, &any));
+  forged.cell.safe_call = return_handle;
+  CHECK_OK(TVMFFIFunctionCall(&forged, NULL, 0, &any));
+  CHECK(any.type_index == kTVMFFIOpaquePtr && any.v_ptr == (void*)&forged);
+  printf("FunctionCall(foreign cell): the callee got its own handle\n");
+  any = any_none();
   EXPECT_RAISES("GetGlobal(NULL name)", TVMFFIFunctionGetGlobal(NULL, &h));
   EXPECT_RAISES("SetGlobal(NULL f)", TVMFFIFunctionSetGlobal(&name, NULL, 0));
   EXPECT_RAISES("SetGlobalFromMethodInfo(NULL)", TVMFFIFunctionSetGlobalFromMethodInfo(NULL, 0));
@@ -47,7 +64,9 @@ int main(void) {
   CHECK(TVMFFIGetTypeInfo(-7) == NULL && TVMFFIGetTypeInfo(1 << 30) == NULL);
   free(take_error_kind());
   EXPECT_RAISES("RegisterField(NULL)", TVMFFITypeRegisterField(kTVMFFIObject, NULL));
-  EXPECT_RAISES("RegisterField(bad type)", TVMFFITypeRegisterField(5000, (TVMFFIFieldInfo*)&any));
+  TVMFFIFieldInfo unread;
+  memset(&unread, 0xAB, sizeof(unread)); /* the type is refused before the info is read */
+  EXPECT_RAISES("RegisterField(bad type)", TVMFFITypeRegisterField(5000, &unread));
   EXPECT_RAISES("RegisterAttr(bad type)", TVMFFITypeRegisterAttr(-3, &name, &any));
   CHECK(TVMFFIGetTypeAttrColumn(NULL) == NULL);
   free(take_error_kind());

@@ -84,6 +84,9 @@ int main(void) {
   TVMFFIObjectHandle f = NULL;
   int self = 1;
   if (TVMFFIFunctionCreate(&self, nop, NULL, &f) != 0) return 1;
+  /* NULL self and deleter: the callback is installed directly, no trampoline. */
+  TVMFFIObjectHandle f_direct = NULL;
+  if (TVMFFIFunctionCreate(NULL, nop, NULL, &f_direct) != 0) return 1;
   TVMFFIAny args[3];
   memset(args, 0, sizeof(args));
   args[0].type_index = kTVMFFIInt;
@@ -99,6 +102,7 @@ int main(void) {
   DLDataType dtype;
   BENCH("dtype_from_string", N, { TVMFFIDataTypeFromString(&float32, &dtype); sink += dtype.bits; });
   BENCH("call_0_args", N, { result.type_index = kTVMFFINone; sink += TVMFFIFunctionCall(f, args, 0, &result); });
+  BENCH("call_0_args_null_self", N, { result.type_index = kTVMFFINone; sink += TVMFFIFunctionCall(f_direct, args, 0, &result); });
   BENCH("call_1_arg", N, { result.type_index = kTVMFFINone; sink += TVMFFIFunctionCall(f, args, 1, &result); });
   BENCH("call_3_args", N, { result.type_index = kTVMFFINone; sink += TVMFFIFunctionCall(f, args, 3, &result); });
 
@@ -187,5 +191,6 @@ int main(void) {
   TVMFFIObjectDecRef(arr.v_obj);
   for (int i = 0; i < 64; ++i) TVMFFIObjectDecRef(kv[2 * i].v_obj);
   TVMFFIObjectDecRef(f);
+  TVMFFIObjectDecRef(f_direct);
   return (int)(sink & 0);
 }

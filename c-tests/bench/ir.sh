@@ -11,7 +11,7 @@ out="$root/target/bench"
 command -v valgrind >/dev/null || { echo "needs valgrind"; exit 1; }
 [ -x "$out/bench_ours" ] || { echo "run c-tests/bench/run.sh first"; exit 1; }
 labels=("$@")
-[ ${#labels[@]} -gt 0 ] || labels=(env_get_stream dtype_from_string call_0_args call_1_arg call_3_args global_lookup \
+[ ${#labels[@]} -gt 0 ] || labels=(env_get_stream dtype_from_string call_0_args call_0_args_null_self call_1_arg call_3_args global_lookup \
   incref_decref string_small string_64_bytes tensor_from_dlpack)
 n=20000
 ir() { # binary label iterations

@@ -3,7 +3,6 @@
 use super::{arg_bytes, arg_handle, arg_out, arg_ref, ffi_call, null_arg, raise_null};
 use crate::abi::*;
 use crate::core::boundary::raise_code;
-use crate::core::object::cell_at;
 use crate::core::{AnyView, Error, Function, ObjectRef, registry};
 use core::ffi::{c_int, c_void};
 
@@ -39,12 +38,51 @@ pub unsafe extern "C" fn TVMFFIFunctionCreate(
 /// Calls a function: a direct call of its `safe_call`. Arguments are
 /// borrowed views; the caller sets `result->type_index = kTVMFFINone` and
 /// owns the value left in `*result` on success.
-/// Errors: ValueError if `func` is NULL or a Function without `safe_call`,
-/// TypeError if it is not a Function; otherwise whatever the callee raises.
+/// Errors: ValueError if `func` is NULL, TypeError if it is not a Function;
+/// otherwise whatever the callee raises.
 ///
 /// # Safety
-/// `func` is NULL or a live Function; `args` holds `num_args` valid values;
-/// `result` is writable.
+/// `func` is NULL or a live object, and when it is a Function its cell's
+/// `safe_call` is set (every creator sets it; `TVMFFIFunctionCreate` refuses
+/// NULL); `args` holds `num_args` valid values; `result` is writable.
+#[cfg(all(target_arch = "x86_64", not(windows)))]
+#[unsafe(naked)]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn TVMFFIFunctionCall(
+    func: TVMFFIObjectHandle,
+    args: *mut TVMFFIAny,
+    num_args: i32,
+    result: *mut TVMFFIAny,
+) -> c_int {
+    // Five instructions on the checked path: the reference's bare
+    // `jmp *0x18(%rdi)` (which crashes on either mistake) plus a NULL test
+    // and a type-index compare, each with its error path out of line. The
+    // compiler would load `safe_call` into a register before the jump (it
+    // folds no load into a four-argument tail call), hence assembly; the
+    // portable definition below is the same logic.
+    //
+    // SAFETY: SysV arguments stay in place for the tail calls. A NULL `func`
+    // goes to `raise_func_null`; a non-NULL one is live per the contract, so
+    // its header is read, and a non-Function goes to `raise_not_function`
+    // with `func` still in `rdi`; a Function's `safe_call` is set per the
+    // contract and receives the caller's arguments unchanged.
+    core::arch::naked_asm!(
+        "test rdi, rdi",
+        "je {null}",
+        "cmp dword ptr [rdi + {type_index}], {function}",
+        "jne {not_function}",
+        "jmp qword ptr [rdi + {safe_call}]",
+        null = sym raise_func_null,
+        not_function = sym raise_not_function,
+        type_index = const core::mem::offset_of!(TVMFFIObject, type_index),
+        function = const kTVMFFIFunction,
+        safe_call = const size_of::<TVMFFIObject>() + core::mem::offset_of!(TVMFFIFunctionCell, safe_call),
+    )
+}
+
+/// The portable definition of `TVMFFIFunctionCall` above (same contract).
+/// cbindgen:ignore
+#[cfg(not(all(target_arch = "x86_64", not(windows))))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn TVMFFIFunctionCall(
     func: TVMFFIObjectHandle,
@@ -56,16 +94,15 @@ pub unsafe extern "C" fn TVMFFIFunctionCall(
         return raise_func_null();
     };
     // SAFETY: a non-NULL handle is a live object per the contract.
-    match unsafe { cell_at::<TVMFFIFunctionCell>(obj) } {
-        // SAFETY: the function cell is frozen and `func` is live. A tail
-        // call, as in the reference.
-        Ok(cell) => match unsafe { cell.as_ref() }.safe_call {
-            // SAFETY: arguments as the caller passed them, per the contract.
-            Some(safe_call) => unsafe { safe_call(func, args, num_args, result) },
-            None => raise_no_safe_call(),
-        },
-        Err(type_index) => raise_not_function(type_index),
-    }
+    let Ok(cell) = (unsafe { crate::core::object::cell_at::<TVMFFIFunctionCell>(obj) }) else {
+        // SAFETY: `func` is live, per the contract.
+        return unsafe { raise_not_function(func) };
+    };
+    // SAFETY: the function cell is frozen and `func` is live; a Function's
+    // `safe_call` is set, per the contract.
+    let safe_call = unsafe { cell.as_ref().safe_call.unwrap_unchecked() };
+    // SAFETY: arguments as the caller passed them, per the contract.
+    unsafe { safe_call(func, args, num_args, result) }
 }
 
 /// Raises the error for a NULL `func`. C ABI, so the hot path can tail-call it.
@@ -75,23 +112,19 @@ extern "C" fn raise_func_null() -> c_int {
     raise_null("func")
 }
 
-/// Raises the error for calling something that is not a Function.
+/// Raises the error for calling something that is not a Function; the hot
+/// path tail-calls it with its own arguments.
+///
+/// # Safety
+/// `func` is a live object.
 #[cold]
 #[inline(never)]
-extern "C" fn raise_not_function(type_index: i32) -> c_int {
+unsafe extern "C" fn raise_not_function(func: TVMFFIObjectHandle) -> c_int {
+    // SAFETY: per the contract.
+    let type_index = unsafe { (*func.cast::<TVMFFIObject>()).type_index };
     raise_code(Error::type_error(format!(
         "`func` is not an ffi.Function (type index {type_index})"
     )))
-}
-
-/// Raises the error for a Function whose cell has no `safe_call` (only a
-/// forged or corrupted object; the reference would jump to address 0).
-#[cold]
-#[inline(never)]
-extern "C" fn raise_no_safe_call() -> c_int {
-    raise_code(Error::value(
-        "`func` is an ffi.Function without a safe_call",
-    ))
 }
 
 /// Looks up a global function. Ownership: `*out` receives a new reference,

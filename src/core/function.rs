@@ -91,8 +91,18 @@ unsafe extern "C" fn extern_c_trampoline(
     // SAFETY: this trampoline is only installed in `ExternC` objects, and
     // the caller holds a reference to the function for the call.
     let f = unsafe { (*handle.cast::<ObjBox<ExternC>>()).payload() };
+    // Volatile reads only fix their order: the callee first, so `this` can
+    // load straight into the first argument register (three instructions;
+    // plain reads give four). The fields are plain data, frozen at creation.
+    // SAFETY: both fields are initialised and `f` is live.
+    let (callee, this) = unsafe {
+        (
+            core::ptr::read_volatile(&f.safe_call),
+            core::ptr::read_volatile(&f.this),
+        )
+    };
     // SAFETY: forwarding the caller's arguments as they came.
-    unsafe { (f.safe_call)(f.this, args, num_args, result) }
+    unsafe { callee(this, args, num_args, result) }
 }
 
 /// The function installed directly in the cell (`self` and deleter NULL):

@@ -551,9 +551,10 @@ impl Table {
     /// As for the public function.
     pub unsafe fn register_field(&mut self, type_index: i32, info: &TVMFFIFieldInfo) -> Result<()> {
         changed();
+        // The type is checked before anything `info` points to is read.
+        let entry = self.entry_mut(type_index)?;
         // SAFETY: see `copy_text`.
         let name = unsafe { super::string::byte_slice(info.name) }.to_vec();
-        let entry = self.entry_mut(type_index)?;
         let same_name = |f: &TVMFFIFieldInfo| {
             // SAFETY: stored names live in the pool.
             (unsafe { super::string::byte_slice(f.name) }) == name

@@ -831,12 +831,13 @@ int TVMFFIFunctionCreate(void *self_,
  * Calls a function: a direct call of its `safe_call`. Arguments are
  * borrowed views; the caller sets `result->type_index = kTVMFFINone` and
  * owns the value left in `*result` on success.
- * Errors: ValueError if `func` is NULL or a Function without `safe_call`,
- * TypeError if it is not a Function; otherwise whatever the callee raises.
+ * Errors: ValueError if `func` is NULL, TypeError if it is not a Function;
+ * otherwise whatever the callee raises.
  *
  * # Safety
- * `func` is NULL or a live Function; `args` holds `num_args` valid values;
- * `result` is writable.
+ * `func` is NULL or a live object, and when it is a Function its cell's
+ * `safe_call` is set (every creator sets it; `TVMFFIFunctionCreate` refuses
+ * NULL); `args` holds `num_args` valid values; `result` is writable.
  */
 TVM_FFI_DLL
 int TVMFFIFunctionCall(TVMFFIObjectHandle func,
