@@ -129,6 +129,42 @@ int main(void) {
     TVMFFIObjectDecRef(err);
   });
 
+  /* ffi.Shape(1, 2, 3): a built-in global returning an object. */
+  TVMFFIObjectHandle shape_fn = global("ffi.Shape");
+  TVMFFIAny dims[3];
+  memset(dims, 0, sizeof(dims));
+  for (int i = 0; i < 3; ++i) {
+    dims[i].type_index = kTVMFFIInt;
+    dims[i].v_int64 = i + 1;
+  }
+  BENCH("shape_global", N, {
+    result.type_index = kTVMFFINone;
+    TVMFFIFunctionCall(shape_fn, dims, 3, &result);
+    TVMFFIObjectDecRef(result.v_obj);
+  });
+  TVMFFIObjectDecRef(shape_fn);
+
+  /* Module load, warm: BENCH_MODULE names a library that stays loaded while
+   * it is loaded again and released. */
+  const char* module_path = getenv("BENCH_MODULE");
+  if (module_path) {
+    TVMFFIObjectHandle load = global("ffi.ModuleLoadFromFile");
+    TVMFFIAny path;
+    memset(&path, 0, sizeof(path));
+    path.type_index = kTVMFFIRawStr;
+    path.v_c_str = module_path;
+    TVMFFIAny held;
+    held.type_index = kTVMFFINone;
+    if (TVMFFIFunctionCall(load, &path, 1, &held) != 0) return 1;
+    BENCH("module_load_warm", N / 200, {
+      result.type_index = kTVMFFINone;
+      TVMFFIFunctionCall(load, &path, 1, &result);
+      TVMFFIObjectDecRef(result.v_obj);
+    });
+    TVMFFIObjectDecRef(held.v_obj);
+    TVMFFIObjectDecRef(load);
+  }
+
   /* Tensors. */
   float data[64];
   int64_t shape[2] = {8, 8};

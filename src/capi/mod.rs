@@ -49,7 +49,10 @@ fn ffi_call_or<T>(fallback: T, f: impl FnOnce() -> T) -> T {
     crate::core::boundary::catch_or(fallback, f)
 }
 
-/// The error for a NULL argument `name`.
+/// The error for a NULL argument `name` (out of line: hot paths only
+/// branch to it).
+#[cold]
+#[inline(never)]
 fn null_arg(name: &str) -> Error {
     Error::value(format!("`{name}` is NULL"))
 }
@@ -84,6 +87,13 @@ fn arg_handle(p: *mut core::ffi::c_void, name: &str) -> Result<NonNull<TVMFFIObj
     NonNull::new(p.cast()).ok_or_else(|| null_arg(name))
 }
 
+/// The error for a byte array `name` with NULL data but `size` bytes.
+#[cold]
+#[inline(never)]
+fn null_data(name: &str, size: usize) -> Error {
+    Error::value(format!("`{name}` has NULL data but size {size}"))
+}
+
 /// The bytes of a required `const TVMFFIByteArray*` argument.
 ///
 /// # Safety
@@ -92,10 +102,7 @@ unsafe fn arg_bytes<'a>(p: *const TVMFFIByteArray, name: &str) -> Result<&'a [u8
     // SAFETY: per the contract.
     let arr = unsafe { arg_ref(p, name) }?;
     if arr.data.is_null() && arr.size != 0 {
-        return Err(Error::value(format!(
-            "`{name}` has NULL data but size {}",
-            arr.size
-        )));
+        return Err(null_data(name, arr.size));
     }
     // SAFETY: per the contract; (NULL, 0) is the empty slice.
     Ok(unsafe { crate::core::string::byte_slice(*arr) })

@@ -1,25 +1,32 @@
 //! `TVMFFIStringFromByteArray`, `TVMFFIBytesFromByteArray`.
 
-use super::{arg_bytes, arg_out, ffi_call};
+use super::{arg_bytes, arg_out};
 use crate::abi::*;
-use crate::core::string::{TextKind, make_text};
+use crate::core::boundary::raise_code;
+use crate::core::string::{TextKind, write_text};
 use core::ffi::c_int;
 
 /// Shared body of the two constructors.
 ///
 /// # Safety
 /// As for the entry points.
+#[inline(always)]
 unsafe fn text_from_byte_array(
     input: *const TVMFFIByteArray,
     out: *mut TVMFFIAny,
     kind: TextKind,
 ) -> c_int {
-    ffi_call(|| {
-        // SAFETY: per the entry points' contracts.
-        let (bytes, out) = unsafe { (arg_bytes(input, "input")?, arg_out(out, "out")?) };
-        *out = make_text(bytes, kind).into_raw();
-        Ok(())
-    })
+    // SAFETY: per the entry points' contracts.
+    let args = unsafe { arg_bytes(input, "input").and_then(|b| Ok((b, arg_out(out, "out")?))) };
+    match args {
+        Ok((bytes, out)) => {
+            // No unwinding guard: nothing here panics (small text is two
+            // loads; the heap case allocates or aborts, as allocation does).
+            write_text(bytes, kind, out);
+            0
+        }
+        Err(e) => raise_code(e),
+    }
 }
 
 /// Makes a String from bytes (copied; NULs and non-UTF-8 kept): a

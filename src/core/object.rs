@@ -18,6 +18,30 @@ const STRONG_MASK: u64 = 0xffff_ffff;
 /// The counter value of a freshly made object: one strong reference.
 pub const INITIAL_REF_COUNT: u64 = STRONG_ONE | WEAK_ONE;
 
+/// Allocates `size` bytes for an object laid out in place (header, cell,
+/// then its data), aligned for any header: `malloc` itself, without the
+/// global allocator's layers, since the object's own deleter frees it with
+/// [`free_in_place`]. `None` sizes (an overflowed computation) and
+/// exhausted memory abort, as the global allocator does.
+pub fn alloc_in_place(size: Option<usize>) -> NonNull<u8> {
+    const _: () = assert!(align_of::<TVMFFIObject>() <= 16);
+    // SAFETY: `malloc` accepts any size and returns 16-aligned memory or NULL.
+    let mem = size.map_or(core::ptr::null_mut(), |n| unsafe { libc::malloc(n) });
+    NonNull::new(mem.cast()).unwrap_or_else(|| {
+        let layout = size.and_then(|n| core::alloc::Layout::from_size_align(n, 16).ok());
+        std::alloc::handle_alloc_error(layout.unwrap_or(core::alloc::Layout::new::<TVMFFIObject>()))
+    })
+}
+
+/// Frees memory from [`alloc_in_place`].
+///
+/// # Safety
+/// `mem` came from `alloc_in_place` and is freed once.
+pub unsafe fn free_in_place(mem: *mut c_void) {
+    // SAFETY: per the contract, a live `malloc` block.
+    unsafe { libc::free(mem) }
+}
+
 /// Adds one strong reference.
 ///
 /// # Safety
@@ -49,7 +73,8 @@ pub unsafe fn dec_ref(obj: NonNull<TVMFFIObject>) {
 }
 
 /// Runs the deleter after the last strong reference went away; `before` is
-/// the counter value before that release.
+/// the counter value before that release. The common case (no weak
+/// references) is a tail call of the deleter; the rest is out of line.
 ///
 /// # Safety
 /// The caller released the last strong reference of `obj`.
@@ -58,17 +83,31 @@ unsafe fn release_last_strong(obj: NonNull<TVMFFIObject>, before: u64) {
     let raw = obj.as_ptr();
     fence(Ordering::Acquire);
     // SAFETY: weak holders keep the memory alive until the deleter frees it.
-    let header = unsafe { &*raw };
-    let Some(deleter) = header.deleter else {
+    let Some(deleter) = (unsafe { &*raw }).deleter else {
         return;
     };
     if before == INITIAL_REF_COUNT {
         // SAFETY: both counts reached zero; nobody else can see the object.
         unsafe { deleter(raw.cast(), kTVMFFIObjectDeleterFlagBitMaskBoth) };
-        return;
+    } else {
+        // SAFETY: as for this function, and weak references remain.
+        unsafe { release_with_weak(obj, deleter) }
     }
+}
+
+/// [`release_last_strong`] when weak references remain: destroy the
+/// contents, then free the memory if the weak count reaches zero too.
+///
+/// # Safety
+/// As for `release_last_strong`; `deleter` is the object's.
+#[cold]
+#[inline(never)]
+unsafe fn release_with_weak(obj: NonNull<TVMFFIObject>, deleter: TVMFFIObjectDeleter) {
+    let raw = obj.as_ptr();
     // SAFETY: only weak holders remain, and they never touch the contents.
     unsafe { deleter(raw.cast(), kTVMFFIObjectDeleterFlagBitMaskStrong) };
+    // SAFETY: weak holders keep the header alive.
+    let header = unsafe { &*raw };
     if header
         .combined_ref_count
         .fetch_sub(WEAK_ONE, Ordering::Release)

@@ -7,11 +7,9 @@
 
 use super::any::{Any, AnyView};
 use super::error::{Error, Result};
-use super::object::{Cell, INITIAL_REF_COUNT, ObjectRef, cell_at};
+use super::object::{Cell, INITIAL_REF_COUNT, ObjectRef, alloc_in_place, cell_at, free_in_place};
 use crate::abi::*;
-use core::alloc::Layout;
 use core::ffi::{c_int, c_void};
-use core::ptr::NonNull;
 use core::sync::atomic::AtomicU64;
 
 /// Header plus a 16-byte-or-smaller cell, followed by `n` int64 words.
@@ -21,12 +19,10 @@ struct Inline<C> {
     cell: C,
 }
 
-fn inline_layout<C>(words: usize) -> Layout {
-    let size = words
-        .checked_mul(8)
-        .and_then(|b| b.checked_add(size_of::<Inline<C>>()))
-        .expect("object size overflows");
-    Layout::from_size_align(size, 8).expect("valid layout")
+/// The bytes of an `Inline<C>` followed by `words` int64s (`None` if that
+/// overflows).
+fn inline_size<C>(words: usize) -> Option<usize> {
+    words.checked_mul(8)?.checked_add(size_of::<Inline<C>>())
 }
 
 /// Allocates `Inline<C>` + `words` int64s; `fill` writes the cell given the
@@ -37,12 +33,9 @@ fn new_inline<C>(
     deleter: unsafe extern "C" fn(*mut c_void, c_int),
     cell: impl FnOnce(*const i64) -> C,
 ) -> ObjectRef {
-    let layout = inline_layout::<C>(words.len());
-    // SAFETY: the layout has a nonzero size.
-    let mem = unsafe { std::alloc::alloc(layout) };
-    let Some(obj) = NonNull::new(mem.cast::<Inline<C>>()) else {
-        std::alloc::handle_alloc_error(layout)
-    };
+    let mem = alloc_in_place(inline_size::<C>(words.len()));
+    let obj = mem.cast::<Inline<C>>();
+    let mem = mem.as_ptr();
     // SAFETY: the allocation holds the header, the cell and `words.len()`
     // int64s right after them (8-aligned).
     unsafe {
@@ -61,23 +54,20 @@ fn new_inline<C>(
     }
 }
 
-/// Frees an `Inline<C>` whose word count `words(cell)` tells its layout.
+/// Frees an `Inline<C>` on the last weak reference.
 ///
 /// # Safety
-/// `this` was made by `new_inline::<C>`; called by the deleter protocol.
-unsafe fn free_inline<C>(this: *mut c_void, flags: c_int, words: impl FnOnce(&C) -> usize) {
+/// `this` was made by `new_inline`; called by the deleter protocol.
+unsafe fn free_inline(this: *mut c_void, flags: c_int) {
     if flags & kTVMFFIObjectDeleterFlagBitMaskWeak != 0 {
-        // SAFETY: per the contract; the cell is unchanged since creation.
-        unsafe {
-            let layout = inline_layout::<C>(words(&(*this.cast::<Inline<C>>()).cell));
-            std::alloc::dealloc(this.cast(), layout);
-        }
+        // SAFETY: per the contract, made by `alloc_in_place`, freed once.
+        unsafe { free_in_place(this) }
     }
 }
 
 unsafe extern "C" fn delete_shape(this: *mut c_void, flags: c_int) {
     // SAFETY: installed only in shapes made by `new_shape`.
-    unsafe { free_inline::<TVMFFIShapeCell>(this, flags, |c| c.size) }
+    unsafe { free_inline(this, flags) }
 }
 
 /// The cell of a BigInt: its word count; the words follow it.
@@ -96,7 +86,7 @@ unsafe impl Cell for BigIntCell {
 
 unsafe extern "C" fn delete_big_int(this: *mut c_void, flags: c_int) {
     // SAFETY: installed only in BigInts made by `big_int_from_words`.
-    unsafe { free_inline::<BigIntCell>(this, flags, |c| c.words) }
+    unsafe { free_inline(this, flags) }
 }
 
 /// Makes a Shape object with the given dimensions.

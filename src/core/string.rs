@@ -8,7 +8,6 @@
 use super::any::{Any, AnyView};
 use super::object::{INITIAL_REF_COUNT, ObjectRef, cell_at};
 use crate::abi::*;
-use core::alloc::Layout;
 use core::ffi::{CStr, c_int, c_void};
 use core::ptr::NonNull;
 use core::sync::atomic::AtomicU64;
@@ -49,11 +48,8 @@ struct TextObj {
 
 const _: () = assert!(core::mem::size_of::<TextObj>() == 40);
 
-fn text_layout(len: usize) -> Option<Layout> {
-    let size = core::mem::size_of::<TextObj>()
-        .checked_add(len)?
-        .checked_add(1)?;
-    Layout::from_size_align(size, core::mem::align_of::<TextObj>()).ok()
+fn text_size(len: usize) -> Option<usize> {
+    size_of::<TextObj>().checked_add(len)?.checked_add(1)
 }
 
 /// Formats a double with a C `printf` conversion (`%g`, `%.17g`): the exact
@@ -78,24 +74,43 @@ pub fn format_f64(format: &core::ffi::CStr, x: f64) -> String {
 /// object. Embedded NULs and non-UTF-8 bytes are kept as they are.
 #[inline]
 pub fn make_text(bytes: &[u8], kind: TextKind) -> Any {
+    let mut raw = TVMFFIAny::NONE;
+    write_text(bytes, kind, &mut raw);
+    // SAFETY: `write_text` leaves an owned value.
+    unsafe { Any::from_raw(raw) }
+}
+
+/// [`make_text`] written straight into `out` (whose old value is
+/// overwritten, not released): what the C constructors return.
+#[inline]
+pub fn write_text(bytes: &[u8], kind: TextKind, out: &mut TVMFFIAny) {
     if bytes.len() <= SMALL_MAX {
-        let raw = TVMFFIAny {
+        *out = TVMFFIAny {
             type_index: kind.small_index(),
             small_str_len: bytes.len() as u32,
             value: TVMFFIAnyValue {
                 v_uint64: small_word(bytes),
             },
         };
-        // SAFETY: small text is plain data.
-        return unsafe { Any::from_raw(raw) };
+    } else {
+        write_heap_text(bytes, kind, out);
     }
-    heap_text(bytes, kind)
 }
 
-/// The heap case of [`make_text`], out of its inlined small path.
+/// The heap case of [`write_text`], out of its inlined small path. The
+/// bytes are copied last, so the copy is a tail call.
 #[inline(never)]
-fn heap_text(bytes: &[u8], kind: TextKind) -> Any {
-    Any::from(new_text_object(bytes, kind))
+fn write_heap_text(bytes: &[u8], kind: TextKind, out: &mut TVMFFIAny) {
+    let (obj, data) = alloc_text(bytes.len(), kind);
+    *out = TVMFFIAny {
+        type_index: kind.object_index(),
+        small_str_len: 0,
+        value: TVMFFIAnyValue {
+            v_obj: obj.as_ptr().cast(),
+        },
+    };
+    // SAFETY: `data` holds `len` bytes (see `alloc_text`), apart from `bytes`.
+    unsafe { core::ptr::copy_nonoverlapping(bytes.as_ptr(), data, bytes.len()) };
 }
 
 /// Up to 7 bytes as the little-endian word of a small string (zero
@@ -119,20 +134,26 @@ fn small_word(b: &[u8]) -> u64 {
 
 /// Makes a heap String/Bytes object whatever the length.
 pub fn new_text_object(bytes: &[u8], kind: TextKind) -> ObjectRef {
-    let Some(layout) = text_layout(bytes.len()) else {
-        std::alloc::handle_alloc_error(Layout::new::<TextObj>())
-    };
-    // SAFETY: the layout has a nonzero size.
-    let mem = unsafe { std::alloc::alloc(layout) };
-    let Some(obj) = NonNull::new(mem.cast::<TextObj>()) else {
-        std::alloc::handle_alloc_error(layout)
-    };
-    // SAFETY: `mem` is a fresh allocation of `layout`, large enough for the
-    // header, the byte array and `len + 1` data bytes.
+    let (obj, data) = alloc_text(bytes.len(), kind);
+    // SAFETY: `data` holds `len` bytes (see `alloc_text`), apart from `bytes`;
+    // once they are written the object is complete, with one reference.
     unsafe {
-        let data = mem.add(core::mem::size_of::<TextObj>());
         core::ptr::copy_nonoverlapping(bytes.as_ptr(), data, bytes.len());
-        *data.add(bytes.len()) = 0;
+        ObjectRef::from_raw(obj.cast())
+    }
+}
+
+/// A new text object of `len` bytes with its header and terminating NUL
+/// written, and where its `len` bytes go: the caller writes them.
+#[inline(always)]
+fn alloc_text(len: usize, kind: TextKind) -> (NonNull<TextObj>, *mut u8) {
+    let mem = super::object::alloc_in_place(text_size(len));
+    let obj = mem.cast::<TextObj>();
+    // SAFETY: `mem` is a fresh allocation large enough for the header, the
+    // byte array and `len + 1` data bytes.
+    unsafe {
+        let data = mem.as_ptr().add(size_of::<TextObj>());
+        *data.add(len) = 0;
         obj.as_ptr().write(TextObj {
             header: TVMFFIObject {
                 combined_ref_count: AtomicU64::new(INITIAL_REF_COUNT),
@@ -142,10 +163,10 @@ pub fn new_text_object(bytes: &[u8], kind: TextKind) -> ObjectRef {
             },
             bytes: TVMFFIByteArray {
                 data: data.cast(),
-                size: bytes.len(),
+                size: len,
             },
         });
-        ObjectRef::from_raw(obj.cast())
+        (obj, data)
     }
 }
 
@@ -175,13 +196,9 @@ pub fn static_bytes(bytes: &'static [u8]) -> Any {
 /// Deleter of text objects: nothing to destroy, free on `Weak`.
 unsafe extern "C" fn delete_text(this: *mut c_void, flags: c_int) {
     if flags & kTVMFFIObjectDeleterFlagBitMaskWeak != 0 {
-        let obj = this.cast::<TextObj>();
-        // SAFETY: the object was made by `new_text_object` with the layout of
-        // its (unchanged) size; the weak count reached zero.
-        unsafe {
-            let layout = text_layout((*obj).bytes.size).unwrap_unchecked();
-            std::alloc::dealloc(this.cast(), layout);
-        }
+        // SAFETY: made by `new_text_object` with `alloc_in_place`; the weak
+        // count reached zero.
+        unsafe { super::object::free_in_place(this) }
     }
 }
 
@@ -225,10 +242,10 @@ pub fn str_bytes_of<'a>(view: AnyView<'a>, kind: TextKind) -> Option<&'a [u8]> {
 /// # Safety
 /// `arr.data` points to `arr.size` readable bytes for `'a`, or is NULL.
 pub unsafe fn byte_slice<'a>(arr: TVMFFIByteArray) -> &'a [u8] {
-    if arr.data.is_null() || arr.size == 0 {
+    if arr.data.is_null() {
         &[]
     } else {
-        // SAFETY: per the contract.
+        // SAFETY: per the contract (any non-NULL pointer holds 0 bytes).
         unsafe { core::slice::from_raw_parts(arr.data.cast(), arr.size) }
     }
 }

@@ -19,10 +19,62 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock, Mutex};
 
+/// A shared library, open for good (`RTLD_NODELETE`), with what the fixed
+/// lookups of a load found in it.
+struct Image {
+    lib: libloading::Library,
+    /// `(name, need_write)` to the symbol's address and the bytes from it in
+    /// a readable (writable) loaded segment: the answers of [`Image::locate`].
+    /// A failed `dlsym` formats a message (some 2,000 instructions) and the
+    /// segment search walks every loaded object, while the image never
+    /// changes. Only the fixed names a load looks up are kept (the tree, the
+    /// context symbols), so the list stays short.
+    located: Mutex<Vec<(String, bool, Located)>>,
+}
+
+/// A symbol's address, and how many bytes from it lie in a readable (or
+/// writable) loaded segment, if any does.
+type Located = Option<(usize, Option<usize>)>;
+
+impl Image {
+    fn new(lib: libloading::Library) -> Arc<Image> {
+        Arc::new(Image {
+            lib,
+            located: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// The address of `name`, if present.
+    fn get(&self, name: &str) -> Option<*mut c_void> {
+        // SAFETY: we only take the address; callers cast it to the type the
+        // TVM-FFI symbol convention gives that name.
+        let sym = unsafe { self.lib.get::<*mut c_void>(name.as_bytes()) }.ok()?;
+        // SAFETY: reading the symbol's address, not calling it.
+        unsafe { sym.try_as_raw_ptr() }
+    }
+
+    /// [`Image::get`] and the extent of the segment holding the symbol,
+    /// looked up once per image.
+    fn locate(&self, name: &str, need_write: bool) -> Located {
+        let mut located = self.located.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((.., found)) = located
+            .iter()
+            .find(|(n, w, _)| *w == need_write && n == name)
+        {
+            return *found;
+        }
+        let found = self
+            .get(name)
+            .map(|addr| (addr as usize, image::mapped_extent(addr, need_write)));
+        located.push((name.to_string(), need_write, found));
+        found
+    }
+}
+
 /// Where a library module finds its symbols.
 enum Symbols {
     /// A shared library and the path it was opened from.
-    Dso(libloading::Library, PathBuf),
+    Dso(Arc<Image>, PathBuf),
     /// The system library table, with a symbol prefix tried first.
     System(String),
 }
@@ -31,15 +83,33 @@ impl Symbols {
     /// The address of `name`, if present.
     fn get(&self, name: &str) -> Option<*mut c_void> {
         match self {
-            Symbols::Dso(lib, _) => {
-                // SAFETY: we only take the address; callers cast it to the
-                // type the TVM-FFI symbol convention gives that name.
-                let sym = unsafe { lib.get::<*mut c_void>(name.as_bytes()) }.ok()?;
-                // SAFETY: reading the symbol's address, not calling it.
-                Some(unsafe { sym.try_as_raw_ptr() }?)
-            }
+            Symbols::Dso(image, _) => image.get(name),
             Symbols::System(prefix) => {
                 system_symbol(&format!("{prefix}{name}")).or_else(|| system_symbol(name))
+            }
+        }
+    }
+
+    /// The address of `name`, if present, and how many bytes from it may be
+    /// read (or, with `need_write`, written): those in the loaded segment
+    /// that holds it. A system-library symbol in no loaded segment
+    /// (registered from the heap) is trusted for `fallback(addr)` bytes, as
+    /// its registrant promised.
+    fn locate(
+        &self,
+        name: &str,
+        need_write: bool,
+        fallback: impl FnOnce(*mut c_void) -> usize,
+    ) -> Option<(*mut c_void, Option<usize>)> {
+        match self {
+            Symbols::Dso(image, _) => image
+                .locate(name, need_write)
+                .map(|(addr, extent)| (addr as *mut c_void, extent)),
+            Symbols::System(_) => {
+                let addr = self.get(name)?;
+                let extent =
+                    image::mapped_extent(addr, need_write).or_else(|| Some(fallback(addr)));
+                Some((addr, extent))
             }
         }
     }
@@ -217,7 +287,10 @@ pub fn system_lib(prefix: &str) -> Result<Module> {
 /// code.
 pub fn main_program() -> Result<Module> {
     let lib: libloading::Library = libloading::os::unix::Library::this().into();
-    library_module(Arc::new(Symbols::Dso(lib, PathBuf::from("<main program>"))))
+    library_module(Arc::new(Symbols::Dso(
+        Image::new(lib),
+        PathBuf::from("<main program>"),
+    )))
 }
 
 /// A library file as the loader saw it: an opened file keeps its image
@@ -243,9 +316,9 @@ impl FileId {
     }
 }
 
-/// Libraries opened from a path: the file they were opened from and the
-/// name the dynamic loader knows their image by.
-static OPENED: LazyLock<Mutex<HashMap<PathBuf, (FileId, PathBuf)>>> =
+/// Libraries opened from a path (its bytes): the file they were opened
+/// from and their image.
+static OPENED: LazyLock<Mutex<HashMap<Vec<u8>, (FileId, Arc<Image>)>>> =
     LazyLock::new(Default::default);
 
 /// The reference's message for a library that cannot be loaded.
@@ -271,37 +344,47 @@ fn load_error(path: &Path, reason: impl std::fmt::Display) -> Error {
 /// image while the file is unchanged; a rebuilt file (another inode, size
 /// or modification time) is opened as a new image under a fresh name.
 pub fn load_dso(path: &Path) -> Result<Module> {
+    let key = path.as_os_str().as_bytes();
     let mut opened_as = None;
-    if path.as_os_str().as_bytes().contains(&b'/') {
+    if key.contains(&b'/') {
         if let Ok(file) = image::open_regular(path).map_err(|e| load_error(path, e))? {
+            let id = FileId::of(&file);
+            // The image of this unchanged file, already mapped: the loader
+            // would return it without reading the file again.
+            if let Some(image) = id.and_then(|id| opened_image(key, id)) {
+                return library_module(Arc::new(Symbols::Dso(image, path.to_path_buf())));
+            }
             image::check_loadable(path, &file).map_err(|e| load_error(path, e))?;
-            opened_as = FileId::of(&file);
+            opened_as = id;
         }
     }
-    let known = opened_as.and_then(|id| {
-        let opened = OPENED.lock().unwrap_or_else(|e| e.into_inner());
-        opened
-            .get(path)
-            .map(|(was, name)| (*was == id).then(|| name.clone()))
+    let rebuilt = opened_as.is_some()
+        && OPENED
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains_key(key);
+    // A rebuilt file needs a fresh name, or the loader would return the old
+    // image it knows by this path.
+    let image = Image::new(if rebuilt {
+        dlopen_fresh(path)?
+    } else {
+        dlopen(path, path)?
     });
-    // The library, and the name the loader knows its image by.
-    let (lib, name) = match known {
-        // A file never opened, or a bare name: the loader opens it.
-        None => (dlopen(path, path)?, path.to_path_buf()),
-        // The same file: the loader returns its image.
-        Some(Some(name)) => (dlopen(&name, path)?, name),
-        // A rebuilt file: a fresh name, or the loader would return the old
-        // image it knows by this path.
-        Some(None) => dlopen_fresh(path)?,
-    };
     if let Some(id) = opened_as {
         OPENED
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .insert(path.to_path_buf(), (id, name));
+            .insert(key.to_vec(), (id, image.clone()));
     }
-    let symbols = Arc::new(Symbols::Dso(lib, path.to_path_buf()));
-    library_module(symbols)
+    library_module(Arc::new(Symbols::Dso(image, path.to_path_buf())))
+}
+
+/// The image opened before from `path` (its bytes), if the file is still
+/// the one it was opened from.
+fn opened_image(path: &[u8], id: FileId) -> Option<Arc<Image>> {
+    let opened = OPENED.lock().unwrap_or_else(|e| e.into_inner());
+    let (was, image) = opened.get(path)?;
+    (*was == id).then(|| image.clone())
 }
 
 /// `dlopen(name)`, kept mapped; errors name `path` and say what `dlerror`
@@ -323,41 +406,24 @@ fn dlopen(name: &Path, path: &Path) -> Result<libloading::Library> {
 }
 
 /// Opens a rebuilt library through a symbolic link under a name the loader
-/// has not seen, removed once the image is mapped. Returns the library and
-/// that name.
-fn dlopen_fresh(path: &Path) -> Result<(libloading::Library, PathBuf)> {
+/// has not seen, removed once the image is mapped.
+fn dlopen_fresh(path: &Path) -> Result<libloading::Library> {
     let target = std::fs::canonicalize(path).map_err(|e| load_error(path, e))?;
     super::emit::with_scratch_dir(|dir| {
         let link = dir.join(path.file_name().unwrap_or(path.as_os_str()));
         std::os::unix::fs::symlink(&target, &link)
             .map_err(|e| load_error(path, format!("{}: {e}", link.display())))?;
-        Ok((dlopen(&link, path)?, link))
-    })
-}
-
-/// Bytes readable (or writable) at `addr`, a symbol of `symbols`: bounded
-/// by the loaded segment that holds it. A system-library symbol in no
-/// loaded segment (registered from the heap) is trusted for `fallback`
-/// bytes, as its registrant promised.
-fn symbol_extent(
-    symbols: &Symbols,
-    addr: *mut c_void,
-    need_write: bool,
-    fallback: impl FnOnce() -> usize,
-) -> Option<usize> {
-    image::mapped_extent(addr, need_write).or_else(|| match symbols {
-        Symbols::System(_) => Some(fallback()),
-        Symbols::Dso(..) => None,
+        dlopen(&link, path)
     })
 }
 
 /// Writes `value` into the `void*` variable `name` of the library, if it
 /// defines one; a variable that is not writable is an error, not a crash.
 fn set_pointer_symbol(symbols: &Symbols, name: &str, value: *mut c_void) -> Result<()> {
-    let Some(addr) = symbols.get(name) else {
+    let Some((addr, extent)) = symbols.locate(name, true, |_| size_of::<usize>()) else {
         return Ok(());
     };
-    if symbol_extent(symbols, addr, true, size_of::<usize>).is_none_or(|n| n < size_of::<usize>()) {
+    if extent.is_none_or(|n| n < size_of::<usize>()) {
         return Err(Error::value(format!(
             "{name} of {} is not a writable pointer variable",
             symbols.describe()
@@ -371,13 +437,7 @@ fn set_pointer_symbol(symbols: &Symbols, name: &str, value: *mut c_void) -> Resu
 /// Builds the module of a library: fills context symbols, then decodes the
 /// embedded tree if there is one.
 fn library_module(symbols: Arc<Symbols>) -> Result<Module> {
-    let context = CONTEXT_SYMBOLS
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .clone();
-    for (name, ptr) in &context {
-        set_pointer_symbol(&symbols, name, *ptr as *mut c_void)?;
-    }
+    visit_context_symbols(|name, ptr| set_pointer_symbol(&symbols, name, ptr))?;
     // As in the reference, `__tvm_ffi__library_ctx` receives the
     // `ModuleObj*` (the C++ address), for TVMFFIEnvModLookupFromImports.
     let new_lib_module = || -> Result<Module> {
@@ -385,18 +445,18 @@ fn library_module(symbols: Arc<Symbols>) -> Result<Module> {
         set_pointer_symbol(&symbols, LIBRARY_CTX, m.cxx_ptr())?;
         Ok(m)
     };
-    let Some(bin_addr) = symbols.get(LIBRARY_BIN) else {
-        return new_lib_module();
-    };
     // The blob is bounded by the loaded segment that holds it, whatever
     // size its symbol declares (2^40, or 0 as hand-written assembly emits).
-    let fallback = || {
+    let fallback = |bin_addr: *mut c_void| {
         // SAFETY: a system-library blob outside any loaded segment was
         // registered by static code, which vouches for its declared size.
         let declared = unsafe { bin_addr.cast::<u64>().read_unaligned() };
         usize::try_from(declared.saturating_add(8)).unwrap_or(usize::MAX)
     };
-    let bound = symbol_extent(&symbols, bin_addr, false, fallback).ok_or_else(|| {
+    let Some((bin_addr, extent)) = symbols.locate(LIBRARY_BIN, false, fallback) else {
+        return new_lib_module();
+    };
+    let bound = extent.ok_or_else(|| {
         Error::value(format!(
             "{LIBRARY_BIN} of {} is not in a readable loaded segment",
             symbols.describe()
@@ -448,10 +508,10 @@ fn library_module(symbols: Arc<Symbols>) -> Result<Module> {
 /// native code its constants at `dlopen` (see `bootstrap`); its failure is
 /// this load's error.
 fn bootstrap_outcome(symbols: &Symbols) -> Result<bool> {
-    let Some(addr) = symbols.get(bootstrap::STATUS_SYMBOL) else {
+    let Some((addr, extent)) = symbols.locate(bootstrap::STATUS_SYMBOL, false, |_| 0) else {
         return Ok(false);
     };
-    if symbol_extent(symbols, addr, false, || 0).is_none_or(|n| n < size_of::<i32>()) {
+    if extent.is_none_or(|n| n < size_of::<i32>()) {
         return Err(Error::value(format!(
             "{} of {} is not a readable int",
             bootstrap::STATUS_SYMBOL,
