@@ -316,10 +316,11 @@ impl FileId {
     }
 }
 
-/// Libraries opened from a path (its bytes): the file they were opened
-/// from and their image.
-static OPENED: LazyLock<Mutex<HashMap<Vec<u8>, (FileId, Arc<Image>)>>> =
-    LazyLock::new(Default::default);
+/// A library opened from a path: the file it was opened from and its image.
+type Opened = (FileId, Arc<Image>);
+
+/// Libraries opened from a path, by the path's bytes.
+static OPENED: LazyLock<Mutex<HashMap<Vec<u8>, Opened>>> = LazyLock::new(Default::default);
 
 /// The reference's message for a library that cannot be loaded.
 fn load_error(path: &Path, reason: impl std::fmt::Display) -> Error {
