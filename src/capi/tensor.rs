@@ -2,6 +2,7 @@
 
 use super::{arg_handle, arg_out, arg_ref, ffi_call, null_arg};
 use crate::abi::*;
+use crate::core::boundary::raise_code;
 use crate::core::{ObjectRef, tensor};
 use core::ffi::c_int;
 
@@ -20,15 +21,22 @@ unsafe fn import<M>(
     out: *mut TVMFFIObjectHandle,
     wrap: impl FnOnce(*mut M) -> crate::core::Result<ObjectRef>,
 ) -> c_int {
-    ffi_call(|| {
-        // SAFETY: per the contract.
-        let out = unsafe { arg_out(out, "out") }?;
+    // SAFETY: per the contract.
+    let made = unsafe { arg_out(out, "out") }.and_then(|out| {
         if from.is_null() {
             return Err(null_arg("from"));
         }
-        *out = wrap(from)?.into_raw().as_ptr().cast();
-        Ok(())
-    })
+        Ok((out, wrap(from)?))
+    });
+    // No unwinding guard: checking and wrapping panic nowhere (allocation
+    // failure aborts), and the producer's deleter does not run here.
+    match made {
+        Ok((out, tensor)) => {
+            *out = tensor.into_raw_ptr().cast();
+            0
+        }
+        Err(e) => raise_code(e),
+    }
 }
 
 /// Wraps a DLPack 0.x managed tensor in a Tensor without copying. With

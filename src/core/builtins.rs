@@ -50,22 +50,12 @@ pub fn register(g: &mut Globals<'_>) {
     g.packed(
         "ffi.Shape",
         Function::from_closure(|args| {
-            // Up to 8 dimensions gather on the stack: the Shape is the one
-            // allocation.
-            let (mut small, mut heap) = ([0i64; 8], Vec::new());
-            let dims = if args.len() <= small.len() {
-                &mut small[..args.len()]
-            } else {
-                heap.resize(args.len(), 0);
-                &mut heap[..]
-            };
-            for (i, dim) in dims.iter_mut().enumerate() {
-                *dim = args
-                    .get(i)
+            let shape = super::scalar::try_new_shape(args.len(), |i| {
+                args.get(i)
                     .as_i64()
-                    .ok_or_else(|| Error::value("Expect shape to take list of int arguments"))?;
-            }
-            Ok(Any::from(super::scalar::new_shape(dims)))
+                    .ok_or_else(|| Error::value("Expect shape to take list of int arguments"))
+            })?;
+            Ok(Any::from(shape))
         }),
     );
     g.add(typed_fn!("ffi.GetInvalidObject", || -> Owned<ObjectT> {

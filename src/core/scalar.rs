@@ -25,22 +25,32 @@ fn inline_size<C>(words: usize) -> Option<usize> {
     words.checked_mul(8)?.checked_add(size_of::<Inline<C>>())
 }
 
-/// Allocates `Inline<C>` + `words` int64s; `fill` writes the cell given the
-/// address of the words.
-fn new_inline<C>(
+/// Allocates `Inline<C>` + `n` int64s, the words `word(0..n)` in order; the
+/// first error frees the allocation and is returned. `cell` makes the cell
+/// given the address of the words.
+fn try_new_inline<C, E>(
     type_index: i32,
-    words: &[i64],
+    n: usize,
     deleter: unsafe extern "C" fn(*mut c_void, c_int),
+    mut word: impl FnMut(usize) -> core::result::Result<i64, E>,
     cell: impl FnOnce(*const i64) -> C,
-) -> ObjectRef {
-    let mem = alloc_in_place(inline_size::<C>(words.len()));
+) -> core::result::Result<ObjectRef, E> {
+    let mem = alloc_in_place(inline_size::<C>(n));
     let obj = mem.cast::<Inline<C>>();
-    let mem = mem.as_ptr();
-    // SAFETY: the allocation holds the header, the cell and `words.len()`
-    // int64s right after them (8-aligned).
+    // SAFETY: the allocation holds the header, the cell and `n` int64s right
+    // after them (8-aligned); it is freed unpublished on an error, and
+    // complete with one reference otherwise.
     unsafe {
-        let data = mem.add(size_of::<Inline<C>>()).cast::<i64>();
-        core::ptr::copy_nonoverlapping(words.as_ptr(), data, words.len());
+        let data = mem.as_ptr().add(size_of::<Inline<C>>()).cast::<i64>();
+        for i in 0..n {
+            match word(i) {
+                Ok(w) => data.add(i).write(w),
+                Err(e) => {
+                    free_in_place(mem.as_ptr().cast());
+                    return Err(e);
+                }
+            }
+        }
         obj.as_ptr().write(Inline {
             header: TVMFFIObject {
                 combined_ref_count: AtomicU64::new(INITIAL_REF_COUNT),
@@ -50,7 +60,26 @@ fn new_inline<C>(
             },
             cell: cell(data),
         });
-        ObjectRef::from_raw(obj.cast())
+        Ok(ObjectRef::from_raw(obj.cast()))
+    }
+}
+
+/// [`try_new_inline`] of the given words.
+fn new_inline<C>(
+    type_index: i32,
+    words: &[i64],
+    deleter: unsafe extern "C" fn(*mut c_void, c_int),
+    cell: impl FnOnce(*const i64) -> C,
+) -> ObjectRef {
+    let made = try_new_inline(
+        type_index,
+        words.len(),
+        deleter,
+        |i| Ok::<_, core::convert::Infallible>(words[i]),
+        cell,
+    );
+    match made {
+        Ok(obj) => obj,
     }
 }
 
@@ -94,6 +123,15 @@ pub fn new_shape(dims: &[i64]) -> ObjectRef {
     new_inline(kTVMFFIShape, dims, delete_shape, |data| TVMFFIShapeCell {
         data,
         size: dims.len(),
+    })
+}
+
+/// Makes a Shape of `n` dimensions `dim(0..n)`, written in place (no
+/// intermediate buffer); the first error is returned.
+pub fn try_new_shape(n: usize, dim: impl FnMut(usize) -> Result<i64>) -> Result<ObjectRef> {
+    try_new_inline(kTVMFFIShape, n, delete_shape, dim, |data| TVMFFIShapeCell {
+        data,
+        size: n,
     })
 }
 

@@ -52,45 +52,46 @@ struct TensorObj {
     owner: Owner,
 }
 
-unsafe extern "C" {
-    fn malloc(size: usize) -> *mut c_void;
-    fn free(ptr: *mut c_void);
-}
-
 unsafe extern "C" fn delete_tensor(this: *mut c_void, flags: core::ffi::c_int) {
     let obj = this.cast::<TensorObj>();
-    if flags & kTVMFFIObjectDeleterFlagBitMaskStrong != 0 {
+    let release_owner = || {
         // A panic in a producer's deleter must not unwind into C.
         let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             // SAFETY: called once when the strong count reaches zero.
             unsafe { core::ptr::drop_in_place(&raw mut (*obj).owner) }
         }));
-    }
-    if flags & kTVMFFIObjectDeleterFlagBitMaskWeak != 0 {
-        // SAFETY: the object came from `malloc` in `new_tensor`.
-        unsafe { free(this) };
+    };
+    // SAFETY (`free_in_place`): the object came from `alloc_in_place` in
+    // `new_tensor`, and is freed once, on the weak release.
+    match flags {
+        kTVMFFIObjectDeleterFlagBitMaskBoth => {
+            release_owner();
+            // SAFETY: see above.
+            unsafe { super::object::free_in_place(this) };
+        }
+        kTVMFFIObjectDeleterFlagBitMaskStrong => release_owner(),
+        // SAFETY: see above.
+        kTVMFFIObjectDeleterFlagBitMaskWeak => unsafe { super::object::free_in_place(this) },
+        _ => {}
     }
 }
 
-/// Allocates a Tensor with `extra` trailing int64s; `init` may point the
-/// DLTensor's shape/strides into them.
+/// Allocates a Tensor over a copy of `dl` with `extra` trailing int64s;
+/// `init` may point the copy's shape/strides into them.
 fn new_tensor(
-    mut dl: DLTensor,
+    dl: &DLTensor,
     owner: Owner,
     extra: usize,
     init: impl FnOnce(&mut DLTensor, *mut i64),
 ) -> ObjectRef {
-    let size = size_of::<TensorObj>() + extra * size_of::<i64>();
-    // SAFETY: plain C allocation, checked below.
-    let mem = unsafe { malloc(size) }.cast::<TensorObj>();
-    let Some(obj) = core::ptr::NonNull::new(mem) else {
-        std::alloc::handle_alloc_error(
-            core::alloc::Layout::from_size_align(size, 8).expect("layout"),
-        )
-    };
-    // SAFETY: `mem` holds the object and `extra` int64s after it.
+    let size = extra
+        .checked_mul(size_of::<i64>())
+        .and_then(|n| n.checked_add(size_of::<TensorObj>()));
+    let obj = super::object::alloc_in_place(size).cast::<TensorObj>();
+    // SAFETY: the allocation holds the object and `extra` int64s after it;
+    // it is complete, with one reference, once `init` returns.
     unsafe {
-        init(&mut dl, mem.add(1).cast::<i64>());
+        let mem = obj.as_ptr();
         mem.write(TensorObj {
             header: TVMFFIObject {
                 combined_ref_count: core::sync::atomic::AtomicU64::new(
@@ -100,9 +101,10 @@ fn new_tensor(
                 __padding: 0,
                 deleter: Some(delete_tensor),
             },
-            dl,
+            dl: *dl,
             owner,
         });
+        init(&mut (*mem).dl, mem.add(1).cast::<i64>());
         ObjectRef::from_raw(obj.cast())
     }
 }
@@ -131,12 +133,15 @@ unsafe fn checked_shape(t: &DLTensor) -> Result<&[i64]> {
     Ok(unsafe { core::slice::from_raw_parts(t.shape, t.ndim as usize) })
 }
 
-/// Writes compact row-major strides of `shape` to `out`.
+/// Writes compact row-major strides of `shape` to `out`. A plain loop:
+/// tensors have few dimensions, so unrolling only adds set-up.
 fn fill_compact_strides(shape: &[i64], out: &mut [i64]) {
     let mut stride = 1i64;
-    for k in (0..shape.len()).rev() {
-        out[k] = stride;
-        stride = stride.wrapping_mul(shape[k]);
+    for (out, &dim) in out.iter_mut().zip(shape).rev() {
+        *out = stride;
+        stride = stride.wrapping_mul(dim);
+        // Keeps the optimiser from unrolling the loop.
+        core::hint::black_box(());
     }
 }
 
@@ -175,8 +180,24 @@ fn is_aligned(t: &DLTensor, alignment: u64) -> bool {
     }
 }
 
-/// Checks an imported tensor; nothing is taken over on failure.
+/// Checks an imported tensor; nothing is taken over on failure. The common
+/// import (a well-formed shape, nothing required) is decided inline.
+#[inline(always)]
 fn check_import(t: &DLTensor, require_alignment: i32, require_contiguous: bool) -> Result<()> {
+    let well_formed = t.ndim == 0 || (t.ndim > 0 && !t.shape.is_null());
+    if well_formed && require_alignment == 0 && !require_contiguous {
+        return Ok(());
+    }
+    check_import_fully(t, require_alignment, require_contiguous)
+}
+
+/// [`check_import`] of a tensor with requirements (or a malformed one).
+#[inline(never)]
+fn check_import_fully(
+    t: &DLTensor,
+    require_alignment: i32,
+    require_contiguous: bool,
+) -> Result<()> {
     // SAFETY: the producer hands us a valid DLTensor.
     let shape = unsafe { checked_shape(t) }?;
     if require_alignment < 0 {
@@ -269,7 +290,7 @@ pub unsafe fn cpu_tensor_over(
         strides: core::ptr::null_mut(),
         byte_offset: 0,
     };
-    new_tensor(dl, Owner::Source(owner), 2 * n, |dl, extra| {
+    new_tensor(&dl, Owner::Source(owner), 2 * n, |dl, extra| {
         if n == 0 {
             return;
         }
@@ -288,7 +309,9 @@ pub unsafe fn cpu_tensor_over(
 }
 
 /// Wraps a checked DLTensor, filling in compact strides when it has none.
-fn wrap(dl: DLTensor, owner: Owner) -> ObjectRef {
+/// Inlined into the imports, which are hot: one frame, no argument moves.
+#[inline(always)]
+fn wrap(dl: &DLTensor, owner: Owner) -> ObjectRef {
     if !dl.strides.is_null() || dl.ndim <= 0 {
         return new_tensor(dl, owner, 0, |_, _| {});
     }
@@ -309,14 +332,15 @@ fn wrap(dl: DLTensor, owner: Owner) -> ObjectRef {
 /// # Safety
 /// `from` is a valid managed tensor whose ownership passes to the Tensor on
 /// success.
+#[inline]
 pub unsafe fn from_dlpack(
     from: *mut DLManagedTensor,
     align: i32,
     contiguous: bool,
 ) -> Result<ObjectRef> {
     // SAFETY: per the contract.
-    let dl = unsafe { (*from).dl_tensor };
-    check_import(&dl, align, contiguous)?;
+    let dl = unsafe { &(*from).dl_tensor };
+    check_import(dl, align, contiguous)?;
     Ok(wrap(dl, Owner::Managed(from)))
 }
 
@@ -324,14 +348,15 @@ pub unsafe fn from_dlpack(
 ///
 /// # Safety
 /// As for [`from_dlpack`].
+#[inline]
 pub unsafe fn from_dlpack_versioned(
     from: *mut DLManagedTensorVersioned,
     align: i32,
     contiguous: bool,
 ) -> Result<ObjectRef> {
     // SAFETY: per the contract.
-    let (dl, flags) = unsafe { ((*from).dl_tensor, (*from).flags) };
-    check_import(&dl, align, contiguous)?;
+    let (dl, flags) = unsafe { (&(*from).dl_tensor, (*from).flags) };
+    check_import(dl, align, contiguous)?;
     if flags & DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED != 0 {
         return Err(Error::runtime("Subbyte type padded is not yet supported"));
     }
@@ -434,7 +459,7 @@ pub unsafe fn create_view(source: &ObjectRef, prototype: &DLTensor) -> Result<Ob
     let n = shape.len();
     if n == 0 {
         return Ok(new_tensor(
-            *prototype,
+            prototype,
             Owner::Source(source.clone()),
             0,
             |dl, _| {
@@ -446,7 +471,7 @@ pub unsafe fn create_view(source: &ObjectRef, prototype: &DLTensor) -> Result<Ob
     // SAFETY: non-NULL strides hold `ndim` values.
     let strides = unsafe { core::slice::from_raw_parts(prototype.strides, n) };
     Ok(new_tensor(
-        *prototype,
+        prototype,
         Owner::Source(source.clone()),
         2 * n,
         |dl, extra| {
@@ -467,9 +492,9 @@ pub unsafe fn create_view(source: &ObjectRef, prototype: &DLTensor) -> Result<Ob
 /// `m` is a valid managed tensor the allocator handed over.
 pub unsafe fn from_allocator(m: *mut DLManagedTensorVersioned) -> Result<ObjectRef> {
     // SAFETY: per the contract.
-    let dl = unsafe { (*m).dl_tensor };
+    let dl = unsafe { &(*m).dl_tensor };
     // SAFETY: the allocator returns a valid DLTensor.
-    unsafe { checked_shape(&dl) }?;
+    unsafe { checked_shape(dl) }?;
     Ok(wrap(dl, Owner::Versioned(m)))
 }
 
