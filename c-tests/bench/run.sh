@@ -30,6 +30,8 @@ gcc -O2 -shared -fPIC -I"$root/include" "$out/lib1000.c" -o "$out/lib1000.so"
 echo '#include <tvm/ffi/c_api.h>
 int __tvm_ffi_add_one(void* s, const TVMFFIAny* a, int n, TVMFFIAny* r) { (void)s; (void)n; r->type_index = kTVMFFIInt; r->zero_padding = 0; r->v_int64 = a[0].v_int64 + 1; return 0; }' > "$out/one.c"
 gcc -O2 -shared -fPIC -I"$root/include" "$out/one.c" -o "$out/one.so"
+mkdir -p "$out/cold"
+for i in $(seq 0 399); do cp "$out/one.so" "$out/cold/c$i.so"; done
 # The C++ custom module kind of the C tests, built with the official headers.
 g++ -O2 -std=c++17 -shared -fPIC -Wno-unused-parameter -I"$official/include" \
   "$root/c-tests/plugin/custom_module.cc" -o "$out/custom_module.so"
@@ -50,7 +52,7 @@ build_memory load_memory_official "$official/include" "$official/lib"
   echo '.section .note.GNU-stack,"",@progbits'
 } > "$out/big.s"
 [ -f "$out/big.so" ] || gcc -shared -nostdlib "$out/big.s" -o "$out/big.so"
-export BENCH_MODULE="$out/one.so"
+export BENCH_MODULE="$out/one.so" BENCH_COLD_DIR="$out/cold"
 { "$out/bench_official"; "$out/bench_module_official" "$out/lib1000.so" "$out/custom_module.so"; "$out/load_memory_official" "$out/big.so"; } > "$out/official.txt"
 { "$out/bench_ours"; "$out/bench_module_ours" "$out/lib1000.so" "$out/custom_module.so"; "$out/load_memory_ours" "$out/big.so"; } > "$out/ours.txt"
 printf "%-28s %10s %10s %8s\n" path official_ns ours_ns ratio
