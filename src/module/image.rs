@@ -44,9 +44,10 @@ fn file_type_name(t: std::fs::FileType) -> &'static str {
 }
 
 /// Opens `path` for reading without blocking and checks that it is a
-/// regular file. The inner error is the system's when it cannot be opened
-/// at all; the outer one names what the file is when it is not regular.
-pub fn open_regular(path: &Path) -> Reason<std::io::Result<File>> {
+/// regular file; returns it with its metadata. The inner error is the
+/// system's when it cannot be opened at all; the outer one names what the
+/// file is when it is not regular.
+pub fn open_regular(path: &Path) -> Reason<std::io::Result<(File, std::fs::Metadata)>> {
     let file = match std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK)
@@ -65,37 +66,60 @@ pub fn open_regular(path: &Path) -> Reason<std::io::Result<File>> {
             file_type_name(meta.file_type())
         ));
     }
-    Ok(Ok(file))
+    Ok(Ok((file, meta)))
 }
 
-/// Checks that an ELF file's header, program headers and loadable segments
-/// lie within its length. Files that are not ELF pass: the dynamic loader
-/// refuses them cleanly itself ("invalid ELF header").
-pub fn check_loadable(path: &Path, file: &File) -> Reason<()> {
-    let len = file
-        .metadata()
-        .map_err(|e| format!("cannot stat {}: {e}", path.display()))?
-        .len();
-    let data = object::ReadCache::new(file);
+/// Checks that an ELF file of `len` bytes has its header, program headers
+/// and loadable segments within its length. Files that are not ELF pass:
+/// the dynamic loader refuses them cleanly itself ("invalid ELF header").
+/// The headers are read with one `pread` of the first 4 KiB, where they
+/// nearly always lie; only headers beyond it are read piecewise.
+pub fn check_loadable(path: &Path, file: &File, len: u64) -> Reason<()> {
+    let mut head = [0u8; 4096];
+    let n =
+        read_head(file, &mut head).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    match check_elf(&head[..n], path, len) {
+        Err(_) if (n as u64) < len => check_elf(&object::ReadCache::new(file), path, len),
+        outcome => outcome,
+    }
+}
+
+/// Reads the start of `file` into `buf`, as far as the file goes.
+fn read_head(file: &File, buf: &mut [u8]) -> std::io::Result<usize> {
+    use std::os::unix::fs::FileExt;
+    let mut n = 0;
+    while n < buf.len() {
+        match file.read_at(&mut buf[n..], n as u64) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+/// [`check_loadable`] over `data`, the file's bytes (all or its start).
+fn check_elf<'d, R: object::ReadRef<'d>>(data: R, path: &Path, len: u64) -> Reason<()> {
     let truncated = |what: &str| {
         format!(
             "{} is cut short ({len} bytes): {what} lies beyond its end",
             path.display()
         )
     };
-    match object::FileKind::parse(&data) {
+    match object::FileKind::parse(data) {
         Ok(object::FileKind::Elf64) => {
-            check_segments::<elf::FileHeader64<object::Endianness>>(&data, len, truncated)
+            check_segments::<elf::FileHeader64<object::Endianness>, R>(data, len, truncated)
         }
         Ok(object::FileKind::Elf32) => {
-            check_segments::<elf::FileHeader32<object::Endianness>>(&data, len, truncated)
+            check_segments::<elf::FileHeader32<object::Endianness>, R>(data, len, truncated)
         }
         _ => Ok(()),
     }
 }
 
-fn check_segments<H: FileHeader<Endian = object::Endianness>>(
-    data: &object::ReadCache<&File>,
+fn check_segments<'d, H: FileHeader<Endian = object::Endianness>, R: object::ReadRef<'d>>(
+    data: R,
     len: u64,
     truncated: impl Fn(&str) -> String,
 ) -> Reason<()> {
@@ -177,7 +201,7 @@ pub fn mapped_extent(addr: *const c_void, need_write: bool) -> Option<usize> {
 
 /// A regular file mapped read-only; its bytes are bounded by its length.
 pub fn map_file(path: &Path) -> Result<memmap2::Mmap> {
-    let file = open_regular(path)
+    let (file, _) = open_regular(path)
         .map_err(Error::value)?
         .map_err(|e| Error::runtime(format!("cannot open {}: {e}", path.display())))?;
     // SAFETY: a read-only private mapping of a regular file. If another

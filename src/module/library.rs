@@ -304,15 +304,14 @@ struct FileId {
 }
 
 impl FileId {
-    fn of(file: &std::fs::File) -> Option<FileId> {
+    fn of(m: &std::fs::Metadata) -> FileId {
         use std::os::unix::fs::MetadataExt;
-        let m = file.metadata().ok()?;
-        Some(FileId {
+        FileId {
             dev: m.dev(),
             ino: m.ino(),
             len: m.len(),
             mtime: (m.mtime(), m.mtime_nsec()),
-        })
+        }
     }
 }
 
@@ -348,15 +347,17 @@ pub fn load_dso(path: &Path) -> Result<Module> {
     let key = path.as_os_str().as_bytes();
     let mut opened_as = None;
     if key.contains(&b'/') {
-        if let Ok(file) = image::open_regular(path).map_err(|e| load_error(path, e))? {
-            let id = FileId::of(&file);
-            // The image of this unchanged file, already mapped: the loader
-            // would return it without reading the file again.
-            if let Some(image) = id.and_then(|id| opened_image(key, id)) {
-                return library_module(Arc::new(Symbols::Dso(image, path.to_path_buf())));
-            }
-            image::check_loadable(path, &file).map_err(|e| load_error(path, e))?;
-            opened_as = id;
+        // The image opened from this path, if the file is unchanged: the
+        // loader would return it without reading the file again. One `stat`
+        // decides (none for a path never opened).
+        if let Some(image) =
+            opened_image(key, || std::fs::metadata(path).ok().map(|m| FileId::of(&m)))
+        {
+            return library_module(Arc::new(Symbols::Dso(image, path.to_path_buf())));
+        }
+        if let Ok((file, meta)) = image::open_regular(path).map_err(|e| load_error(path, e))? {
+            image::check_loadable(path, &file, meta.len()).map_err(|e| load_error(path, e))?;
+            opened_as = Some(FileId::of(&meta));
         }
     }
     let rebuilt = opened_as.is_some()
@@ -381,11 +382,14 @@ pub fn load_dso(path: &Path) -> Result<Module> {
 }
 
 /// The image opened before from `path` (its bytes), if the file is still
-/// the one it was opened from.
-fn opened_image(path: &[u8], id: FileId) -> Option<Arc<Image>> {
-    let opened = OPENED.lock().unwrap_or_else(|e| e.into_inner());
-    let (was, image) = opened.get(path)?;
-    (*was == id).then(|| image.clone())
+/// the one it was opened from (`now` identifies it today).
+fn opened_image(path: &[u8], now: impl FnOnce() -> Option<FileId>) -> Option<Arc<Image>> {
+    let (was, image) = OPENED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(path)?
+        .clone();
+    (now()? == was).then_some(image)
 }
 
 /// `dlopen(name)`, kept mapped; errors name `path` and say what `dlerror`
