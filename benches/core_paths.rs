@@ -169,9 +169,39 @@ fn tensors_and_containers(c: &mut Criterion) {
     }
 }
 
+/// The per-launch paths of generated kernels and a built-in object global.
+fn env_dtype_and_shape(c: &mut Criterion) {
+    let stream = 0x1234 as *mut c_void;
+    // SAFETY: a valid device and stream; the previous stream is not asked for.
+    unsafe { TVMFFIEnvSetStream(2, 0, stream, std::ptr::null_mut()) };
+    c.bench_function("env_get_stream", |b| {
+        b.iter(|| black_box(TVMFFIEnvGetStream(black_box(2), black_box(0))))
+    });
+    let name = byte_array(b"float32");
+    c.bench_function("dtype_from_string", |b| {
+        b.iter(|| {
+            let mut dtype = DLDataType {
+                code: 0,
+                bits: 0,
+                lanes: 0,
+            };
+            // SAFETY: valid name and output.
+            black_box(unsafe { TVMFFIDataTypeFromString(&name, &mut dtype) });
+            dtype
+        })
+    });
+    let shape = tvm_ffi::core::registry::get_global(b"ffi.Shape").unwrap();
+    let dims = [Any::from(1i64), Any::from(2i64), Any::from(3i64)];
+    let dims: Vec<_> = dims.iter().map(|d| d.view()).collect();
+    c.bench_function("shape_global", |b| {
+        b.iter(|| black_box(shape.call(&dims).unwrap()))
+    });
+}
+
 criterion_group!(
     benches,
     calls,
+    env_dtype_and_shape,
     registry_and_objects,
     strings_and_errors,
     tensors_and_containers
