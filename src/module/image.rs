@@ -227,3 +227,74 @@ pub fn own_shared_object() -> Option<std::path::PathBuf> {
     let is_shared = name.ends_with(b".so") || name.windows(4).any(|w| w == b".so.");
     is_shared.then(|| Path::new(std::ffi::OsStr::from_bytes(name)).to_path_buf())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    /// A little-endian ELF64 file of `len` bytes whose program header table
+    /// (one PT_LOAD of `seg` = (offset, size)) lies at `phoff`.
+    fn elf(len: usize, phoff: usize, seg: (u64, u64)) -> Vec<u8> {
+        let mut b = vec![0u8; len];
+        b[..4].copy_from_slice(b"\x7fELF");
+        b[4] = 2; // ELFCLASS64
+        b[5] = 1; // little-endian
+        b[6] = 1; // EV_CURRENT
+        b[16..18].copy_from_slice(&3u16.to_le_bytes()); // ET_DYN
+        b[18..20].copy_from_slice(&62u16.to_le_bytes()); // x86-64
+        b[20..24].copy_from_slice(&1u32.to_le_bytes());
+        b[32..40].copy_from_slice(&(phoff as u64).to_le_bytes());
+        b[52..54].copy_from_slice(&64u16.to_le_bytes()); // e_ehsize
+        b[54..56].copy_from_slice(&56u16.to_le_bytes()); // e_phentsize
+        b[56..58].copy_from_slice(&1u16.to_le_bytes()); // e_phnum
+        let ph = &mut b[phoff..phoff + 56];
+        ph[..4].copy_from_slice(&1u32.to_le_bytes()); // PT_LOAD
+        ph[8..16].copy_from_slice(&seg.0.to_le_bytes()); // p_offset
+        ph[32..40].copy_from_slice(&seg.1.to_le_bytes()); // p_filesz
+        b
+    }
+
+    fn check(bytes: &[u8]) -> Reason<()> {
+        let mut f = temp_file();
+        f.1.write_all(bytes).unwrap();
+        let file = File::open(&f.0).unwrap();
+        let out = check_loadable(&f.0, &file, bytes.len() as u64);
+        std::fs::remove_file(&f.0).unwrap();
+        out
+    }
+
+    fn temp_file() -> (std::path::PathBuf, File) {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let path = std::env::temp_dir().join(format!(
+            "tvm-ffi-image-{}-{}.so",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        let file = File::create(&path).unwrap();
+        (path, file)
+    }
+
+    #[test]
+    fn headers_in_the_first_read_and_beyond_it() {
+        // Program headers right after the ELF header (the first 4 KiB read).
+        assert_eq!(check(&elf(6000, 64, (0, 6000))), Ok(()));
+        let err = check(&elf(6000, 64, (4096, 4096))).unwrap_err();
+        assert!(
+            err.contains("cut short (6000 bytes): loadable segment 0"),
+            "{err}"
+        );
+        // Program headers beyond the first 4 KiB: read piecewise.
+        assert_eq!(check(&elf(9000, 8192, (0, 9000))), Ok(()));
+        let err = check(&elf(9000, 8192, (0, 9001))).unwrap_err();
+        assert!(
+            err.contains("cut short (9000 bytes): loadable segment 0"),
+            "{err}"
+        );
+        // A file shorter than its header claims, and a non-ELF file.
+        let err = check(&elf(6000, 64, (0, 1))[..40]).unwrap_err();
+        assert!(err.contains("the ELF header"), "{err}");
+        assert_eq!(check(b"not an ELF file"), Ok(()));
+    }
+}
