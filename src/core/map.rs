@@ -10,10 +10,13 @@
 //! with the official headers reads (and may mutate) these maps directly, so
 //! the algorithms below follow `container/map_base.h` step by step.
 //!
-//! Every map object here is 80 bytes and keeps its entries in a separate
-//! allocation released through `data_deleter` (libc `free`), a state the
-//! reference produces too; foreign code may swap in storage of its own, so
-//! destruction always goes through `data_deleter`.
+//! A map made with at most 4 pairs keeps them in the object itself, right
+//! after the state (handle + 80, where the reference's `SmallMapObj` keeps
+//! its own), with no `data_deleter`: one allocation, as in the reference.
+//! Other maps, and a small one that outgrows its slots, keep their entries
+//! in a separate allocation released through `data_deleter` (libc `free`), a
+//! state the reference produces too; foreign code may swap in storage of its
+//! own, so destruction always goes through `data_deleter` when there is one.
 
 use super::any::{Any, AnyView};
 use super::error::{Error, ErrorKind, Result};
@@ -220,6 +223,44 @@ impl Drop for MapPayload {
         let state = self.0.get_mut();
         super::stack::deep(|| state.reset());
     }
+}
+
+/// A small map object with `N` slots in place, right after its state.
+#[repr(C)]
+struct InlineMap<const N: usize> {
+    payload: MapPayload,
+    slots: [core::mem::MaybeUninit<Kv>; N],
+}
+
+// SAFETY: the slots hold owned pairs as the state's storage does; see
+// `MapPayload`.
+unsafe impl<const N: usize> Send for InlineMap<N> {}
+// SAFETY: see `Send`.
+unsafe impl<const N: usize> Sync for InlineMap<N> {}
+
+/// A new empty small map of `N` slots held in the object itself.
+fn inline_map<const N: usize>(type_index: i32) -> ObjectRef {
+    const { assert!(core::mem::offset_of!(InlineMap<N>, slots) == size_of::<MapState>()) };
+    let obj = new_object(
+        type_index,
+        InlineMap::<N> {
+            payload: MapPayload(UnsafeCell::new(MapState {
+                data: core::ptr::null_mut(),
+                size: 0,
+                slots: N as u64 | SMALL_TAG,
+                data_deleter: None,
+                fib_shift: 0,
+                iter_list_head: INVALID,
+                iter_list_tail: INVALID,
+            })),
+            slots: [const { core::mem::MaybeUninit::uninit() }; N],
+        },
+    );
+    let state = obj.cell_ptr::<MapState>().expect("a map object").as_ptr();
+    // SAFETY: the state is ours alone, and the slots follow it in the same
+    // (heap, never moved) object.
+    unsafe { (*state).data = state.add(1).cast() };
+    obj
 }
 
 /// Moves a pair out of storage into owned values.
@@ -772,10 +813,17 @@ fn state_of(obj: &ObjectRef) -> Result<*mut MapState> {
 /// Makes a Map (`kTVMFFIMap`) or Dict (`kTVMFFIDict`) from pairs, inserting
 /// them one by one as the reference's `Set` does.
 pub fn new_map(type_index: i32, pairs: impl IntoIterator<Item = (Any, Any)>) -> Result<ObjectRef> {
-    let obj = new_object(
-        type_index,
-        MapPayload(UnsafeCell::new(MapState::new_small(SMALL_INIT))),
-    );
+    let pairs = pairs.into_iter();
+    // A known count of at most 4 pairs: the slots in the object itself.
+    let obj = match pairs.size_hint() {
+        (n, Some(m)) if n == m && n <= 2 => inline_map::<2>(type_index),
+        (3, Some(3)) => inline_map::<3>(type_index),
+        (4, Some(4)) => inline_map::<4>(type_index),
+        _ => new_object(
+            type_index,
+            MapPayload(UnsafeCell::new(MapState::new_small(SMALL_INIT))),
+        ),
+    };
     let state = state_of(&obj)?;
     for (k, v) in pairs {
         // SAFETY: the map is fresh and ours alone.
