@@ -959,6 +959,43 @@ mod tests {
     }
 
     #[test]
+    fn maps_of_up_to_four_pairs_keep_them_in_place_and_grow_out() {
+        let value = make_text(b"a value that lives on the heap", TextKind::Str)
+            .view()
+            .to_object()
+            .unwrap();
+        for n in 0..=5usize {
+            let m = new_map(
+                kTVMFFIDict,
+                (0..n).map(|i| (key(i), Any::from(value.clone()))),
+            )
+            .unwrap();
+            // SAFETY: `m` keeps its state alive.
+            let state = unsafe { &*state_of(&m).unwrap() };
+            let in_place = state.data.cast_const() == m.as_ptr().cast::<u8>().wrapping_add(80);
+            assert_eq!(
+                (in_place, state.data_deleter.is_none()),
+                (n <= 4, n <= 4),
+                "{n} pairs"
+            );
+            // Growing past the slots moves the pairs out (to a small heap
+            // array, then a dense table), keeping every value once.
+            for i in n..n + 6 {
+                set(&m, key(i), Any::from(value.clone())).unwrap();
+            }
+            assert_eq!(size(&m).unwrap(), n as u64 + 6);
+            assert_eq!(value.strong_count() as usize, n + 7);
+            for i in 0..n + 6 {
+                assert!(get(&m, key(i).view()).unwrap().is_some());
+            }
+            erase(&m, key(0).view()).unwrap();
+            assert_eq!(value.strong_count() as usize, n + 6);
+            drop(m);
+            assert_eq!(value.strong_count(), 1);
+        }
+    }
+
+    #[test]
     fn items_keep_insertion_order_and_clear_releases_values() {
         let value = make_text(b"a value that lives on the heap", TextKind::Str)
             .view()
