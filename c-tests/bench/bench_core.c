@@ -1,6 +1,6 @@
 /* C benchmark of the core paths, built once against our library and once
  * against the official one (see run.sh). Prints "<path> <ns/op>" lines: the
- * best of several repetitions of a timed loop. */
+ * median of 7 repetitions of a timed loop. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <string.h>
@@ -64,18 +64,24 @@ static volatile int64_t sink;
 static const char* only;
 static long only_iters;
 #define REPS 7
+static int cmp_double(const void* a, const void* b) {
+  double x = *(const double*)a, y = *(const double*)b;
+  return (x > y) - (x < y);
+}
+/* Prints the median over REPS repetitions of the timed loop, in ns/op. */
 #define BENCH(label, iters, body)                                 \
   do {                                                            \
     if (only && strcmp(only, label) != 0) break;                  \
     long n_ = only ? only_iters : (iters);                        \
-    double best = 1e30;                                           \
-    for (int rep = 0; rep < (only ? 1 : REPS); ++rep) {           \
+    double per_[REPS];                                            \
+    int reps_ = only ? 1 : REPS;                                  \
+    for (int rep = 0; rep < reps_; ++rep) {                       \
       double t0 = now_ns();                                       \
       for (long it = 0; it < n_; ++it) { body; }                  \
-      double per = (now_ns() - t0) / (double)(n_ ? n_ : 1);       \
-      if (per < best) best = per;                                 \
+      per_[rep] = (now_ns() - t0) / (double)(n_ ? n_ : 1);        \
     }                                                             \
-    if (!only) printf("%-28s %8.2f\n", label, best);             \
+    qsort(per_, (size_t)reps_, sizeof(double), cmp_double);       \
+    if (!only) printf("%-28s %8.2f\n", label, per_[reps_ / 2]);  \
   } while (0)
 
 int main(void) {
