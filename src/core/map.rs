@@ -239,7 +239,7 @@ unsafe impl<const N: usize> Send for InlineMap<N> {}
 unsafe impl<const N: usize> Sync for InlineMap<N> {}
 
 /// A new empty small map of `N` slots held in the object itself.
-fn inline_map<const N: usize>(type_index: i32) -> ObjectRef {
+fn inline_map<const N: usize>(type_index: i32) -> Result<ObjectRef> {
     const { assert!(core::mem::offset_of!(InlineMap<N>, slots) == size_of::<MapState>()) };
     let obj = new_object(
         type_index,
@@ -256,11 +256,11 @@ fn inline_map<const N: usize>(type_index: i32) -> ObjectRef {
             slots: [const { core::mem::MaybeUninit::uninit() }; N],
         },
     );
-    let state = obj.cell_ptr::<MapState>().expect("a map object").as_ptr();
+    let state = state_of(&obj)?;
     // SAFETY: the state is ours alone, and the slots follow it in the same
     // (heap, never moved) object.
     unsafe { (*state).data = state.add(1).cast() };
-    obj
+    Ok(obj)
 }
 
 /// Moves a pair out of storage into owned values.
@@ -816,9 +816,9 @@ pub fn new_map(type_index: i32, pairs: impl IntoIterator<Item = (Any, Any)>) -> 
     let pairs = pairs.into_iter();
     // A known count of at most 4 pairs: the slots in the object itself.
     let obj = match pairs.size_hint() {
-        (n, Some(m)) if n == m && n <= 2 => inline_map::<2>(type_index),
-        (3, Some(3)) => inline_map::<3>(type_index),
-        (4, Some(4)) => inline_map::<4>(type_index),
+        (n, Some(m)) if n == m && n <= 2 => inline_map::<2>(type_index)?,
+        (3, Some(3)) => inline_map::<3>(type_index)?,
+        (4, Some(4)) => inline_map::<4>(type_index)?,
         _ => new_object(
             type_index,
             MapPayload(UnsafeCell::new(MapState::new_small(SMALL_INIT))),
