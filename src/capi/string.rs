@@ -1,6 +1,6 @@
 //! `TVMFFIStringFromByteArray`, `TVMFFIBytesFromByteArray`.
 
-use super::{arg_bytes, arg_out};
+use super::{arg_bytes, raise_null};
 use crate::abi::*;
 use crate::core::boundary::raise_code;
 use crate::core::string::{TextKind, write_text};
@@ -17,14 +17,17 @@ unsafe fn text_from_byte_array(
     kind: TextKind,
 ) -> c_int {
     // SAFETY: per the entry points' contracts.
-    let args = unsafe { arg_bytes(input, "input").and_then(|b| Ok((b, arg_out(out, "out")?))) };
-    match args {
-        Ok((bytes, out)) => {
+    let bytes = unsafe { arg_bytes(input, "input") };
+    match bytes {
+        Ok(bytes) if !out.is_null() => {
+            // SAFETY: readable bytes and a writable `out`, which may overlap
+            // them (`write_text` reads them first).
             // No unwinding guard: nothing here panics (small text is two
             // loads; the heap case allocates or aborts, as allocation does).
-            write_text(bytes, kind, out);
+            unsafe { write_text(bytes.as_ptr(), bytes.len(), kind, out) };
             0
         }
+        Ok(_) => raise_null("out"),
         Err(e) => raise_code(e),
     }
 }

@@ -27,10 +27,16 @@ pub fn alloc_in_place(size: Option<usize>) -> NonNull<u8> {
     const _: () = assert!(align_of::<TVMFFIObject>() <= 16);
     // SAFETY: `malloc` accepts any size and returns 16-aligned memory or NULL.
     let mem = size.map_or(core::ptr::null_mut(), |n| unsafe { libc::malloc(n) });
-    NonNull::new(mem.cast()).unwrap_or_else(|| {
-        let layout = size.and_then(|n| core::alloc::Layout::from_size_align(n, 16).ok());
-        std::alloc::handle_alloc_error(layout.unwrap_or(core::alloc::Layout::new::<TVMFFIObject>()))
-    })
+    NonNull::new(mem.cast()).unwrap_or_else(|| out_of_memory())
+}
+
+/// Aborts on a failed object allocation. The size is not reported: keeping
+/// it for this path would cost every allocation a register.
+#[cold]
+#[inline(never)]
+fn out_of_memory() -> ! {
+    eprintln!("memory allocation of an object failed");
+    std::process::abort()
 }
 
 /// Frees memory from [`alloc_in_place`].

@@ -49,7 +49,7 @@ struct TextObj {
 const _: () = assert!(core::mem::size_of::<TextObj>() == 40);
 
 fn text_size(len: usize) -> Option<usize> {
-    size_of::<TextObj>().checked_add(len)?.checked_add(1)
+    len.checked_add(size_of::<TextObj>() + 1)
 }
 
 /// Formats a double with a C `printf` conversion (`%g`, `%.17g`): the exact
@@ -75,42 +75,58 @@ pub fn format_f64(format: &core::ffi::CStr, x: f64) -> String {
 #[inline]
 pub fn make_text(bytes: &[u8], kind: TextKind) -> Any {
     let mut raw = TVMFFIAny::NONE;
-    write_text(bytes, kind, &mut raw);
+    // SAFETY: `bytes` is readable and `raw` writable.
+    unsafe { write_text(bytes.as_ptr(), bytes.len(), kind, &mut raw) };
     // SAFETY: `write_text` leaves an owned value.
     unsafe { Any::from_raw(raw) }
 }
 
-/// [`make_text`] written straight into `out` (whose old value is
-/// overwritten, not released): what the C constructors return.
+/// [`make_text`] of `len` bytes at `data`, written straight into `out`
+/// (whose old value is overwritten, not released): what the C constructors
+/// return.
+///
+/// # Safety
+/// `data` points to `len` readable bytes; `out` is writable. They may
+/// overlap: the bytes are read before `out` is written (the reference
+/// clears `out` first and copies the cleared bytes).
 #[inline]
-pub fn write_text(bytes: &[u8], kind: TextKind, out: &mut TVMFFIAny) {
-    if bytes.len() <= SMALL_MAX {
-        *out = TVMFFIAny {
+pub unsafe fn write_text(data: *const u8, len: usize, kind: TextKind, out: *mut TVMFFIAny) {
+    if len <= SMALL_MAX {
+        // SAFETY: per the contract; this borrow ends before `out` is written.
+        let word = small_word(unsafe { core::slice::from_raw_parts(data, len) });
+        let raw = TVMFFIAny {
             type_index: kind.small_index(),
-            small_str_len: bytes.len() as u32,
-            value: TVMFFIAnyValue {
-                v_uint64: small_word(bytes),
-            },
+            small_str_len: len as u32,
+            value: TVMFFIAnyValue { v_uint64: word },
         };
+        // SAFETY: per the contract.
+        unsafe { out.write(raw) };
     } else {
-        write_heap_text(bytes, kind, out);
+        // SAFETY: per the contract.
+        unsafe { write_heap_text(data, len, kind.object_index(), out) };
     }
 }
 
-/// The heap case of [`write_text`], out of its inlined small path. The
-/// bytes are copied last, so the copy is a tail call.
+/// The heap case of [`write_text`], out of its inlined small path; the
+/// caller passes the object type index (a constant there).
+///
+/// # Safety
+/// As for `write_text`.
 #[inline(never)]
-fn write_heap_text(bytes: &[u8], kind: TextKind, out: &mut TVMFFIAny) {
-    let (obj, data) = alloc_text(bytes.len(), kind);
-    *out = TVMFFIAny {
-        type_index: kind.object_index(),
+unsafe fn write_heap_text(data: *const u8, len: usize, type_index: i32, out: *mut TVMFFIAny) {
+    let (obj, dst) = alloc_text(len, type_index);
+    // SAFETY: `dst` holds `len` bytes (see `alloc_text`), fresh memory apart
+    // from `data`, which holds `len` readable bytes per the contract.
+    unsafe { core::ptr::copy_nonoverlapping(data, dst, len) };
+    let raw = TVMFFIAny {
+        type_index,
         small_str_len: 0,
         value: TVMFFIAnyValue {
             v_obj: obj.as_ptr().cast(),
         },
     };
-    // SAFETY: `data` holds `len` bytes (see `alloc_text`), apart from `bytes`.
-    unsafe { core::ptr::copy_nonoverlapping(bytes.as_ptr(), data, bytes.len()) };
+    // SAFETY: `out` is writable per the contract; the bytes are copied.
+    unsafe { out.write(raw) };
 }
 
 /// Up to 7 bytes as the little-endian word of a small string (zero
@@ -134,7 +150,7 @@ fn small_word(b: &[u8]) -> u64 {
 
 /// Makes a heap String/Bytes object whatever the length.
 pub fn new_text_object(bytes: &[u8], kind: TextKind) -> ObjectRef {
-    let (obj, data) = alloc_text(bytes.len(), kind);
+    let (obj, data) = alloc_text(bytes.len(), kind.object_index());
     // SAFETY: `data` holds `len` bytes (see `alloc_text`), apart from `bytes`;
     // once they are written the object is complete, with one reference.
     unsafe {
@@ -143,10 +159,11 @@ pub fn new_text_object(bytes: &[u8], kind: TextKind) -> ObjectRef {
     }
 }
 
-/// A new text object of `len` bytes with its header and terminating NUL
-/// written, and where its `len` bytes go: the caller writes them.
+/// A new text object (of `type_index`) of `len` bytes with its header and
+/// terminating NUL written, and where its `len` bytes go: the caller writes
+/// them.
 #[inline(always)]
-fn alloc_text(len: usize, kind: TextKind) -> (NonNull<TextObj>, *mut u8) {
+fn alloc_text(len: usize, type_index: i32) -> (NonNull<TextObj>, *mut u8) {
     let mem = super::object::alloc_in_place(text_size(len));
     let obj = mem.cast::<TextObj>();
     // SAFETY: `mem` is a fresh allocation large enough for the header, the
@@ -157,7 +174,7 @@ fn alloc_text(len: usize, kind: TextKind) -> (NonNull<TextObj>, *mut u8) {
         obj.as_ptr().write(TextObj {
             header: TVMFFIObject {
                 combined_ref_count: AtomicU64::new(INITIAL_REF_COUNT),
-                type_index: kind.object_index(),
+                type_index,
                 __padding: 0,
                 deleter: Some(delete_text),
             },
