@@ -179,12 +179,6 @@ const NEXT_PROBE: [u64; NUM_JUMPS as usize] = [
     5209859154120846435,
 ];
 
-unsafe extern "C" {
-    fn calloc(n: usize, size: usize) -> *mut c_void;
-    fn malloc(size: usize) -> *mut c_void;
-    fn free(ptr: *mut c_void);
-}
-
 /// The map state after the object header (56 bytes, see the module docs).
 #[repr(C)]
 pub struct MapState {
@@ -272,21 +266,9 @@ unsafe fn take_kv(kv: *mut Kv) -> (Any, Any) {
     unsafe { (Any::from_raw((*kv)[0]), Any::from_raw((*kv)[1])) }
 }
 
+/// `size` bytes (at least one) from the C allocator, released by `free`.
 fn alloc_or_die(size: usize, zeroed: bool) -> *mut u8 {
-    // SAFETY: plain C allocation; checked below.
-    let p = unsafe {
-        if zeroed {
-            calloc(1, size)
-        } else {
-            malloc(size.max(1))
-        }
-    };
-    if p.is_null() {
-        std::alloc::handle_alloc_error(
-            core::alloc::Layout::from_size_align(size.max(1), 16).expect("layout"),
-        );
-    }
-    p.cast()
+    super::object::alloc_in_place(Some(size.max(1)), zeroed).as_ptr()
 }
 
 impl MapState {
@@ -305,7 +287,7 @@ impl MapState {
             data: alloc_or_die(n as usize * size_of::<Kv>(), false),
             size: 0,
             slots: n | SMALL_TAG,
-            data_deleter: Some(free),
+            data_deleter: Some(libc::free),
             fib_shift: 0,
             iter_list_head: INVALID,
             iter_list_tail: INVALID,
@@ -324,7 +306,7 @@ impl MapState {
             data,
             size: 0,
             slots: n_slots,
-            data_deleter: Some(free),
+            data_deleter: Some(libc::free),
             fib_shift,
             iter_list_head: INVALID,
             iter_list_tail: INVALID,

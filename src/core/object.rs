@@ -18,15 +18,24 @@ const STRONG_MASK: u64 = 0xffff_ffff;
 /// The counter value of a freshly made object: one strong reference.
 pub const INITIAL_REF_COUNT: u64 = STRONG_ONE | WEAK_ONE;
 
-/// Allocates `size` bytes for an object laid out in place (header, cell,
-/// then its data), aligned for any header: `malloc` itself, without the
-/// global allocator's layers, since the object's own deleter frees it with
-/// [`free_in_place`]. `None` sizes (an overflowed computation) and
-/// exhausted memory abort, as the global allocator does.
-pub fn alloc_in_place(size: Option<usize>) -> NonNull<u8> {
+/// Allocates `size` (nonzero) bytes, zeroed if asked, with the C allocator
+/// itself (16-aligned, without the global allocator's layers): for objects
+/// laid out in place (header, cell, then their data), freed by their own
+/// deleter with [`free_in_place`], and for container storage released
+/// through a `data_deleter` of `libc::free`. `None` sizes (an overflowed
+/// computation) and exhausted memory abort, as the global allocator does.
+#[inline]
+pub fn alloc_in_place(size: Option<usize>, zeroed: bool) -> NonNull<u8> {
     const _: () = assert!(align_of::<TVMFFIObject>() <= 16);
-    // SAFETY: `malloc` accepts any size and returns 16-aligned memory or NULL.
-    let mem = size.map_or(core::ptr::null_mut(), |n| unsafe { libc::malloc(n) });
+    // SAFETY: `malloc`/`calloc` accept any size and return 16-aligned memory
+    // or NULL.
+    let mem = size.map_or(core::ptr::null_mut(), |n| unsafe {
+        if zeroed {
+            libc::calloc(1, n)
+        } else {
+            libc::malloc(n)
+        }
+    });
     NonNull::new(mem.cast()).unwrap_or_else(|| out_of_memory())
 }
 

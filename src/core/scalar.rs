@@ -35,7 +35,7 @@ fn try_new_inline<C, E>(
     mut word: impl FnMut(usize) -> core::result::Result<i64, E>,
     cell: impl FnOnce(*const i64) -> C,
 ) -> core::result::Result<ObjectRef, E> {
-    let mem = alloc_in_place(inline_size::<C>(n));
+    let mem = alloc_in_place(inline_size::<C>(n), false);
     let obj = mem.cast::<Inline<C>>();
     // SAFETY: the allocation holds the header, the cell and `n` int64s right
     // after them (8-aligned); it is freed unpublished on an error, and

@@ -14,11 +14,6 @@ use core::ffi::{c_int, c_void};
 use core::ptr::NonNull;
 use core::sync::atomic::AtomicU64;
 
-unsafe extern "C" {
-    fn malloc(size: usize) -> *mut c_void;
-    fn free(ptr: *mut c_void);
-}
-
 #[repr(C)]
 struct SeqObj {
     header: TVMFFIObject,
@@ -26,15 +21,9 @@ struct SeqObj {
 }
 const ELEM: usize = size_of::<TVMFFIAny>();
 
+/// `size` bytes (at least one) from the C allocator, released by `free`.
 fn c_alloc(size: usize) -> *mut u8 {
-    // SAFETY: plain C allocation, checked below.
-    let p = unsafe { malloc(size.max(1)) }.cast::<u8>();
-    if p.is_null() {
-        std::alloc::handle_alloc_error(
-            core::alloc::Layout::from_size_align(size.max(1), 16).expect("layout"),
-        );
-    }
-    p
+    super::object::alloc_in_place(Some(size.max(1)), false).as_ptr()
 }
 
 /// Deleter of our sequence objects.
@@ -61,8 +50,8 @@ unsafe extern "C" fn delete_seq(this: *mut c_void, flags: c_int) {
         });
     }
     if flags & kTVMFFIObjectDeleterFlagBitMaskWeak != 0 {
-        // SAFETY: the object came from `malloc` in `new_seq`.
-        unsafe { free(this) };
+        // SAFETY: the object came from `c_alloc` in `new_seq`.
+        unsafe { super::object::free_in_place(this) };
     }
 }
 
@@ -77,7 +66,7 @@ fn new_seq(type_index: i32, items: Vec<Any>) -> ObjectRef {
         // SAFETY: the elements follow the 56-byte object.
         (unsafe { mem.add(size_of::<SeqObj>()) }.cast(), None)
     } else {
-        (c_alloc(n * ELEM).cast(), Some(free))
+        (c_alloc(n * ELEM).cast(), Some(libc::free))
     };
     // SAFETY: `mem` holds the object; `data` holds `n` elements.
     unsafe {
@@ -230,7 +219,7 @@ impl ListMut {
             .filter(|&b| b <= isize::MAX as usize)
             .ok_or_else(too_big)?;
         // SAFETY: plain C allocation, checked for NULL.
-        let data = unsafe { malloc(bytes) };
+        let data = unsafe { libc::malloc(bytes) };
         if data.is_null() {
             return Err(too_big());
         }
@@ -248,7 +237,7 @@ impl ListMut {
         }
         cell.data = data;
         cell.capacity = cap as i64;
-        cell.data_deleter = Some(free);
+        cell.data_deleter = Some(libc::free);
         Ok(())
     }
 

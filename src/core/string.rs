@@ -164,7 +164,7 @@ pub fn new_text_object(bytes: &[u8], kind: TextKind) -> ObjectRef {
 /// them.
 #[inline(always)]
 fn alloc_text(len: usize, type_index: i32) -> (NonNull<TextObj>, *mut u8) {
-    let mem = super::object::alloc_in_place(text_size(len));
+    let mem = super::object::alloc_in_place(text_size(len), false);
     let obj = mem.cast::<TextObj>();
     // SAFETY: `mem` is a fresh allocation large enough for the header, the
     // byte array and `len + 1` data bytes.

@@ -87,7 +87,7 @@ fn new_tensor(
     let size = extra
         .checked_mul(size_of::<i64>())
         .and_then(|n| n.checked_add(size_of::<TensorObj>()));
-    let obj = super::object::alloc_in_place(size).cast::<TensorObj>();
+    let obj = super::object::alloc_in_place(size, false).cast::<TensorObj>();
     // SAFETY: the allocation holds the object and `extra` int64s after it;
     // it is complete, with one reference, once `init` returns.
     unsafe {
