@@ -57,6 +57,18 @@ pub unsafe fn free_in_place(mem: *mut c_void) {
     unsafe { libc::free(mem) }
 }
 
+/// The deleter of objects from [`alloc_in_place`] with nothing to destroy
+/// (strings, bytes, shapes, BigInts): frees them on the weak release.
+///
+/// # Safety
+/// `this` came from `alloc_in_place`; called by the deleter protocol.
+pub unsafe extern "C" fn delete_plain_in_place(this: *mut c_void, flags: c_int) {
+    if flags & kTVMFFIObjectDeleterFlagBitMaskWeak != 0 {
+        // SAFETY: per the contract; the weak count reached zero.
+        unsafe { free_in_place(this) }
+    }
+}
+
 /// Adds one strong reference.
 ///
 /// # Safety

@@ -7,9 +7,11 @@
 
 use super::any::{Any, AnyView};
 use super::error::{Error, Result};
-use super::object::{Cell, INITIAL_REF_COUNT, ObjectRef, alloc_in_place, cell_at, free_in_place};
+use super::object::{
+    Cell, INITIAL_REF_COUNT, ObjectRef, alloc_in_place, cell_at, delete_plain_in_place,
+    free_in_place,
+};
 use crate::abi::*;
-use core::ffi::{c_int, c_void};
 use core::sync::atomic::AtomicU64;
 
 /// Header plus a 16-byte-or-smaller cell, followed by `n` int64 words.
@@ -27,11 +29,10 @@ fn inline_size<C>(words: usize) -> Option<usize> {
 
 /// Allocates `Inline<C>` + `n` int64s, the words `word(0..n)` in order; the
 /// first error frees the allocation and is returned. `cell` makes the cell
-/// given the address of the words.
+/// given the address of the words. Nothing to destroy: the plain deleter.
 fn try_new_inline<C, E>(
     type_index: i32,
     n: usize,
-    deleter: unsafe extern "C" fn(*mut c_void, c_int),
     mut word: impl FnMut(usize) -> core::result::Result<i64, E>,
     cell: impl FnOnce(*const i64) -> C,
 ) -> core::result::Result<ObjectRef, E> {
@@ -56,7 +57,7 @@ fn try_new_inline<C, E>(
                 combined_ref_count: AtomicU64::new(INITIAL_REF_COUNT),
                 type_index,
                 __padding: 0,
-                deleter: Some(deleter),
+                deleter: Some(delete_plain_in_place),
             },
             cell: cell(data),
         });
@@ -65,38 +66,16 @@ fn try_new_inline<C, E>(
 }
 
 /// [`try_new_inline`] of the given words.
-fn new_inline<C>(
-    type_index: i32,
-    words: &[i64],
-    deleter: unsafe extern "C" fn(*mut c_void, c_int),
-    cell: impl FnOnce(*const i64) -> C,
-) -> ObjectRef {
+fn new_inline<C>(type_index: i32, words: &[i64], cell: impl FnOnce(*const i64) -> C) -> ObjectRef {
     let made = try_new_inline(
         type_index,
         words.len(),
-        deleter,
         |i| Ok::<_, core::convert::Infallible>(words[i]),
         cell,
     );
     match made {
         Ok(obj) => obj,
     }
-}
-
-/// Frees an `Inline<C>` on the last weak reference.
-///
-/// # Safety
-/// `this` was made by `new_inline`; called by the deleter protocol.
-unsafe fn free_inline(this: *mut c_void, flags: c_int) {
-    if flags & kTVMFFIObjectDeleterFlagBitMaskWeak != 0 {
-        // SAFETY: per the contract, made by `alloc_in_place`, freed once.
-        unsafe { free_in_place(this) }
-    }
-}
-
-unsafe extern "C" fn delete_shape(this: *mut c_void, flags: c_int) {
-    // SAFETY: installed only in shapes made by `new_shape`.
-    unsafe { free_inline(this, flags) }
 }
 
 /// The cell of a BigInt: its word count; the words follow it.
@@ -113,14 +92,9 @@ unsafe impl Cell for BigIntCell {
     }
 }
 
-unsafe extern "C" fn delete_big_int(this: *mut c_void, flags: c_int) {
-    // SAFETY: installed only in BigInts made by `big_int_from_words`.
-    unsafe { free_inline(this, flags) }
-}
-
 /// Makes a Shape object with the given dimensions.
 pub fn new_shape(dims: &[i64]) -> ObjectRef {
-    new_inline(kTVMFFIShape, dims, delete_shape, |data| TVMFFIShapeCell {
+    new_inline(kTVMFFIShape, dims, |data| TVMFFIShapeCell {
         data,
         size: dims.len(),
     })
@@ -129,7 +103,7 @@ pub fn new_shape(dims: &[i64]) -> ObjectRef {
 /// Makes a Shape of `n` dimensions `dim(0..n)`, written in place (no
 /// intermediate buffer); the first error is returned.
 pub fn try_new_shape(n: usize, dim: impl FnMut(usize) -> Result<i64>) -> Result<ObjectRef> {
-    try_new_inline(kTVMFFIShape, n, delete_shape, dim, |data| TVMFFIShapeCell {
+    try_new_inline(kTVMFFIShape, n, dim, |data| TVMFFIShapeCell {
         data,
         size: n,
     })
@@ -157,8 +131,8 @@ pub fn big_int_from_words(words: &[i64]) -> Any {
         return Any::from(words.first().copied().unwrap_or(0));
     }
     let words = &words[..n];
-    Any::from(new_inline(kTVMFFIBigInt, words, delete_big_int, |_| {
-        BigIntCell { words: words.len() }
+    Any::from(new_inline(kTVMFFIBigInt, words, |_| BigIntCell {
+        words: words.len(),
     }))
 }
 

@@ -8,7 +8,7 @@
 use super::any::{Any, AnyView};
 use super::object::{INITIAL_REF_COUNT, ObjectRef, cell_at};
 use crate::abi::*;
-use core::ffi::{CStr, c_int, c_void};
+use core::ffi::CStr;
 use core::ptr::NonNull;
 use core::sync::atomic::AtomicU64;
 
@@ -176,7 +176,7 @@ fn alloc_text(len: usize, type_index: i32) -> (NonNull<TextObj>, *mut u8) {
                 combined_ref_count: AtomicU64::new(INITIAL_REF_COUNT),
                 type_index,
                 __padding: 0,
-                deleter: Some(delete_text),
+                deleter: Some(super::object::delete_plain_in_place),
             },
             bytes: TVMFFIByteArray {
                 data: data.cast(),
@@ -208,15 +208,6 @@ pub fn static_bytes(bytes: &'static [u8]) -> Any {
         size: bytes.len(),
     };
     Any::from(super::object::new_object(kTVMFFIBytes, StaticBytes(array)))
-}
-
-/// Deleter of text objects: nothing to destroy, free on `Weak`.
-unsafe extern "C" fn delete_text(this: *mut c_void, flags: c_int) {
-    if flags & kTVMFFIObjectDeleterFlagBitMaskWeak != 0 {
-        // SAFETY: made by `new_text_object` with `alloc_in_place`; the weak
-        // count reached zero.
-        unsafe { super::object::free_in_place(this) }
-    }
 }
 
 /// The bytes of a text value of `kind` (or, for `Str`, a raw C string; for
