@@ -11,6 +11,9 @@
 #   4b. the official package's own test suite, run on the official library
 #      and on ours (tests/suite/run.sh), failing on any test that passes on
 #      the official library but not on ours,
+#   4b'. the official package's C++ unit tests (tests/cpp, gtest), built
+#      with the official headers and run on both libraries
+#      (tests/cxx_suite/run.sh), failing the same way,
 #   4c. structural visitors and mutators on both libraries, with identical
 #      transcripts (tests/structural_diff.py),
 #      and JSON graphs written by each library read back in the other
@@ -54,6 +57,10 @@ cross_passed=$(awk '/^cross-load:/ { print $2 }' target/cross-load.log)
 echo "== the official Python test suite, on the official library and on ours"
 tests/suite/run.sh "$venv" target/release/libtvm_ffi.so | tee target/suite.log
 suite_passed=$(awk '/^official-suite:/ { print $2 }' target/suite.log)
+
+echo "== the official C++ unit tests (gtest), on the official library and on ours"
+tests/cxx_suite/run.sh "$venv" target/release/libtvm_ffi.so | tee target/cxx-suite.log
+cxx_suite_passed=$(awk '/^cxx-suite:/ { print $2 }' target/cxx-suite.log)
 
 echo "== artifacts through the official Python package on our library"
 PYTHONPATH="$PWD/target/suite/pkg-ours" "$venv/bin/python" tests/artifacts_python.py | tee target/artifacts-python.log
@@ -110,4 +117,4 @@ if command -v valgrind >/dev/null 2>&1; then
   done
 fi
 echo "== all tests passed"
-echo "summary: $((cargo_passed + ctest_passed + asan_passed + cross_passed + suite_passed + artifacts_python_passed + structural_passed + json_graph_passed + cxx_module_passed)) passed, 0 failed"
+echo "summary: $((cargo_passed + ctest_passed + asan_passed + cross_passed + suite_passed + cxx_suite_passed + artifacts_python_passed + structural_passed + json_graph_passed + cxx_module_passed)) passed, 0 failed"

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Runs the official C++ unit tests (apache-tvm-ffi 0.1.15.post2's tests/cpp,
+# gtest) on the official libtvm_ffi.so and on ours, and compares them file by
+# file (tests/cxx_suite/report.py): a test that passes on the official library
+# must pass on ours.
+#   usage: tests/cxx_suite/run.sh VENV OUR_LIBRARY
+# gtest comes from Debian's libgtest-dev, installed here when missing.
+set -euo pipefail
+venv="$(realpath "$1")"
+ours_lib="$(realpath "$2")"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+work="$root/target/cxx-suite"
+py="$venv/bin/python"
+
+if [ ! -f /usr/include/gtest/gtest.h ]; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get install -y -q libgtest-dev >/dev/null 2>&1 ||
+    { $sudo apt-get update -q >/dev/null && $sudo apt-get install -y -q libgtest-dev >/dev/null; }
+fi
+sdist="$("$py" "$root/tests/suite/fetch_sdist.py" "$root/target/suite")"
+official_dir="$(echo "$venv"/lib/python3*/site-packages/tvm_ffi)"
+"$venv/bin/cmake" -S "$root/tests/cxx_suite" -B "$work" -DSUITE_DIR="$sdist" \
+  -DOFFICIAL_DIR="$official_dir" -DOUR_LIBRARY="$ours_lib" >/dev/null
+"$venv/bin/cmake" --build "$work" -j2 >/dev/null
+
+for variant in official ours; do
+  rm -f "$work/$variant.json"
+  # A crash leaves no report; report.py then counts every test as failed.
+  (cd "$work/$variant" && timeout 900 ./tvm_ffi_tests --gtest_brief=1 \
+    --gtest_output="json:$work/$variant.json" >"$work/$variant.log" 2>&1) ||
+    echo "$variant: the test binary exited with $? (log: $work/$variant.log)"
+done
+"$py" "$root/tests/cxx_suite/report.py" "$work/official.json" "$work/ours.json"
