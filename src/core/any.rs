@@ -71,9 +71,14 @@ impl Any {
         Any::pod(kTVMFFIDevice, TVMFFIAnyValue { v_device: device })
     }
 
-    /// A data type value.
+    /// A data type value, its 8-byte union zero past the 4 bytes of the
+    /// dtype: C++ compares and hashes the whole `v_uint64` (the reference
+    /// clears it too), and `DLDataType` is the one union member narrower
+    /// than 8 bytes.
     pub fn dtype(dtype: DLDataType) -> Self {
-        Any::pod(kTVMFFIDataType, TVMFFIAnyValue { v_dtype: dtype })
+        let mut value = TVMFFIAnyValue { v_uint64: 0 };
+        value.v_dtype = dtype;
+        Any::pod(kTVMFFIDataType, value)
     }
 
     /// An opaque pointer value (`kTVMFFIOpaquePtr`, or None when NULL).

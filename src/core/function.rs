@@ -240,6 +240,13 @@ impl Function {
         unsafe { self.call_raw(raw) }
     }
 
+    /// Calls the function as C++ `CallExpected` does: a returned Error
+    /// value (type index exactly `ffi.Error`, as `Expected::is_err` tests)
+    /// is the call's error, not its result.
+    pub fn call_expected(&self, args: &[AnyView<'_>]) -> Result<Any> {
+        self.call(args).and_then(Error::expected)
+    }
+
     /// Calls the function with raw packed arguments.
     ///
     /// # Safety

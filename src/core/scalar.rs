@@ -257,18 +257,26 @@ pub fn big_int_hash(words: &[i64]) -> u64 {
 /// Parses a decimal integer (optional `-`, digits only) into an integer
 /// value; None for anything else.
 pub fn big_int_from_decimal(text: &[u8]) -> Option<Any> {
+    // An optional sign, then at least one digit (the reference's
+    // `operator>>`: "+0007" reads 7, "-0" reads 0, "+" alone is refused).
     let (negative, digits) = match text {
         [b'-', rest @ ..] => (true, rest),
+        [b'+', rest @ ..] => (false, rest),
         _ => (false, text),
     };
     if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
         return None;
     }
+    // 19 digits at a time (10^19 < 2^64): a long text costs a 19th of the
+    // digit-at-a-time passes over the magnitude.
     let mut mag: Vec<u64> = vec![0];
-    for &d in digits {
-        let mut carry = u128::from(d - b'0');
+    for chunk in digits.chunks(19) {
+        let scale = 10u128.pow(chunk.len() as u32);
+        let mut carry = chunk
+            .iter()
+            .fold(0u128, |acc, &d| acc * 10 + u128::from(d - b'0'));
         for w in &mut mag {
-            let cur = u128::from(*w) * 10 + carry;
+            let cur = u128::from(*w) * scale + carry;
             *w = cur as u64;
             carry = cur >> 64;
         }
@@ -318,5 +326,28 @@ mod tests {
         }
         assert!(big_int_from_decimal(b"1x").is_none());
         assert!(big_int_from_decimal(b"").is_none());
+    }
+
+    #[test]
+    fn big_int_decimal_signs_and_chunks() {
+        let read = |t: &str| {
+            big_int_from_decimal(t.as_bytes())
+                .map(|v| big_int_to_string(big_int_words(v.view()).unwrap()))
+        };
+        assert_eq!(read("+0007").as_deref(), Some("7"));
+        assert_eq!(read("-0").as_deref(), Some("0"));
+        for bad in ["+", "-", "+-1", " 1", "1 "] {
+            assert_eq!(read(bad), None, "{bad:?}");
+        }
+        // Across the 19-digit chunks: 2^128, 10^38 - 1, and a 60-digit value.
+        let long = "123456789012345678901234567890123456789012345678901234567890";
+        for text in [
+            "340282366920938463463374607431768211456",
+            "99999999999999999999999999999999999999",
+            long,
+        ] {
+            assert_eq!(read(text).as_deref(), Some(text));
+            assert_eq!(read(&format!("-{text}")), Some(format!("-{text}")));
+        }
     }
 }

@@ -139,11 +139,7 @@ impl Mutated {
 /// Error it carries.
 fn decode(raw: TVMFFIAny) -> Result<Any> {
     // SAFETY: the callee hands over an owned value.
-    let v = unsafe { Any::from_raw(raw) };
-    if v.type_index() == kTVMFFIError {
-        return Err(Error::object(v.view().to_object().expect("an Error")));
-    }
-    Ok(v)
+    Error::expected(unsafe { Any::from_raw(raw) })
 }
 
 /// Whether `value` is an object only the caller references.
@@ -228,7 +224,7 @@ impl<'a> Mutator<'a> {
                 Error::type_error("__s_mutate__ must be a direct hook pointer or ffi.Function")
             })?;
         let me = Any::from(self.to_object());
-        f.call(&[me.view(), value]).map(Mutated::from_any)
+        f.call_expected(&[me.view(), value]).map(Mutated::from_any)
     }
 
     /// `DefaultMutateRaw`: the `__s_mutate__` hook, else (for objects) the
@@ -464,11 +460,11 @@ impl MapEngine {
     fn call(&self, m: Mutator<'_>, value: AnyView<'_>) -> Option<Result<Mutated>> {
         let ti = value.type_index();
         let out = if let Some(c) = self.callbacks.find(ti) {
-            c.func.call(&[value])
+            c.func.call_expected(&[value])
         } else {
             let c = self.with_region.find(ti)?;
             let kind = Any::from(i64::from(m.head().def_region()));
-            c.func.call(&[value, kind.view()])
+            c.func.call_expected(&[value, kind.view()])
         };
         Some(out.map(Mutated::from_any).map_err(|e| attach(e, value)))
     }
@@ -530,9 +526,9 @@ impl Engine for MutateEngine {
         let me = Any::from(m.to_object());
         let out = if c.flag {
             let mode = Any::from(i64::from(inplace));
-            c.func.call(&[value, me.view(), mode.view()])
+            c.func.call_expected(&[value, me.view(), mode.view()])
         } else {
-            c.func.call(&[value, me.view()])
+            c.func.call_expected(&[value, me.view()])
         };
         out.map(Mutated::from_any).map_err(|e| attach(e, value))
     }

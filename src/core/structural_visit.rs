@@ -230,7 +230,7 @@ impl<'a> Visitor<'a> {
                         )
                     })?;
                 let me = Any::from(self.to_object());
-                interrupt_result(f.call(&[me.view(), value])?)
+                interrupt_result(f.call_expected(&[me.view(), value])?)
             }
         }
     }
@@ -545,10 +545,10 @@ impl Walker {
     fn step(&self, v: Visitor<'_>, value: AnyView<'_>) -> Result<Step> {
         let ti = value.type_index();
         let out = if let Some(c) = self.callbacks.find(ti) {
-            c.func.call(&[value])?
+            c.func.call_expected(&[value])?
         } else if let Some(c) = self.with_region.find(ti) {
             let kind = Any::from(i64::from(v.head().def_region()));
-            c.func.call(&[value, kind.view()])?
+            c.func.call_expected(&[value, kind.view()])?
         } else {
             return Ok(Step::Advance);
         };
@@ -575,7 +575,9 @@ impl Dispatcher {
         let out = match self.callbacks.find(value.type_index()) {
             Some(c) => {
                 let me = Any::from(v.to_object());
-                c.func.call(&[value, me.view()]).and_then(interrupt_result)
+                c.func
+                    .call_expected(&[value, me.view()])
+                    .and_then(interrupt_result)
             }
             None => v.default_visit(value),
         };
