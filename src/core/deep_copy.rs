@@ -129,7 +129,7 @@ impl Copier {
         }
         let ti = value.type_index();
         let shared = matches!(ti, kTVMFFIStr | kTVMFFIBytes | kTVMFFIShape | kTVMFFIBigInt)
-            || type_table::is_instance(ti, super::reflected::kEnum);
+            || super::lineage::is_instance(ti, super::reflected::kEnum);
         shared.then(|| value.clone())
     }
 

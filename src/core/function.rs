@@ -6,6 +6,7 @@
 use super::any::{Any, AnyView};
 use super::boundary::catch_to_code;
 use super::error::{Error, Result};
+use super::lineage::is_instance;
 use super::object::{ObjBox, ObjectRef, new_object};
 use crate::abi::*;
 use core::ffi::{c_int, c_void};
@@ -207,9 +208,9 @@ impl Function {
         Function(new_object(kTVMFFIFunction, Closure { cell, f }))
     }
 
-    /// Views an object as a function, if it is one.
+    /// Views an object as a function, if it is one (or of a subclass).
     pub fn from_object(obj: ObjectRef) -> Option<Function> {
-        (obj.type_index() == kTVMFFIFunction).then_some(Function(obj))
+        is_instance(obj.type_index(), kTVMFFIFunction).then_some(Function(obj))
     }
 
     /// The underlying object.

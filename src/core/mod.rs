@@ -18,6 +18,7 @@ pub mod function;
 pub mod hash;
 pub mod init_once;
 pub mod json;
+pub mod lineage;
 pub mod map;
 pub mod object;
 pub mod recursive;

@@ -837,7 +837,7 @@ fn repr_level(state: &Arc<Mutex<ReprState>>, value: AnyView<'_>, depth: usize) -
         }
         return Ok(finish(text));
     }
-    if type_table::is_instance(ti, kEnum) {
+    if super::lineage::is_instance(ti, kEnum) {
         // SAFETY: enum objects have the EnumObj layout.
         let e = unsafe { obj.payload::<super::reflected::EnumObj>() };
         let name = e.str_index.0.view().as_str_bytes().unwrap_or(b"");

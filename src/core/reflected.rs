@@ -176,25 +176,25 @@ obj_type!(
     /// `ffi.reflection.AccessPath`.
     AccessPathT,
     Schema::object("ffi.reflection.AccessPath"),
-    kAccessPath
+    exact kAccessPath
 );
 obj_type!(
     /// `ffi.reflection.AccessStep`.
     AccessStepT,
     Schema::object("ffi.reflection.AccessStep"),
-    kAccessStep
+    exact kAccessStep
 );
 obj_type!(
     /// `ffi.StructuralKey`.
     StructuralKeyT,
     Schema::object("ffi.StructuralKey"),
-    kStructuralKey
+    exact kStructuralKey
 );
 obj_type!(
     /// `ffi.VisitInterrupt`.
     VisitInterruptT,
     Schema::object("ffi.VisitInterrupt"),
-    kTVMFFIVisitInterrupt
+    exact kTVMFFIVisitInterrupt
 );
 
 /// The payload of an AccessPath object (ours or a C++ one: same layout).

@@ -14,6 +14,7 @@ use super::field::{self, convert_error};
 use super::function::Function;
 use super::hash::{any_equal, any_hash};
 use super::json;
+use super::lineage::is_instance;
 use super::object::ObjectRef;
 use super::reflected::{EnumObj, EnumStateObj, kIntEnum};
 use super::registry::Globals;
@@ -213,10 +214,10 @@ impl Serializer {
     fn object_data(&mut self, obj: &ObjectRef) -> Result<Any> {
         let ti = obj.type_index();
         let facts = type_table::facts(ti)?;
-        if facts.is_a(super::reflected::kEnum) {
+        if is_instance(ti, super::reflected::kEnum) {
             // SAFETY: enum objects have the EnumObj layout.
             let e = unsafe { obj.payload::<EnumObj>() };
-            return Ok(if facts.is_a(kIntEnum) {
+            return Ok(if is_instance(ti, kIntEnum) {
                 Any::from(e.int_index)
             } else {
                 e.str_index.0.clone()
@@ -474,8 +475,8 @@ impl Deserializer {
 
     fn decode_object(&mut self, type_index: i32, data: &Any) -> Result<Any> {
         let facts = type_table::facts(type_index)?;
-        if facts.is_a(super::reflected::kEnum) {
-            let key = if facts.is_a(kIntEnum) {
+        if is_instance(type_index, super::reflected::kEnum) {
+            let key = if is_instance(type_index, kIntEnum) {
                 Any::from(as_i64(data)?)
             } else {
                 make_text(as_str(data)?, TextKind::Str)

@@ -403,9 +403,13 @@ impl<K: ObjType> Ret for Owned<K> {
     }
 }
 
-/// Declares a marker type for an object type with a fixed index.
+/// Declares a marker type for an object type with a fixed index. It
+/// accepts the type's registered subclasses too (the reference's
+/// `IsObjectInstance`), unless declared `exact`: the types the reference
+/// declares final (`_type_final`: the containers, `ffi.Module`, the access
+/// paths, ...) have no subclasses, and their check is the index alone.
 macro_rules! obj_type {
-    ($(#[$doc:meta])* $name:ident, $schema:expr, $($index:path),+) => {
+    ($(#[$doc:meta])* $name:ident, $schema:expr, exact $($index:path),+) => {
         $(#[$doc])*
         pub struct $name;
         impl ObjType for $name {
@@ -417,6 +421,18 @@ macro_rules! obj_type {
             }
         }
     };
+    ($(#[$doc:meta])* $name:ident, $schema:expr, $index:path) => {
+        $(#[$doc])*
+        pub struct $name;
+        impl ObjType for $name {
+            fn schema() -> Schema {
+                $schema
+            }
+            fn accepts(type_index: i32) -> bool {
+                $crate::core::lineage::is_instance(type_index, $index)
+            }
+        }
+    };
 }
 pub(crate) use obj_type;
 
@@ -424,31 +440,31 @@ obj_type!(
     /// `ffi.Array`.
     ArrayT,
     Schema::object("ffi.Array"),
-    kTVMFFIArray
+    exact kTVMFFIArray
 );
 obj_type!(
     /// `ffi.List`.
     ListT,
     Schema::object("ffi.List"),
-    kTVMFFIList
+    exact kTVMFFIList
 );
 obj_type!(
     /// `ffi.Map`.
     MapT,
     Schema::object("ffi.Map"),
-    kTVMFFIMap
+    exact kTVMFFIMap
 );
 obj_type!(
     /// `ffi.Dict`.
     DictT,
     Schema::object("ffi.Dict"),
-    kTVMFFIDict
+    exact kTVMFFIDict
 );
 obj_type!(
     /// `ffi.Module`.
     ModuleT,
     Schema::object("ffi.Module"),
-    kTVMFFIModule
+    exact kTVMFFIModule
 );
 obj_type!(
     /// `ffi.Function`.

@@ -33,6 +33,7 @@ use super::structural_visit::{
     Callbacks, Traversal, TraversalHead, TraversalVTable, container, level, payload_of,
 };
 use super::type_def::TypeDef;
+use super::lineage::is_instance;
 use super::type_table::{self, Facts, Hook, Table, type_key_of};
 use super::visit_error_context::attach;
 use super::{map, seq};
@@ -65,12 +66,14 @@ pub struct MutatorVTable {
 /// The head of a mutator.
 pub type MutatorHead = TraversalHead<MutatorVTable>;
 
-// SAFETY: every object of type `ffi.StructuralMutator` is a (C++ or Rust)
-// `StructuralMutatorObj`, whose fields after the header are these; the type
-// has no creator, so no other code makes objects of it.
+// SAFETY: every object of type `ffi.StructuralMutator` or a subclass is a (C++
+// or Rust) `StructuralMutatorObj` (subclasses begin with their parent's layout),
+// whose fields after the header are these; the base type has no creator,
+// and a subclass made without C++ (zeroed by a generic creator) has a NULL
+// vtable, which `TraversalHead::vtable` refuses.
 unsafe impl Cell for MutatorHead {
     fn holds(type_index: i32) -> bool {
-        type_index == kStructuralMutator
+        is_instance(type_index, kStructuralMutator)
     }
 }
 

@@ -27,7 +27,8 @@ use super::registry::Globals;
 use super::signature::{FunctionT, Obj, ObjType, Owned, Param, Schema, View, obj_type};
 use super::structural_equal::{entering, outside_simple, region_of_flags};
 use super::type_def::TypeDef;
-use super::type_table::{self, Facts, Hook, Table, is_instance, type_key_of};
+use super::lineage::is_instance;
+use super::type_table::{self, Facts, Hook, Table, type_key_of};
 use super::visit_error_context::attach;
 use super::{map, seq};
 use crate::abi::*;
@@ -164,12 +165,14 @@ where
 /// The head of a visitor.
 pub type VisitorHead = TraversalHead<VisitorVTable>;
 
-// SAFETY: every object of type `ffi.StructuralVisitor` is a (C++ or Rust)
-// `StructuralVisitorObj`, whose fields after the header are these; the type
-// has no creator, so no other code makes objects of it.
+// SAFETY: every object of type `ffi.StructuralVisitor` or a subclass is a (C++
+// or Rust) `StructuralVisitorObj` (subclasses begin with their parent's layout),
+// whose fields after the header are these; the base type has no creator,
+// and a subclass made without C++ (zeroed by a generic creator) has a NULL
+// vtable, which `TraversalHead::vtable` refuses.
 unsafe impl Cell for VisitorHead {
     fn holds(type_index: i32) -> bool {
-        type_index == kStructuralVisitor
+        is_instance(type_index, kStructuralVisitor)
     }
 }
 
@@ -430,7 +433,6 @@ pub fn type_index_match(actual: i32, target: i32) -> bool {
         _ => {
             is_object_index(actual)
                 && is_object_index(target)
-                && actual > target
                 && is_instance(actual, target)
         }
     }

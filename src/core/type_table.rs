@@ -6,6 +6,7 @@
 
 use super::any::{Any, AnyView};
 use super::error::{Error, ErrorKind, Result};
+use super::lineage::MAX_TYPE_INDEX;
 use crate::abi::*;
 use core::sync::atomic::{AtomicU64, Ordering};
 use std::collections::HashMap;
@@ -113,19 +114,12 @@ pub struct Facts {
     pub key_hash: u64,
     /// The native creator (`metadata.creator`), if any.
     pub creator: TVMFFIObjectCreator,
-    /// The type indices of the ancestors and the type itself.
-    lineage: Box<[i32]>,
     /// The [`Hook`] attributes (None when unset), borrowed from the table:
     /// a set attribute is never replaced, so the table owns it for good.
     hooks: [TVMFFIAny; HOOK_NAMES.len()],
 }
 
 impl Facts {
-    /// Whether the type is `base` or derives from it.
-    pub fn is_a(&self, base: i32) -> bool {
-        self.lineage.contains(&base)
-    }
-
     /// The value of attribute `hook` (None when unset).
     pub fn hook(&self, hook: Hook) -> AnyView<'_> {
         // SAFETY: the table keeps set attributes alive for the process.
@@ -162,13 +156,6 @@ pub fn facts(type_index: i32) -> Result<std::rc::Rc<Facts>> {
         let kind = entry.metadata.as_ref().map(|m| m.structural_eq_hash_kind);
         let creator = entry.metadata.as_ref().and_then(|m| m.creator);
         let key_hash = entry.info.type_key_hash;
-        let lineage = entry
-            .ancestors
-            .iter()
-            // SAFETY: ancestors point to boxed entries that are never freed.
-            .map(|&a| unsafe { (*a).type_index })
-            .chain([type_index])
-            .collect();
         let fields = t.fields_with_ancestors(type_index)?.into_boxed_slice();
         let hooks = HOOK_NAMES.map(|name| {
             t.column_by_name
@@ -184,7 +171,6 @@ pub fn facts(type_index: i32) -> Result<std::rc::Rc<Facts>> {
             fields,
             key_hash,
             creator,
-            lineage,
             hooks,
         }
     });
@@ -457,9 +443,18 @@ impl Table {
                 index
             } else if parent.child_slots_can_overflow {
                 let index = self.next_dynamic;
+                // Bounded (2^20 indices), as a hostile `num_child_slots`
+                // would otherwise size the table to gigabytes.
                 self.next_dynamic = index
                     .checked_add(slots)
-                    .ok_or_else(|| Error::runtime("the type index space is exhausted"))?;
+                    .filter(|&n| n <= MAX_TYPE_INDEX)
+                    .ok_or_else(|| {
+                        Error::runtime(format!(
+                            "type `{key_text}`: the type index space is exhausted \
+                             ({slots} slots asked, {} left of {MAX_TYPE_INDEX})",
+                            MAX_TYPE_INDEX - index
+                        ))
+                    })?;
                 self.entries
                     .resize_with(self.next_dynamic as usize, || None);
                 index
@@ -506,6 +501,13 @@ impl Table {
             child_slots_can_overflow: can_overflow,
         });
         entry.info.type_ancestors = entry.ancestors.as_ptr();
+        let lineage: Vec<i32> = entry
+            .ancestors
+            .iter()
+            // SAFETY: ancestors point to boxed entries that are never freed.
+            .map(|&a| unsafe { (*a).type_index })
+            .collect();
+        super::lineage::publish(index, &lineage);
         self.entries[index as usize] = Some(entry);
         self.by_key.insert(key.into(), index);
         Ok(index)
@@ -759,11 +761,6 @@ pub fn type_info(type_index: i32) -> Result<*const TVMFFITypeInfo> {
 /// parent first (the order C++'s `ForEachFieldInfo` visits them), copied.
 pub fn fields_with_ancestors(type_index: i32) -> Result<Vec<TVMFFIFieldInfo>> {
     table().fields_with_ancestors(type_index)
-}
-
-/// Whether `type_index` is `base` or derives from it.
-pub fn is_instance(type_index: i32, base: i32) -> bool {
-    type_index == base || facts(type_index).is_ok_and(|f| f.is_a(base))
 }
 
 /// The hash of the type key of `type_index` (`GetTypeKeyHash`), 0 if none.

@@ -30,7 +30,7 @@ obj_type!(
     /// `ffi.VisitErrorContext`.
     VisitErrorContextT,
     Schema::object("ffi.VisitErrorContext"),
-    kVisitErrorContext
+    exact kVisitErrorContext
 );
 
 /// Records `node` in the visit context of `err`, as the reference's

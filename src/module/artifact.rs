@@ -96,7 +96,10 @@ const _: () = {
 
 // SAFETY: objects of the artifact type index are made only here (the type
 // has no creator), with an `ArtifactObj` payload right after the header;
-// their fields never change.
+// their fields never change. The type is final (`__ffi_type_final__`), so
+// the exact index is the check, as the reference checks final types: an
+// artifact's invariants (checked names, its sha256) hold only for objects
+// its constructors made.
 unsafe impl Cell for ArtifactObj {
     fn holds(type_index: i32) -> bool {
         ArtifactT::accepts(type_index)

@@ -401,6 +401,6 @@ obj_type!(
     /// An Array or a List (a sequence argument of the artifact globals).
     SeqT,
     Schema::object("ffi.Array"),
-    kTVMFFIArray,
+    exact kTVMFFIArray,
     kTVMFFIList
 );

@@ -74,8 +74,10 @@ struct ModuleCell {
 }
 
 // SAFETY: objects of type index `ffi.Module` are C++ `ModuleObj`s by the ABI
-// (the type is final and has no creator), with these two fields after the
-// header. They are replaced in place, so the cell is not frozen.
+// (the type has no creator), with these two fields after the header. The
+// reference declares `ModuleObj` final: C++ subclasses keep its type index,
+// and the check is the exact index, as the reference's. They are replaced
+// in place, so the cell is not frozen.
 unsafe impl Cell for ModuleCell {
     fn holds(type_index: i32) -> bool {
         type_index == kTVMFFIModule
