@@ -159,5 +159,26 @@ int main(void) {
            inside.type_index);
     any_release(&inside);
   }
+  /* The built-in depth-1 types have no child slots and cannot overflow:
+   * registering a subclass fails. The reference logs the check and exits
+   * the process; ours returns -1 with the error raised. */
+  const char* builtins[] = {"ffi.String", "ffi.Bytes", "ffi.Error", "ffi.Function", "ffi.Shape",
+                            "ffi.Tensor", "ffi.Array", "ffi.List", "ffi.Map", "ffi.Dict",
+                            "ffi.Module", "ffi.BigInt", "ffi.OpaquePyObject"};
+  for (size_t i = 0; i < sizeof(builtins) / sizeof(builtins[0]); ++i) {
+    TVMFFIByteArray parent_key = byte_array(builtins[i]);
+    int32_t parent = -1;
+    CHECK_OK(TVMFFITypeKeyToIndex(&parent_key, &parent));
+    char key[96];
+    snprintf(key, sizeof(key), "boundary.SubclassOf.%s", builtins[i]);
+    TVMFFIByteArray k = byte_array(key);
+    int32_t index = TVMFFITypeGetOrAllocIndex(&k, -1, 2, 0, 1, parent);
+    CHECK(index == -1);
+    EXPECT_RAISES(key, -1);
+  }
+  /* A hostile number of child slots is refused, not allocated. */
+  TVMFFIByteArray huge = byte_array("boundary.HugeSlots");
+  CHECK(TVMFFITypeGetOrAllocIndex(&huge, -1, 1, 0x7ffffff0, 1, kTVMFFIObject) == -1);
+  EXPECT_RAISES("2^31 child slots", -1);
   return 0;
 }

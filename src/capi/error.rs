@@ -3,7 +3,6 @@
 use super::{arg_bytes, arg_cstr, arg_out, ffi_call, ffi_call_or};
 use crate::abi::*;
 use crate::core::error::{new_error, set_raised, take_raised};
-use crate::core::lineage::is_instance;
 use crate::core::{Error, ObjectRef, backtrace};
 use core::cell::RefCell;
 use core::ffi::{c_char, c_int};
@@ -151,7 +150,7 @@ pub unsafe extern "C" fn TVMFFIErrorCreateWithCauseAndExtraContext(
         };
         let cause = borrow(cause_chain);
         if let Some(c) = &cause {
-            if !is_instance(c.type_index(), kTVMFFIError) {
+            if c.type_index() != kTVMFFIError {
                 return Err(Error::type_error(format!(
                     "`cause_chain` must be an ffi.Error, got type index {}",
                     c.type_index()

@@ -63,40 +63,21 @@ pub unsafe extern "C" fn TVMFFIFunctionCall(
     //
     // SAFETY: SysV arguments stay in place for the tail calls. A NULL `func`
     // goes to `raise_func_null`; a non-NULL one is live per the contract, so
-    // its header is read; any type but exactly `ffi.Function` goes to
-    // `call_subclass` (a subclass is called, anything else raises) with the
-    // arguments still in place; a Function's `safe_call` is set per the
+    // its header is read, and a non-Function goes to `raise_not_function`
+    // with `func` still in `rdi`; a Function's `safe_call` is set per the
     // contract and receives the caller's arguments unchanged.
     core::arch::naked_asm!(
         "test rdi, rdi",
         "je {null}",
         "cmp dword ptr [rdi + {type_index}], {function}",
-        "jne {other}",
+        "jne {not_function}",
         "jmp qword ptr [rdi + {safe_call}]",
         null = sym raise_func_null,
-        other = sym call_subclass,
+        not_function = sym raise_not_function,
         type_index = const core::mem::offset_of!(TVMFFIObject, type_index),
         function = const kTVMFFIFunction,
         safe_call = const size_of::<TVMFFIObject>() + core::mem::offset_of!(TVMFFIFunctionCell, safe_call),
     )
-}
-
-/// The path of the naked `TVMFFIFunctionCall` for a type index other than
-/// `ffi.Function`'s: the full check, out of line.
-///
-/// # Safety
-/// As for `TVMFFIFunctionCall`.
-#[cfg(all(target_arch = "x86_64", not(windows)))]
-#[cold]
-#[inline(never)]
-unsafe extern "C" fn call_subclass(
-    func: TVMFFIObjectHandle,
-    args: *mut TVMFFIAny,
-    num_args: i32,
-    result: *mut TVMFFIAny,
-) -> c_int {
-    // SAFETY: the caller's contract is `TVMFFIFunctionCall`'s.
-    unsafe { call_checked(func, args, num_args, result) }
 }
 
 /// The portable definition of `TVMFFIFunctionCall` above (same contract).
@@ -104,23 +85,6 @@ unsafe extern "C" fn call_subclass(
 #[cfg(not(all(target_arch = "x86_64", not(windows))))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn TVMFFIFunctionCall(
-    func: TVMFFIObjectHandle,
-    args: *mut TVMFFIAny,
-    num_args: i32,
-    result: *mut TVMFFIAny,
-) -> c_int {
-    // SAFETY: the same contract.
-    unsafe { call_checked(func, args, num_args, result) }
-}
-
-/// `TVMFFIFunctionCall` with every check: a NULL `func` and an object that
-/// is not an `ffi.Function` or a registered subclass of it (the reference's
-/// `IsObjectInstance<FunctionObj>`; subclasses begin with its layout) raise.
-///
-/// # Safety
-/// As for `TVMFFIFunctionCall`.
-#[inline(always)]
-unsafe fn call_checked(
     func: TVMFFIObjectHandle,
     args: *mut TVMFFIAny,
     num_args: i32,
@@ -148,7 +112,8 @@ extern "C" fn raise_func_null() -> c_int {
     raise_null("func")
 }
 
-/// Raises the error for calling something that is not a Function.
+/// Raises the error for calling something that is not a Function; the hot
+/// path tail-calls it with its own arguments.
 ///
 /// # Safety
 /// `func` is a live object.

@@ -6,7 +6,6 @@
 use super::any::{Any, AnyView};
 use super::boundary::catch_to_code;
 use super::error::{Error, Result};
-use super::lineage::is_instance;
 use super::object::{ObjBox, ObjectRef, new_object};
 use crate::abi::*;
 use core::ffi::{c_int, c_void};
@@ -208,9 +207,10 @@ impl Function {
         Function(new_object(kTVMFFIFunction, Closure { cell, f }))
     }
 
-    /// Views an object as a function, if it is one (or of a subclass).
+    /// Views an object as a function, if it is one (`ffi.Function` has no
+    /// subclasses: see [`super::object::Cell`]).
     pub fn from_object(obj: ObjectRef) -> Option<Function> {
-        is_instance(obj.type_index(), kTVMFFIFunction).then_some(Function(obj))
+        (obj.type_index() == kTVMFFIFunction).then_some(Function(obj))
     }
 
     /// The underlying object.

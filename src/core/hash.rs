@@ -90,7 +90,7 @@ fn call_custom(entry: TVMFFIAny, args: &[AnyView<'_>], expect: i32) -> Result<i6
                 _ => unreachable!("one or two arguments"),
             }
         }
-    } else if is_object_index(entry.type_index) {
+    } else if entry.type_index == kTVMFFIFunction {
         // SAFETY: the column holds a live Function.
         let view = unsafe { AnyView::from_raw(&entry) };
         let f = view.to_object().and_then(super::Function::from_object);

@@ -6,7 +6,6 @@
 //! header's deleter: new objects start at strong 1 / weak 1; the deleter gets
 //! `Strong` (destroy contents), `Weak` (free memory) or `Both`.
 
-use super::lineage::is_instance;
 use crate::abi::*;
 use core::ffi::{c_int, c_void};
 use core::mem::ManuallyDrop;
@@ -274,11 +273,14 @@ impl Drop for ObjectRef {
 /// header (in the spirit of rustls-ffi's `Castable`). [`ObjectRef::cell`] and
 /// [`cell_at`] check the type index before they hand one out.
 ///
-/// Where the reference accepts subclasses (`IsObjectInstance`), `holds`
-/// does too ([`is_instance`]): the ABI's subclass objects begin with their
-/// parent's layout (C++ inheritance, and the rule for C types registered
-/// with a parent). Where the reference checks the exact index (String,
-/// Bytes, the containers, BigInt: their `TypeTraits`), so does `holds`.
+/// Where a type can have subclasses, `holds` accepts them
+/// ([`super::lineage::is_instance`], the reference's `IsObjectInstance`):
+/// the ABI's subclass objects begin with their parent's layout (C++
+/// inheritance, and the rule for C types registered with a parent). The
+/// built-in depth-1 types (String, Bytes, Function, Error, Shape, Tensor,
+/// the containers, Module, BigInt) have none: the reference, and this
+/// library, register them with no child slots and no overflow, so a
+/// subclass registration fails and their check is the exact index.
 ///
 /// # Safety
 /// Every live object, ours or foreign, whose type index satisfies
@@ -319,7 +321,7 @@ pub unsafe fn cell_at<C: Cell>(obj: NonNull<TVMFFIObject>) -> Result<NonNull<C>,
 unsafe impl Cell for TVMFFIFunctionCell {
     #[inline]
     fn holds(type_index: i32) -> bool {
-        is_instance(type_index, kTVMFFIFunction)
+        type_index == kTVMFFIFunction
     }
 }
 // SAFETY: see `Cell`: written only at creation.
@@ -329,7 +331,7 @@ unsafe impl FrozenCell for TVMFFIFunctionCell {}
 // reference's `ShapeObj`); immutable.
 unsafe impl Cell for TVMFFIShapeCell {
     fn holds(type_index: i32) -> bool {
-        is_instance(type_index, kTVMFFIShape)
+        type_index == kTVMFFIShape
     }
 }
 // SAFETY: see `Cell`: immutable.
@@ -350,7 +352,7 @@ unsafe impl FrozenCell for TVMFFIByteArray {}
 // immutable.
 unsafe impl Cell for DLTensor {
     fn holds(type_index: i32) -> bool {
-        is_instance(type_index, kTVMFFITensor)
+        type_index == kTVMFFITensor
     }
 }
 // SAFETY: see `Cell`: the struct is immutable.
@@ -360,7 +362,7 @@ unsafe impl FrozenCell for DLTensor {}
 // reference's `ErrorObj`).
 unsafe impl Cell for TVMFFIErrorCell {
     fn holds(type_index: i32) -> bool {
-        is_instance(type_index, kTVMFFIError)
+        type_index == kTVMFFIError
     }
 }
 // SAFETY: only `update_backtrace` and the structural traversals' visit

@@ -405,9 +405,10 @@ impl<K: ObjType> Ret for Owned<K> {
 
 /// Declares a marker type for an object type with a fixed index. It
 /// accepts the type's registered subclasses too (the reference's
-/// `IsObjectInstance`), unless declared `exact`: the types the reference
-/// declares final (`_type_final`: the containers, `ffi.Module`, the access
-/// paths, ...) have no subclasses, and their check is the index alone.
+/// `IsObjectInstance`), unless declared `exact`: final types (the access
+/// paths, ...) and the built-in depth-1 types (registered without child
+/// slots, see `object::Cell`) have no subclasses, so the index alone is the
+/// check.
 macro_rules! obj_type {
     ($(#[$doc:meta])* $name:ident, $schema:expr, exact $($index:path),+) => {
         $(#[$doc])*
@@ -470,7 +471,7 @@ obj_type!(
     /// `ffi.Function`.
     FunctionT,
     Schema::FUNCTION,
-    kTVMFFIFunction
+    exact kTVMFFIFunction
 );
 
 /// Any object (`ffi.Object`).
