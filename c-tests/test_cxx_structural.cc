@@ -301,10 +301,106 @@ static void LibraryEngines() {
   }
 }
 
+/*! A compiler's own mutator: a registered subclass of ffi.StructuralMutator
+ * (its own type key and vtable) that doubles integers, and its own visitor
+ * subclass that sums them. The library's receivers take them by ancestry. */
+class DoublerObj : public ffi::StructuralMutatorObj {
+ public:
+  int64_t rewrites = 0;
+  DoublerObj() : StructuralMutatorObj(&kVTable) {}
+
+  static TVMFFIAny Mutate(ffi::StructuralMutatorObj* self, AnyView value) noexcept {
+    if (auto i = value.as<int64_t>()) {
+      static_cast<DoublerObj*>(self)->rewrites += 1;
+      return ffi::detail::AnyUnsafe::MoveAnyToTVMFFIAny(Any(*i * 2));
+    }
+    return ffi::detail::ExpectedUnsafe::MoveToTVMFFIAny(
+        self->DefaultMutateExpected(value, ffi::InplaceMode::kDisallow));
+  }
+  static TVMFFIAny NoRemap(ffi::StructuralMutatorObj*, AnyView) noexcept {
+    return ffi::detail::AnyUnsafe::MoveAnyToTVMFFIAny(Any(nullptr));
+  }
+  static TVMFFIAny RefuseRemap(ffi::StructuralMutatorObj*, AnyView, AnyView) noexcept {
+    return ffi::detail::AnyUnsafe::MoveAnyToTVMFFIAny(
+        Any(ffi::Error("ValueError", "Doubler keeps no remap", "")));
+  }
+  static constexpr ffi::StructuralMutatorVTable kVTable{&Mutate, &Mutate, &NoRemap, &RefuseRemap};
+  TVM_FFI_DECLARE_OBJECT_INFO_FINAL("test_cxx_structural.Doubler", DoublerObj,
+                                    ffi::StructuralMutatorObj);
+};
+
+class SummerObj : public ffi::StructuralVisitorObj {
+ public:
+  int64_t sum = 0;
+  SummerObj() : StructuralVisitorObj(&kVTable) {}
+  static TVMFFIAny Visit(ffi::StructuralVisitorObj* self, AnyView value) noexcept {
+    if (auto i = value.as<int64_t>()) {
+      static_cast<SummerObj*>(self)->sum += *i;
+      return ffi::detail::AnyUnsafe::MoveAnyToTVMFFIAny(Any(nullptr));
+    }
+    return ffi::detail::ExpectedUnsafe::MoveToTVMFFIAny(self->DefaultVisitExpected(value));
+  }
+  static constexpr ffi::StructuralVisitorVTable kVTable{&Visit};
+  TVM_FFI_DECLARE_OBJECT_INFO_FINAL("test_cxx_structural.Summer", SummerObj,
+                                    ffi::StructuralVisitorObj);
+};
+
+TVM_FFI_STATIC_INIT_BLOCK() {
+  refl::ObjectDef<DoublerObj>().def_ro("rewrites", &DoublerObj::rewrites);
+  refl::ObjectDef<SummerObj>().def_ro("sum", &SummerObj::sum);
+}
+
+static void Subclasses() {
+  auto call = [](const char* label, const char* global, auto&&... args) {
+    try {
+      Any r = Function::GetGlobalRequired(global)(args...);
+      std::printf("%s: %s\n", label, Show(r).c_str());
+    } catch (const ffi::Error& e) {
+      Report(label, e);
+    }
+  };
+  auto doubler = ffi::make_object<DoublerObj>();
+  auto summer = ffi::make_object<SummerObj>();
+  ffi::StructuralMutator m(doubler);
+  ffi::StructuralVisitor v(summer);
+  std::printf("Doubler depth %d, parent %s\n", TVMFFIGetTypeInfo(doubler->type_index())->type_depth,
+              std::string(ffi::TypeIndexToTypeKey(
+                  TVMFFIGetTypeInfo(doubler->type_index())->type_ancestors[1]->type_index))
+                  .c_str());
+  Array<Any> root{1, Array<Any>{2, 3}, TNode(4, {5})};
+  call("StructuralMutatorMutate(Doubler)", "ffi.StructuralMutatorMutate", m, root);
+  call("StructuralMutatorDefaultMutate(Doubler)", "ffi.StructuralMutatorDefaultMutate", m, root);
+  std::printf("rewrites: %lld\n", static_cast<long long>(doubler->rewrites));
+  call("StructuralMutatorVarRemapGet(Doubler)", "ffi.StructuralMutatorVarRemapGet", m, root);
+  call("StructuralMutatorVarRemapSet(Doubler)", "ffi.StructuralMutatorVarRemapSet", m, root, 1);
+  call("StructuralMutatorDefRegionKind(Doubler)", "ffi.StructuralMutatorDefRegionKind", m);
+  Function region = Function::FromTyped([&]() {
+    return static_cast<int64_t>(doubler->def_region_kind());
+  });
+  call("StructuralMutatorWithDefRegionKind(Doubler, 2)", "ffi.StructuralMutatorWithDefRegionKind",
+       m, 2, region);
+  call("StructuralVisitorVisit(Summer)", "ffi.StructuralVisitorVisit", v, root);
+  call("StructuralVisitorDefaultVisit(Summer)", "ffi.StructuralVisitorDefaultVisit", v, root);
+  std::printf("sum: %lld\n", static_cast<long long>(summer->sum));
+  call("StructuralVisitorDefRegionKind(Summer)", "ffi.StructuralVisitorDefRegionKind", v);
+  // The library's own engines hand their mutator to callbacks; a callback
+  // can recurse through the subclass instead.
+  Function via_doubler = Function::FromTyped([&](AnyView value, ffi::StructuralMutator) {
+    return m->DefaultMutateExpected(value, ffi::InplaceMode::kDisallow).value().ValueOrUnchanged(value);
+  });
+  call("StructuralMutate(Array -> Doubler default)", "ffi.StructuralMutate", root,
+       Array<Any>{Array<Any>{static_cast<int64_t>(ffi::TypeIndex::kTVMFFIArray), via_doubler,
+                             false}});
+  // Where the other kind is expected, each is refused.
+  call("StructuralMutatorMutate(Summer)", "ffi.StructuralMutatorMutate", v, root);
+  call("StructuralVisitorVisit(Doubler)", "ffi.StructuralVisitorVisit", m, root);
+}
+
 int main() {
   Exported();
   HeaderEngines();
   LibraryEngines();
+  Subclasses();
   std::printf("done\n");
   return 0;
 }

@@ -16,6 +16,7 @@
 #      (tests/cxx_suite/run.sh), failing the same way,
 #   4c. structural visitors and mutators on both libraries, with identical
 #      transcripts (tests/structural_diff.py),
+#      subclasses defined in Python on every receiver (tests/subclass_py.py),
 #      and JSON graphs written by each library read back in the other
 #      (tests/json_graph_cross.py),
 #   4d. C++ custom modules built by the official package's build helpers,
@@ -74,6 +75,15 @@ diff target/structural-official.log <(grep -v '^structural-ours-only:' target/st
 structural_passed=$(awk '/^structural-(diff|ours-only):/ { n += $2 } END { print n }' target/structural-ours.log)
 echo "structural: $structural_passed checks, identical transcripts"
 
+echo "== subclasses defined in Python, on every receiver: official library, then ours (transcript diff)"
+"$venv/bin/python" tests/subclass_py.py >target/subclass-py-official.log
+PYTHONPATH="$root/target/suite/pkg-ours" "$venv/bin/python" tests/subclass_py.py --ours \
+  >target/subclass-py-ours.log
+diff target/subclass-py-official.log \
+  <(grep -v -e '^ours-only:' -e '^subclass-py-ours-only:' target/subclass-py-ours.log)
+subclass_py_passed=$(awk '/^subclass-py(-ours-only)?:/ { n += $2 } END { print n }' target/subclass-py-ours.log)
+echo "subclass-py: $subclass_py_passed checks, identical transcripts"
+
 echo "== JSON graphs across runtimes: written by each library, read by the other, same bytes"
 rm -rf target/json-graphs
 "$venv/bin/python" tests/json_graph_cross.py write target/json-graphs/official
@@ -117,4 +127,4 @@ if command -v valgrind >/dev/null 2>&1; then
   done
 fi
 echo "== all tests passed"
-echo "summary: $((cargo_passed + ctest_passed + asan_passed + cross_passed + suite_passed + cxx_suite_passed + artifacts_python_passed + structural_passed + json_graph_passed + cxx_module_passed)) passed, 0 failed"
+echo "summary: $((cargo_passed + ctest_passed + asan_passed + cross_passed + suite_passed + cxx_suite_passed + artifacts_python_passed + structural_passed + subclass_py_passed + json_graph_passed + cxx_module_passed)) passed, 0 failed"

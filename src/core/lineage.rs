@@ -21,7 +21,8 @@ pub const MAX_TYPE_INDEX: i32 = (CHUNK * CHUNKS) as i32;
 type Record = Box<[i32]>;
 type Chunk = [AtomicPtr<Record>; CHUNK];
 
-static TABLE: [AtomicPtr<Chunk>; CHUNKS] = [const { AtomicPtr::new(core::ptr::null_mut()) }; CHUNKS];
+static TABLE: [AtomicPtr<Chunk>; CHUNKS] =
+    [const { AtomicPtr::new(core::ptr::null_mut()) }; CHUNKS];
 
 /// Records the ancestors of `type_index` (root first). Called by the type
 /// table, under its lock, once per type: publishing never races another

@@ -23,6 +23,7 @@ use super::deep_copy::get_field;
 use super::error::{Error, Result};
 use super::field::call_setter;
 use super::function::Function;
+use super::lineage::is_instance;
 use super::object::{Cell, ObjectRef, new_object};
 use super::reflected::kStructuralMutator;
 use super::registry::Globals;
@@ -33,7 +34,6 @@ use super::structural_visit::{
     Callbacks, Traversal, TraversalHead, TraversalVTable, container, level, payload_of,
 };
 use super::type_def::TypeDef;
-use super::lineage::is_instance;
 use super::type_table::{self, Facts, Hook, Table, type_key_of};
 use super::visit_error_context::attach;
 use super::{map, seq};
@@ -152,6 +152,7 @@ fn unique(value: AnyView<'_>) -> bool {
 
 impl TraversalVTable for MutatorVTable {
     const KEY: &'static str = "ffi.StructuralMutator";
+    const INDEX: i32 = kStructuralMutator;
 }
 
 /// A borrowed mutator object, ours or C++'s.

@@ -20,6 +20,7 @@ use super::boundary::catch_to_expected;
 use super::deep_copy::get_field;
 use super::error::{Error, Result};
 use super::function::Function;
+use super::lineage::is_instance;
 use super::object::{Cell, ObjectRef, new_object};
 use super::recursive::MAX_DEPTH;
 use super::reflected::{VisitInterruptT, kStructuralVisitor};
@@ -27,7 +28,6 @@ use super::registry::Globals;
 use super::signature::{FunctionT, Obj, ObjType, Owned, Param, Schema, View, obj_type};
 use super::structural_equal::{entering, outside_simple, region_of_flags};
 use super::type_def::TypeDef;
-use super::lineage::is_instance;
 use super::type_table::{self, Facts, Hook, Table, type_key_of};
 use super::visit_error_context::attach;
 use super::{map, seq};
@@ -100,10 +100,13 @@ impl<V> TraversalHead<V> {
 pub trait TraversalVTable {
     /// The type key of the objects that carry it.
     const KEY: &'static str;
+    /// Their type index.
+    const INDEX: i32;
 }
 
 impl TraversalVTable for VisitorVTable {
     const KEY: &'static str = "ffi.StructuralVisitor";
+    const INDEX: i32 = kStructuralVisitor;
 }
 
 /// A borrowed visitor or mutator object (`V` is its vtable), ours or C++'s.
@@ -139,6 +142,11 @@ where
         let obj = NonNull::new(obj).ok_or_else(bad)?;
         // SAFETY: the caller guarantees a live object.
         let head = unsafe { super::object::cell_at::<TraversalHead<V>>(obj) }.map_err(|_| bad())?;
+        // SAFETY: the caller guarantees a live object.
+        let type_index = unsafe { obj.as_ref() }.type_index;
+        if type_index != V::INDEX {
+            check_subclass_layout::<V>(type_index)?;
+        }
         // SAFETY: the object keeps its head alive for `'a`; its only mutable
         // field is atomic.
         let head = unsafe { head.as_ref() };
@@ -159,6 +167,31 @@ where
     pub fn to_object(self) -> ObjectRef {
         // SAFETY: the object is live for `'a`.
         unsafe { ObjectRef::from_borrowed(self.obj) }
+    }
+}
+
+/// Refuses a subclass whose reflected fields lie inside the head it
+/// inherits: a Python dataclass deriving from a visitor or mutator places
+/// its first field where the vtable is (both libraries lay it out so), and
+/// calling through that would jump to its bytes. The reference crashes
+/// there; ours says why.
+#[cold]
+fn check_subclass_layout<V: TraversalVTable>(type_index: i32) -> Result<()> {
+    const HEAD_END: i64 = (size_of::<TVMFFIObject>() + size_of::<TraversalHead<()>>()) as i64;
+    let facts = type_table::facts(type_index)?;
+    match facts.fields.iter().find(|f| f.offset < HEAD_END) {
+        None => Ok(()),
+        Some(f) => Err(Error::type_error(format!(
+            "`{}` lays out its field `{}` at offset {}, inside the {} it derives from (bytes \
+             {}..{HEAD_END}, its vtable and definition region); it cannot run as an {}",
+            type_key_of(type_index),
+            // SAFETY: field names live in the type table for the process.
+            String::from_utf8_lossy(unsafe { super::string::byte_slice(f.name) }),
+            f.offset,
+            V::KEY,
+            size_of::<TVMFFIObject>(),
+            V::KEY,
+        ))),
     }
 }
 
@@ -430,11 +463,7 @@ pub fn type_index_match(actual: i32, target: i32) -> bool {
         kTVMFFIStr => actual == kTVMFFISmallStr,
         kTVMFFIBytes => actual == kTVMFFISmallBytes,
         kTVMFFIObject => is_object_index(actual),
-        _ => {
-            is_object_index(actual)
-                && is_object_index(target)
-                && is_instance(actual, target)
-        }
+        _ => is_object_index(actual) && is_object_index(target) && is_instance(actual, target),
     }
 }
 

@@ -1,0 +1,114 @@
+"""Subclasses defined from Python (`tvm_ffi` dataclasses with a parent),
+differentially: run with the official library and with ours (through the
+official package); the transcripts must match line for line. A receiver
+that accepts a type accepts its subclasses (the reference's ancestry check).
+
+`--ours` adds the checks where the reference crashes: a dataclass deriving
+from ffi.StructuralVisitor/Mutator puts its first field where the inherited
+vtable is; ours refuses it with a TypeError naming the field, asserted, not
+compared. Each line shows result types and values, or error kinds and the
+first line of their messages.
+"""
+
+import copy
+import sys
+
+import tvm_ffi
+from tvm_ffi import Object, structural_map, structural_mutate, structural_visit, structural_walk
+from tvm_ffi.dataclasses import py_class
+
+checks = 0
+
+
+def show(tag, fn):
+    global checks
+    checks += 1
+    try:
+        r = fn()
+        print(tag, "->", type(r).__name__, repr(r))
+    except Exception as e:
+        print(tag, "!!", type(e).__name__, str(e).splitlines()[0])
+
+
+@py_class("subclass_py.Base", structural_eq="tree")
+class Base(Object):
+    a: int
+
+
+@py_class("subclass_py.Child", structural_eq="tree")
+class Child(Base):
+    b: str
+
+
+@py_class("subclass_py.GrandChild", structural_eq="tree")
+class GrandChild(Child):
+    c: float
+
+
+@py_class("subclass_py.Holder", structural_eq="tree")
+class Holder(Object):
+    item: Base
+    items: tvm_ffi.Array
+
+
+kids = [Base(1), Child(2, "two"), GrandChild(3, "three", 3.5)]
+for k in kids:
+    show(f"repr {type(k).__name__}", lambda k=k: repr(k))
+    show(f"isinstance Base {type(k).__name__}", lambda k=k: isinstance(k, Base))
+
+# A field typed as the base holds its subclasses; so does a container.
+h = Holder(Child(4, "four"), tvm_ffi.Array(kids))
+show("holder.item", lambda: h.item)
+show("holder.item = GrandChild", lambda: (setattr(h, "item", GrandChild(5, "five", 5.5)), h.item)[1])
+show("holder.item = 1", lambda: setattr(h, "item", 1))
+
+# Callbacks keyed by the base type run on the subclasses.
+seen = []
+show("walk (Base)", lambda: structural_walk(h, (Base, lambda v: seen.append(type(v).__name__))))
+print("walk saw", seen)
+show("map (Base)", lambda: structural_map(h, (Base, lambda v: Base(v.a * 10))).items)
+show("map (Child)", lambda: structural_map(h, (Child, lambda v: Base(-v.a))).items)
+show("mutate (Base)", lambda: structural_mutate(h, (Base, lambda v, m: Base(v.a + 100))).items)
+visited = []
+show("visit (Base)", lambda: structural_visit(h, (Base, lambda v, vis: visited.append(v.a))))
+print("visit saw", visited)
+
+# The reflection-driven algorithms read the inherited fields too.
+g1, g2 = GrandChild(3, "three", 3.5), GrandChild(3, "three", 3.5)
+show("structural_equal", lambda: tvm_ffi.structural_equal(g1, g2))
+show("structural_equal changed", lambda: tvm_ffi.structural_equal(g1, GrandChild(3, "3", 3.5)))
+show("structural_hash equal", lambda: tvm_ffi.structural_hash(g1) == tvm_ffi.structural_hash(g2))
+show("first mismatch", lambda: tvm_ffi.get_first_structural_mismatch(g1, GrandChild(3, "x", 3.5)))
+show("deepcopy", lambda: copy.deepcopy(h))
+show("json graph", lambda: tvm_ffi.serialization.to_json_graph_str(h))
+show("json round trip", lambda: tvm_ffi.structural_equal(
+    tvm_ffi.serialization.from_json_graph_str(tvm_ffi.serialization.to_json_graph_str(h)), h))
+print("subclass-py:", checks, "checks")
+
+if "--ours" in sys.argv:
+
+    @py_class("subclass_py.MyMutator")
+    class MyMutator(tvm_ffi.StructuralMutator):
+        note: str
+
+    @py_class("subclass_py.MyVisitor")
+    class MyVisitor(tvm_ffi.StructuralVisitor):
+        note: str
+
+    ours_only = 0
+    m, v = MyMutator("m"), MyVisitor("v")
+    for label, run in [
+        ("mutator.mutate", lambda: m.mutate(tvm_ffi.Array([1]))),
+        ("mutator.default_mutate", lambda: m.default_mutate(tvm_ffi.Array([1]))),
+        ("mutator.def_region_kind", lambda: m.def_region_kind()),
+        ("visitor.visit", lambda: v.visit(tvm_ffi.Array([1]))),
+        ("visitor.default_visit", lambda: v.default_visit(tvm_ffi.Array([1]))),
+    ]:
+        try:
+            run()
+            raise AssertionError(f"{label}: accepted a visitor/mutator with no vtable")
+        except TypeError as e:
+            assert "lays out its field `note` at offset 24" in str(e), str(e)
+            print("ours-only: refused", label, "->", str(e).splitlines()[0])
+            ours_only += 1
+    print("subclass-py-ours-only:", ours_only, "checks")
