@@ -369,3 +369,32 @@ pub unsafe fn take_rvalue_ref(raw: &TVMFFIAny) -> Result<Any> {
         None => Err(Error::value("the r-value reference was already moved from")),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pod_values_write_all_sixteen_bytes() {
+        let dtype = DLDataType {
+            code: 2,
+            bits: 32,
+            lanes: 4,
+        };
+        let device = DLDevice {
+            device_type: 2,
+            device_id: 1,
+        };
+        for (v, bits) in [
+            (Any::dtype(dtype), 0x0004_2002u64),
+            (Any::device(device), 0x1_0000_0002),
+            (Any::from(true), 1),
+            (Any::from(-1i64), u64::MAX),
+        ] {
+            let raw = v.into_raw();
+            assert_eq!(raw.small_str_len, 0);
+            // SAFETY: every bit pattern of the union is a valid u64.
+            assert_eq!(unsafe { raw.value.v_uint64 }, bits);
+        }
+    }
+}
