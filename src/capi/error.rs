@@ -8,13 +8,14 @@ use core::cell::RefCell;
 use core::ffi::{c_char, c_int};
 use core::ptr::NonNull;
 
-/// Raises an error made of a kind and message, with a backtrace only when
-/// `TVM_FFI_ERROR_BACKTRACE=1`.
+/// Raises an error made of a kind and message, with a backtrace as
+/// `TVM_FFI_ERROR_BACKTRACE` asks (see `core::backtrace`): named frames by
+/// default, files and lines with `1`, none with `0`.
 fn raise_text(kind: &[u8], message: &[u8]) {
-    let bt = if *backtrace::ON_RAISE {
-        backtrace::capture(None, false)
-    } else {
-        String::new()
+    let bt = match *backtrace::ON_RAISE {
+        backtrace::OnRaise::Named => backtrace::capture_on_raise(),
+        backtrace::OnRaise::Full => backtrace::capture(None, false),
+        backtrace::OnRaise::Off => String::new(),
     };
     set_raised(new_error(kind, message, bt.as_bytes(), None, None));
 }

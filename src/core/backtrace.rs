@@ -1,9 +1,17 @@
 //! Backtraces in the format frontends parse:
 //! `  File "<file>", line <n>, in <func>` lines, newest frame first.
 //!
-//! Capturing walks and symbolises the stack, so it only happens when asked:
-//! through `TVMFFIBacktrace`, or for errors raised from C strings when the
-//! environment variable `TVM_FFI_ERROR_BACKTRACE=1` is set.
+//! Two captures:
+//! - [`capture`] walks the stack and resolves every frame from debug
+//!   information (file and line): `TVMFFIBacktrace`, and errors raised from
+//!   C strings when `TVM_FFI_ERROR_BACKTRACE=1`;
+//! - [`capture_on_raise`], the default for errors raised from C strings:
+//!   the stack's return addresses are taken on raise, and each address is
+//!   named once, from the dynamic symbol table (`dladdr`: module and
+//!   function), then remembered, so a raise site met again costs the walk
+//!   and a lookup per frame. Nothing is loaded on first use (the
+//!   reference's first backtrace parses debug information for about a
+//!   quarter of a second). `TVM_FFI_ERROR_BACKTRACE=0` turns it off.
 
 use std::fmt::Write;
 use std::sync::LazyLock;
@@ -95,8 +103,13 @@ static CXA_DEMANGLE: LazyLock<Option<CxaDemangle>> = LazyLock::new(|| {
 /// The readable name of a symbol: C++ names through `__cxa_demangle`,
 /// others as the `backtrace` crate demangles them.
 fn symbol_name(symbol: &backtrace::Symbol) -> Option<String> {
-    let name = symbol.name()?;
-    let raw = name.as_bytes();
+    Some(readable(symbol.name()?.as_bytes()))
+}
+
+/// A mangled name made readable: C++ names (`_Z...`) through the process's
+/// `__cxa_demangle`, exactly as the reference prints them, others (Rust
+/// names) as the `backtrace` crate demangles them.
+fn readable(raw: &[u8]) -> String {
     if raw.starts_with(b"_Z") {
         if let (Some(demangle), Ok(c)) = (*CXA_DEMANGLE, std::ffi::CString::new(raw)) {
             let mut status = 0;
@@ -117,12 +130,12 @@ fn symbol_name(symbol: &backtrace::Symbol) -> Option<String> {
                 // SAFETY: we own the buffer.
                 unsafe { free(out.cast()) };
                 if status == 0 {
-                    return Some(text);
+                    return text;
                 }
             }
         }
     }
-    Some(name.to_string())
+    backtrace::SymbolName::new(raw).to_string()
 }
 
 /// The most frames written (`TVM_TRACEBACK_LIMIT`, default 512).
@@ -133,9 +146,174 @@ static LIMIT: LazyLock<usize> = LazyLock::new(|| {
         .unwrap_or(512)
 });
 
-/// Whether errors raised from C strings record a backtrace.
-pub static ON_RAISE: LazyLock<bool> =
-    LazyLock::new(|| std::env::var("TVM_FFI_ERROR_BACKTRACE").is_ok_and(|v| v == "1"));
+/// What errors raised from C strings record (`TVM_FFI_ERROR_BACKTRACE`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum OnRaise {
+    /// `0`: no backtrace.
+    Off,
+    /// Unset (or any other value): [`capture_on_raise`].
+    Named,
+    /// `1`: [`capture`], with files and lines from debug information.
+    Full,
+}
+
+/// The setting for errors raised from C strings, read once.
+pub static ON_RAISE: LazyLock<OnRaise> =
+    LazyLock::new(
+        || match std::env::var("TVM_FFI_ERROR_BACKTRACE").as_deref() {
+            Ok("0") => OnRaise::Off,
+            Ok("1") => OnRaise::Full,
+            _ => OnRaise::Named,
+        },
+    );
+
+/// What a return address stands for in a raise-time backtrace.
+enum Frame {
+    /// A line to show.
+    Shown(Box<str>),
+    /// A frame left out (see [`excluded`]).
+    Hidden,
+    /// An FFI boundary: the walk stops.
+    Boundary,
+}
+
+/// Return addresses named so far. Bounded: emptied when it reaches
+/// [`MAX_NAMED`] addresses (a process raising from that many sites).
+static NAMED: LazyLock<std::sync::Mutex<crate::core::traversal::AddrMap<usize, Frame>>> =
+    LazyLock::new(Default::default);
+const MAX_NAMED: usize = 1 << 16;
+
+/// The most frames a raise-time backtrace walks.
+const MAX_RAISE_FRAMES: usize = 64;
+
+/// The address range of this library's loaded segments: its frames (the
+/// raise itself, the Rust runtime linked in) are never shown.
+static OWN_RANGE: LazyLock<(usize, usize)> = LazyLock::new(|| {
+    let Some(base) = *OWN_BASE else {
+        return (0, 0);
+    };
+    let mut range = (base, base);
+    // SAFETY: the callback only reads the program headers it is handed.
+    unsafe {
+        libc::dl_iterate_phdr(
+            Some(own_segments),
+            (&mut range as *mut (usize, usize)).cast(),
+        )
+    };
+    range
+});
+
+/// `dl_iterate_phdr` callback: widens `data` (a `(base, end)` pair) to the
+/// end of the loaded segments of the object whose base is `base`.
+unsafe extern "C" fn own_segments(
+    info: *mut libc::dl_phdr_info,
+    _size: usize,
+    data: *mut core::ffi::c_void,
+) -> core::ffi::c_int {
+    // SAFETY: the loader hands a valid record and our `(usize, usize)`.
+    let (info, range) = unsafe { (&*info, &mut *data.cast::<(usize, usize)>()) };
+    if info.dlpi_addr as usize != range.0 || info.dlpi_phdr.is_null() {
+        return 0;
+    }
+    // SAFETY: `dlpi_phnum` headers are readable at `dlpi_phdr`.
+    let headers = unsafe { core::slice::from_raw_parts(info.dlpi_phdr, info.dlpi_phnum.into()) };
+    for h in headers.iter().filter(|h| h.p_type == libc::PT_LOAD) {
+        range.1 = range.1.max(range.0 + (h.p_vaddr + h.p_memsz) as usize);
+    }
+    1
+}
+
+/// Names a return address from the dynamic symbol table: the module as the
+/// file (line 0), the function, or the offset in the module when no symbol
+/// covers it (readable with `addr2line`).
+fn name_frame(ip: usize, cross_boundary: bool) -> Frame {
+    let mut info = DlInfo {
+        fname: core::ptr::null(),
+        fbase: core::ptr::null_mut(),
+        sname: core::ptr::null(),
+        saddr: core::ptr::null_mut(),
+    };
+    // The call instruction precedes the return address.
+    let pc = ip.saturating_sub(1);
+    // SAFETY: dladdr only reads the address and fills `info`.
+    if unsafe { dladdr(pc as *const core::ffi::c_void, &mut info) } == 0 {
+        return Frame::Hidden;
+    }
+    // SAFETY: dladdr's strings are NUL-terminated and live with the module.
+    let text =
+        |p: *const core::ffi::c_char| unsafe { std::ffi::CStr::from_ptr(p) }.to_string_lossy();
+    let file = if info.fname.is_null() {
+        "<unknown>".into()
+    } else {
+        text(info.fname)
+    };
+    let name = if info.sname.is_null() {
+        format!("{:#x}", pc - info.fbase as usize)
+    } else {
+        readable(text(info.sname).as_bytes())
+    };
+    if !cross_boundary && BOUNDARY_SYMBOLS.iter().any(|b| name.starts_with(b)) {
+        return Frame::Boundary;
+    }
+    if excluded(None, &name) {
+        return Frame::Hidden;
+    }
+    let mut line = String::new();
+    push_line(&mut line, &file, 0, &name);
+    Frame::Shown(line.into_boxed_str())
+}
+
+/// Fills `ips` with the return addresses of the calling stack, newest first;
+/// answers how many. The remembering walk where it applies (`unwind`),
+/// else `_Unwind_Backtrace`.
+fn walk(ips: &mut [usize]) -> usize {
+    #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+    if let Some(n) = super::unwind::return_addresses(ips) {
+        return n;
+    }
+    let mut n = 0;
+    // SAFETY: on Unix the unsynchronized walk is `_Unwind_Backtrace`, which
+    // is thread-safe; the closure neither panics nor walks again.
+    unsafe {
+        backtrace::trace_unsynchronized(|frame| {
+            ips[n] = frame.ip() as usize;
+            n += 1;
+            n < ips.len()
+        })
+    };
+    n
+}
+
+/// The backtrace of an error raised from C (see the module comment),
+/// newest frame first, stopping at the FFI boundary.
+pub fn capture_on_raise() -> String {
+    let (own_start, own_end) = *OWN_RANGE;
+    let limit = (*LIMIT).min(MAX_RAISE_FRAMES);
+    // Room for this library's own frames, which are left out.
+    let mut ips = [0usize; MAX_RAISE_FRAMES + 16];
+    let walked = walk(&mut ips);
+    // Frames of this library (the raise itself, trampolines) are left out.
+    let mut n = 0;
+    for i in 0..walked {
+        if !(own_start..own_end).contains(&ips[i]) && n < limit {
+            ips[n] = ips[i];
+            n += 1;
+        }
+    }
+    let mut out = String::new();
+    let mut named = NAMED.lock().unwrap_or_else(|e| e.into_inner());
+    if named.len() + n > MAX_NAMED {
+        named.clear();
+    }
+    for &ip in &ips[..n] {
+        match named.entry(ip).or_insert_with(|| name_frame(ip, false)) {
+            Frame::Shown(line) => out.push_str(line),
+            Frame::Hidden => {}
+            Frame::Boundary => break,
+        }
+    }
+    out
+}
 
 fn push_line(out: &mut String, file: &str, line: u32, func: &str) {
     let _ = writeln!(out, "  File \"{file}\", line {line}, in {func}");

@@ -38,6 +38,8 @@ pub mod tensor;
 pub(crate) mod traversal;
 pub mod type_def;
 pub mod type_table;
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+mod unwind;
 pub mod visit_error_context;
 
 pub use any::{Any, AnyView};
