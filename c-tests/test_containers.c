@@ -124,6 +124,14 @@ int main(void) {
   l3[2] = any_int(99);
   call_global("ffi.ListInsert", l3, 3);
   print_seq("list after append/insert", list);
+  /* Insert positions run from 0 to the size, both included. */
+  for (int k = 0; k < 3; ++k) {
+    const int64_t bad[3] = {10, -1, 5};
+    TVMFFIAny ins[3] = {obj(list), any_int(bad[k]), any_int(7)};
+    char label[64];
+    snprintf(label, sizeof(label), "ListInsert at %lld", (long long)bad[k]);
+    expect_error(label, "ffi.ListInsert", ins, 3);
+  }
   l3[1] = any_int(1);
   l3[2] = any_str("replaced");
   call_global("ffi.ListSetItem", l3, 3);

@@ -82,6 +82,9 @@ int main(void) {
   info.method.type_index = kTVMFFIFunction;
   info.method.v_obj = f42;
   CHECK_OK(TVMFFIFunctionSetGlobalFromMethodInfo(&info, 0));
+  EXPECT_RAISES("SetGlobalFromMethodInfo of a taken name",
+                TVMFFIFunctionSetGlobalFromMethodInfo(&info, 0));
+  CHECK_OK(TVMFFIFunctionSetGlobalFromMethodInfo(&info, 1));
   TVMFFIObjectHandle getmeta = get_global("ffi.GetGlobalFuncMetadata");
   arg.v_c_str = "test.registry.with_meta";
   TVMFFIAny meta = any_none();

@@ -177,7 +177,13 @@ pub unsafe extern "C" fn TVMFFIFunctionSetGlobal(
     ffi_call(|| {
         // SAFETY: per the contract.
         let name = unsafe { arg_bytes(name, "name") }?;
-        registry::set_global(name, function_ref(f, "f")?, b"", allow_override != 0)
+        registry::set_global(
+            name,
+            function_ref(f, "f")?,
+            b"",
+            allow_override != 0,
+            registry::Registration::Function,
+        )
     })
 }
 
@@ -209,7 +215,13 @@ pub unsafe extern "C" fn TVMFFIFunctionSetGlobalFromMethodInfo(
             .to_object()
             .and_then(Function::from_object)
             .ok_or_else(|| Error::type_error("`method_info->method` must be an ffi.Function"))?;
-        registry::set_global(name, func, metadata, allow_override != 0)
+        registry::set_global(
+            name,
+            func,
+            metadata,
+            allow_override != 0,
+            registry::Registration::MethodInfo,
+        )
     })
 }
 

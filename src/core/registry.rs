@@ -67,6 +67,16 @@ fn write() -> RwLockWriteGuard<'static, Table> {
     TABLE.write().unwrap_or_else(|e| e.into_inner())
 }
 
+/// How a global is registered: the error for a taken name differs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Registration {
+    /// `TVMFFIFunctionSetGlobal`.
+    Function,
+    /// `TVMFFIFunctionSetGlobalFromMethodInfo` (C++ `GlobalDef().def`),
+    /// whose error hints at a duplicate registration, as the reference's.
+    MethodInfo,
+}
+
 /// Registers `func` as `name`; an existing name is an error unless
 /// `allow_override`.
 pub fn set_global(
@@ -74,11 +84,19 @@ pub fn set_global(
     func: Function,
     metadata: &[u8],
     allow_override: bool,
+    how: Registration,
 ) -> Result<()> {
     let mut table = write();
     if !allow_override && table.contains_key(name) {
+        let hint = match how {
+            Registration::Function => "",
+            Registration::MethodInfo => {
+                ", possible causes:\n- Two GlobalDef().def registrations for the same function \n\
+                 Please remove the duplicate registration."
+            }
+        };
         return Err(Error::runtime(format!(
-            "Global Function `{}` is already registered",
+            "Global Function `{}` is already registered{hint}",
             String::from_utf8_lossy(name)
         )));
     }

@@ -245,6 +245,12 @@ impl ListMut {
         let n = self.len();
         match usize::try_from(i) {
             Ok(u) if u < n || (inclusive && u == n) => Ok(u),
+            // An insert position may be the end: the reference names the
+            // closed range.
+            _ if inclusive => Err(Error::new(
+                ErrorKind::IndexError,
+                format!("Index {i} out of bounds [0, {n}]"),
+            )),
             _ => Err(index_error(i, n)),
         }
     }
@@ -264,6 +270,10 @@ impl ListMut {
 
     /// Inserts `values` before position `i` (`i == len` appends).
     pub fn insert(&mut self, i: i64, values: Vec<Any>) -> Result<()> {
+        if values.is_empty() {
+            // As the reference: nothing to insert is no error, wherever.
+            return Ok(());
+        }
         let i = self.check(i, true)?;
         let (n, k) = (self.len(), values.len());
         if n + k > self.cell_ref().capacity.max(0) as usize {
