@@ -150,6 +150,19 @@ int main(void) {
   });
   TVMFFIObjectDecRef(shape_fn);
 
+  /* ffi.String("hello"): a built-in global converting a raw C string. */
+  TVMFFIObjectHandle string_fn = global("ffi.String");
+  TVMFFIAny raw_str;
+  memset(&raw_str, 0, sizeof(raw_str));
+  raw_str.type_index = kTVMFFIRawStr;
+  raw_str.v_c_str = "hello";
+  BENCH("global_call_builtin", N, {
+    result.type_index = kTVMFFINone;
+    TVMFFIFunctionCall(string_fn, &raw_str, 1, &result);
+    sink += result.v_int64;
+  });
+  TVMFFIObjectDecRef(string_fn);
+
   /* Module load, warm: BENCH_MODULE names a library that stays loaded while
    * it is loaded again and released. */
   const char* module_path = getenv("BENCH_MODULE");

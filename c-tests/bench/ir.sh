@@ -12,7 +12,7 @@ command -v valgrind >/dev/null || { echo "needs valgrind"; exit 1; }
 [ -x "$out/bench_ours" ] || { echo "run c-tests/bench/run.sh first"; exit 1; }
 labels=("$@")
 [ ${#labels[@]} -gt 0 ] || labels=(env_get_stream dtype_from_string call_0_args call_0_args_null_self call_1_arg \
-  call_3_args global_lookup incref_decref string_small string_64_bytes tensor_from_dlpack shape_global \
+  call_3_args global_lookup incref_decref string_small string_64_bytes tensor_from_dlpack shape_global global_call_builtin \
   error_raise_fetch module_load_warm module_call module_load_cold)
 # The module paths load this one-function library (run.sh builds it and
 # the copies module_load_cold loads, each once).

@@ -105,15 +105,6 @@ impl Error {
     pub fn object(obj: ObjectRef) -> Self {
         Error(Box::new(ErrorRepr::Object(obj)))
     }
-    /// A value read as C++ `Expected<Any>` reads it: an Error value (type
-    /// index exactly `ffi.Error`, as `Expected::is_err` tests) is the
-    /// error, anything else the result.
-    pub fn expected(v: super::any::Any) -> Result<super::any::Any> {
-        match v.type_index() {
-            kTVMFFIError => Err(Error::object(v.view().to_object().expect("an Error"))),
-            _ => Ok(v),
-        }
-    }
     /// What the error holds.
     pub fn repr(&self) -> &ErrorRepr {
         &self.0

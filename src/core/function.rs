@@ -161,6 +161,16 @@ where
     })
 }
 
+/// A value read as C++ `Expected<Any>` reads it: an Error value (type
+/// index exactly `ffi.Error`, as `Expected::is_err` tests) is the error,
+/// anything else the result.
+pub fn expected(v: Any) -> Result<Any> {
+    match v.type_index() {
+        kTVMFFIError => Err(Error::object(v.view().to_object().expect("an Error"))),
+        _ => Ok(v),
+    }
+}
+
 impl Function {
     /// Wraps a C function the way `TVMFFIFunctionCreate` does. `deleter(this)`
     /// runs exactly once, when the function dies. If both `this` and
@@ -245,7 +255,7 @@ impl Function {
     /// value (type index exactly `ffi.Error`, as `Expected::is_err` tests)
     /// is the call's error, not its result.
     pub fn call_expected(&self, args: &[AnyView<'_>]) -> Result<Any> {
-        self.call(args).and_then(Error::expected)
+        self.call(args).and_then(expected)
     }
 
     /// Calls the function with raw packed arguments.

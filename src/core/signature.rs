@@ -13,6 +13,7 @@ use super::any::{Any, AnyView};
 use super::error::{Error, Result};
 use super::function::{Args, Function};
 use super::object::ObjectRef;
+use super::string::{TextKind, owned_text};
 use crate::abi::*;
 use core::ffi::c_void;
 use core::mem::ManuallyDrop;
@@ -194,12 +195,20 @@ impl Sig {
             args.len()
         )))
     }
-    /// Converts argument `i` (the count was checked).
+    /// Converts argument `i` (the count was checked). Always inlined: it
+    /// is on every typed call's path, and a call returning the `Result`
+    /// through memory costs more than the conversion.
+    #[inline(always)]
     pub fn arg<'a, T: Param<'a>>(&self, args: Args<'a>, i: usize) -> Result<T> {
         let v = args.get(i);
-        T::from_view(v).ok_or_else(|| self.mismatch_text(i, &T::describe(v)))
+        match T::from_view(v) {
+            Some(t) => Ok(t),
+            None => Err(self.mismatch_text(i, &T::describe(v))),
+        }
     }
     /// The error for argument `i` not converting (`got` describes it).
+    #[cold]
+    #[inline(never)]
     fn mismatch_text(&self, i: usize, got: &str) -> Error {
         Error::type_error(format!(
             "Mismatched type on argument #{i} when calling: `{}`. Expected `{}` but got `{got}`",
@@ -323,8 +332,9 @@ impl<'a> Param<'a> for BytesArg<'a> {
 impl Str<'_> {
     /// The argument as an owned string value: the same object when it is
     /// one (small or heap), a new String for a raw C string.
+    #[inline(always)]
     pub fn to_value(&self) -> Result<Any> {
-        self.1.to_owned_any()
+        owned_text(self.0, self.1, TextKind::Str)
     }
 }
 
@@ -332,7 +342,7 @@ impl BytesArg<'_> {
     /// The argument as an owned bytes value: the same object when it is
     /// one, a new Bytes for a byte-array pointer.
     pub fn to_value(&self) -> Result<Any> {
-        self.1.to_owned_any()
+        owned_text(self.0, self.1, TextKind::Bytes)
     }
 }
 

@@ -6,6 +6,7 @@
 //! `{TVMFFIObject, TVMFFIByteArray, data[len], NUL}` in one allocation.
 
 use super::any::{Any, AnyView};
+use super::error::Result;
 use super::object::{INITIAL_REF_COUNT, ObjectRef, cell_at};
 use crate::abi::*;
 use core::ffi::CStr;
@@ -148,6 +149,20 @@ fn small_word(b: &[u8]) -> u64 {
     }
 }
 
+/// A text value `v` (of `kind`, or a raw string / byte-array pointer
+/// whose content `bytes` was read from it) as an owned value of `kind`:
+/// `v` itself when it is one already, else a new one from `bytes`, so a
+/// raw C string is measured once.
+#[inline(always)]
+pub fn owned_text(bytes: &[u8], v: AnyView<'_>, kind: TextKind) -> Result<Any> {
+    let t = v.type_index();
+    if t == kind.small_index() || t == kind.object_index() {
+        v.to_owned_any()
+    } else {
+        Ok(make_text(bytes, kind))
+    }
+}
+
 /// Makes a heap String/Bytes object whatever the length.
 pub fn new_text_object(bytes: &[u8], kind: TextKind) -> ObjectRef {
     let (obj, data) = alloc_text(bytes.len(), kind.object_index());
@@ -213,6 +228,7 @@ pub fn static_bytes(bytes: &'static [u8]) -> Any {
 /// The bytes of a text value of `kind` (or, for `Str`, a raw C string; for
 /// `Bytes`, a byte-array pointer), the values C++'s `String`/`Bytes`
 /// accept. None for other kinds or NULL pointers.
+#[inline]
 pub fn str_bytes_of<'a>(view: AnyView<'a>, kind: TextKind) -> Option<&'a [u8]> {
     let raw: &'a TVMFFIAny = view.raw();
     match raw.type_index {

@@ -142,7 +142,7 @@ impl Mutated {
 /// Error it carries.
 fn decode(raw: TVMFFIAny) -> Result<Any> {
     // SAFETY: the callee hands over an owned value.
-    Error::expected(unsafe { Any::from_raw(raw) })
+    super::function::expected(unsafe { Any::from_raw(raw) })
 }
 
 /// Whether `value` is an object only the caller references.
