@@ -162,15 +162,11 @@ typedef struct {
   int64_t ints_seen;
 } Traversal;
 
-/* Counts integers; recurses into everything else by the default visit. */
-static TVMFFIAny counting_visit(void* visitor, TVMFFIAny value) {
-  Traversal* self = (Traversal*)visitor;
-  if (value.type_index == kTVMFFIInt) {
-    self->ints_seen += 1;
-    return any_none();
-  }
+/* global(traversal, value) as a vtable entry answers: the result, or the
+ * raised Error as the value. */
+static TVMFFIAny call_default(const char* global, Traversal* self, TVMFFIAny value) {
   TVMFFIAny args[2] = {any_obj(self), value};
-  TVMFFIObjectHandle f = get_global("ffi.StructuralVisitorDefaultVisit");
+  TVMFFIObjectHandle f = get_global(global);
   TVMFFIAny r = any_none();
   int rc = TVMFFIFunctionCall(f, args, 2, &r);
   TVMFFIObjectDecRef(f);
@@ -182,6 +178,16 @@ static TVMFFIAny counting_visit(void* visitor, TVMFFIAny value) {
   }
   return r;
 }
+
+/* Counts integers; recurses into everything else by the default visit. */
+static TVMFFIAny counting_visit(void* visitor, TVMFFIAny value) {
+  Traversal* self = (Traversal*)visitor;
+  if (value.type_index == kTVMFFIInt) {
+    self->ints_seen += 1;
+    return any_none();
+  }
+  return call_default("ffi.StructuralVisitorDefaultVisit", self, value);
+}
 static const VisitorVTable counting_vtable = {counting_visit};
 
 /* Adds 100 to integers; mutates everything else by the default. */
@@ -191,18 +197,7 @@ static TVMFFIAny adding_mutate(void* mutator, TVMFFIAny value) {
     self->ints_seen += 1;
     return any_int(value.v_int64 + 100);
   }
-  TVMFFIAny args[2] = {any_obj(self), value};
-  TVMFFIObjectHandle f = get_global("ffi.StructuralMutatorDefaultMutate");
-  TVMFFIAny r = any_none();
-  int rc = TVMFFIFunctionCall(f, args, 2, &r);
-  TVMFFIObjectDecRef(f);
-  if (rc != 0) {
-    TVMFFIObjectHandle err = NULL;
-    TVMFFIErrorMoveFromRaised(&err);
-    r.type_index = kTVMFFIError;
-    r.v_obj = (TVMFFIObject*)err;
-  }
-  return r;
+  return call_default("ffi.StructuralMutatorDefaultMutate", self, value);
 }
 static TVMFFIAny no_remap(void* mutator, TVMFFIAny var) {
   (void)mutator; (void)var;

@@ -10,22 +10,13 @@ context and the access paths found from it.
 
 import sys
 
+import transcript
 import tvm_ffi
+from transcript import show
 from tvm_ffi import structural_map, structural_mutate, structural_walk, structural_visit
 from tvm_ffi.dataclasses import py_class, field
 from tvm_ffi import Object
 
-checks = 0
-
-
-def show(tag, fn):
-    global checks
-    checks += 1
-    try:
-        r = fn()
-        print(tag, "->", type(r).__name__, repr(r))
-    except Exception as e:
-        print(tag, "!!", type(e).__name__, str(e).splitlines()[0])
 
 @py_class(structural_eq="var")
 class V(Object):
@@ -96,7 +87,7 @@ for name, run in [
         ("visit", lambda root: structural_visit(root, (int, lambda v, vis: boom(v)))),
     ]
 ]:
-    checks += 1
+    transcript.checks += 1
     try:
         run()
         print(name, "no error")
@@ -133,9 +124,9 @@ for with_hook in (False, True):
     seen = []
     r = structural_map(g, with_def_region_kind=(int, lambda v, k: seen.append((v, int(k))) or v + 100))
     print("cxx hook map", with_hook, seen, r.same_as(g), r.simple if hasattr(r, "simple") else None)
-    checks += 2
+    transcript.checks += 2
 
-print("structural-diff:", checks, "checks")
+print("structural-diff:", transcript.checks, "checks")
 
 if "--ours" in sys.argv:
     ours_only = 0

@@ -13,21 +13,12 @@ first line of their messages.
 import copy
 import sys
 
+import transcript
 import tvm_ffi
+from transcript import show
 from tvm_ffi import Object, structural_map, structural_mutate, structural_visit, structural_walk
 from tvm_ffi.dataclasses import py_class
 
-checks = 0
-
-
-def show(tag, fn):
-    global checks
-    checks += 1
-    try:
-        r = fn()
-        print(tag, "->", type(r).__name__, repr(r))
-    except Exception as e:
-        print(tag, "!!", type(e).__name__, str(e).splitlines()[0])
 
 
 @py_class("subclass_py.Base", structural_eq="tree")
@@ -83,7 +74,7 @@ show("deepcopy", lambda: copy.deepcopy(h))
 show("json graph", lambda: tvm_ffi.serialization.to_json_graph_str(h))
 show("json round trip", lambda: tvm_ffi.structural_equal(
     tvm_ffi.serialization.from_json_graph_str(tvm_ffi.serialization.to_json_graph_str(h)), h))
-print("subclass-py:", checks, "checks")
+print("subclass-py:", transcript.checks, "checks")
 
 if "--ours" in sys.argv:
 

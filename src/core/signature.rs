@@ -421,26 +421,22 @@ impl<K: ObjType> Ret for Owned<K> {
 /// check.
 macro_rules! obj_type {
     ($(#[$doc:meta])* $name:ident, $schema:expr, exact $($index:path),+) => {
-        $(#[$doc])*
-        pub struct $name;
-        impl ObjType for $name {
-            fn schema() -> Schema {
-                $schema
-            }
-            fn accepts(type_index: i32) -> bool {
-                $(type_index == $index)||+
-            }
-        }
+        $crate::core::signature::obj_type!(@def $(#[$doc])* $name, $schema,
+            |type_index| $(type_index == $index)||+);
     };
     ($(#[$doc:meta])* $name:ident, $schema:expr, $index:path) => {
+        $crate::core::signature::obj_type!(@def $(#[$doc])* $name, $schema,
+            |type_index| $crate::core::lineage::is_instance(type_index, $index));
+    };
+    (@def $(#[$doc:meta])* $name:ident, $schema:expr, |$ti:ident| $accepts:expr) => {
         $(#[$doc])*
         pub struct $name;
         impl ObjType for $name {
             fn schema() -> Schema {
                 $schema
             }
-            fn accepts(type_index: i32) -> bool {
-                $crate::core::lineage::is_instance(type_index, $index)
+            fn accepts($ti: i32) -> bool {
+                $accepts
             }
         }
     };
