@@ -16,8 +16,8 @@ import sys
 import transcript
 import tvm_ffi
 from transcript import show
-from tvm_ffi import Object, structural_map, structural_mutate, structural_visit, structural_walk
-from tvm_ffi.dataclasses import py_class
+from tvm_ffi import Object, core, structural_map, structural_mutate, structural_visit, structural_walk
+from tvm_ffi.dataclasses import Enum, IntEnum, StrEnum, py_class
 
 
 
@@ -74,6 +74,29 @@ show("deepcopy", lambda: copy.deepcopy(h))
 show("json graph", lambda: tvm_ffi.serialization.to_json_graph_str(h))
 show("json round trip", lambda: tvm_ffi.structural_equal(
     tvm_ffi.serialization.from_json_graph_str(tvm_ffi.serialization.to_json_graph_str(h)), h))
+# Enums: a Python IntEnum/StrEnum is a registered subclass of ffi.IntEnum /
+# ffi.StrEnum; fields typed by the base and the base's converter take it.
+class Color(IntEnum, type_key="subclass_py.Color"):
+    RED = 1
+    BLUE = 2
+
+
+class Mode(StrEnum, type_key="subclass_py.Mode"):
+    FAST = "fast"
+
+
+@py_class("subclass_py.EnumHolder")
+class EnumHolder(Object):
+    i: IntEnum
+    s: StrEnum
+    e: Enum
+
+
+show("enum fields typed by the bases", lambda: EnumHolder(Color.RED, Mode.FAST, Color.BLUE))
+show("enum field given an int", lambda: EnumHolder(1, Mode.FAST, Color.BLUE))
+for base, value in [("ffi.IntEnum", Color.RED), ("ffi.StrEnum", Mode.FAST), ("ffi.IntEnum", Mode.FAST)]:
+    convert = core._lookup_type_attr(core._object_type_key_to_index(base), "__ffi_convert__")
+    show(f"{base}.__ffi_convert__({type(value).__name__})", lambda c=convert, v=value: c(v))
 print("subclass-py:", transcript.checks, "checks")
 
 if "--ours" in sys.argv:

@@ -14,6 +14,7 @@ use super::any::{Any, AnyView, is_object_index};
 use super::error::{Error, Result};
 use super::field::{self, Storage};
 use super::function::Function;
+use super::lineage::is_instance;
 use super::object::{ObjectRef, new_object};
 use super::signature::{
     ArrayRet, Described, FunctionT, Obj, ObjType, ObjectT, Owned, Schema, Str, StrRet, obj_type,
@@ -316,9 +317,18 @@ fn convert_fn(target: &'static str, accepts: fn(AnyView<'_>) -> Option<Any>) -> 
     })
 }
 
-/// The value when it is an object of exactly `index`.
+/// The value when it is an object of exactly `index` (the built-in
+/// depth-1 types, which have no subclasses).
 fn exact(v: AnyView<'_>, index: i32) -> Option<Any> {
     (v.type_index() == index)
+        .then(|| v.to_owned_any().ok())
+        .flatten()
+}
+
+/// The value when it is an object of `index` or a registered subclass (the
+/// reference's `def_convert` of a type with subclasses, `IsObjectInstance`).
+fn instance(v: AnyView<'_>, index: i32) -> Option<Any> {
+    is_instance(v.type_index(), index)
         .then(|| v.to_owned_any().ok())
         .flatten()
 }
@@ -574,7 +584,7 @@ pub fn register(t: &mut Table) {
         .creatable::<EnumObj>()
         .attr_fn(
             "__ffi_convert__",
-            convert_fn("ffi.IntEnum", |v| exact(v, kIntEnum)),
+            convert_fn("ffi.IntEnum", |v| instance(v, kIntEnum)),
         )
         .final_(false);
     TypeDef::dynamic(t, "ffi.StrEnum", kEnum, 2, kStrEnum)
@@ -595,7 +605,7 @@ pub fn register(t: &mut Table) {
         .creatable::<EnumObj>()
         .attr_fn(
             "__ffi_convert__",
-            convert_fn("ffi.StrEnum", |v| exact(v, kStrEnum)),
+            convert_fn("ffi.StrEnum", |v| instance(v, kStrEnum)),
         )
         .final_(false);
 
