@@ -4,7 +4,6 @@
 # file (tests/cxx_suite/report.py): a test that passes on the official library
 # must pass on ours.
 #   usage: tests/cxx_suite/run.sh VENV OUR_LIBRARY
-# gtest comes from Debian's libgtest-dev, installed here when missing.
 set -euo pipefail
 venv="$(realpath "$1")"
 ours_lib="$(realpath "$2")"
@@ -12,16 +11,29 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 work="$root/target/cxx-suite"
 py="$venv/bin/python"
 
+# gtest: the system's; else Debian's package installed (as root, or with
+# sudo); else, with neither, the package unpacked under target/ (apt-get
+# download and dpkg -x need no root).
+gtest_prefix=""
 if [ ! -f /usr/include/gtest/gtest.h ]; then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  $sudo apt-get install -y -q libgtest-dev >/dev/null 2>&1 ||
-    { $sudo apt-get update -q >/dev/null && $sudo apt-get install -y -q libgtest-dev >/dev/null; }
+  if [ -z "$sudo" ] || command -v sudo >/dev/null; then
+    $sudo apt-get install -y -q libgtest-dev >/dev/null 2>&1 ||
+      { $sudo apt-get update -q >/dev/null 2>&1 && $sudo apt-get install -y -q libgtest-dev >/dev/null 2>&1; } || true
+  fi
+  if [ ! -f /usr/include/gtest/gtest.h ]; then
+    deb="$root/target/gtest-deb"
+    rm -rf "$deb" && mkdir -p "$deb"
+    (cd "$deb" && apt-get download libgtest-dev >/dev/null 2>&1 && dpkg -x libgtest-dev_*.deb root)
+    gtest_prefix="$deb/root/usr"
+  fi
 fi
 sdist="$("$py" "$root/tests/suite/fetch_sdist.py" "$root/target/suite")"
 official_dir="$(echo "$venv"/lib/python3*/site-packages/tvm_ffi)"
 "$venv/bin/cmake" -S "$root/tests/cxx_suite" -B "$work" -DSUITE_DIR="$sdist" \
-  -DOFFICIAL_DIR="$official_dir" -DOUR_LIBRARY="$ours_lib" >/dev/null
+  -DOFFICIAL_DIR="$official_dir" -DOUR_LIBRARY="$ours_lib" \
+  ${gtest_prefix:+-DCMAKE_PREFIX_PATH="$gtest_prefix"} >/dev/null
 "$venv/bin/cmake" --build "$work" -j2 >/dev/null
 
 for variant in official ours; do
