@@ -132,18 +132,49 @@ pub fn run_c_compiler(args: &[&OsStr], cwd: Option<&Path>) -> Result<()> {
     Ok(())
 }
 
-/// Runs `f` in a fresh temporary directory of this process, removed
-/// afterwards whatever `f` answered.
+/// Runs `f` in a private scratch directory, removed afterwards whatever `f`
+/// answered. The directory is made fresh under `TMPDIR` with an
+/// unpredictable name and mode 0700, never an existing directory or a link
+/// another user planted, so whatever is written, compiled and loaded there
+/// is this process's own.
 pub(super) fn with_scratch_dir<T>(f: impl FnOnce(&Path) -> Result<T>) -> Result<T> {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let n = NEXT.fetch_add(1, Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!("tvm-ffi-rs-{}-{n}", std::process::id()));
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| Error::runtime(format!("cannot create {}: {e}", dir.display())))?;
+    let dir = make_private_dir()?;
     let result = f(&dir);
     let _ = std::fs::remove_dir_all(&dir);
     result
+}
+
+/// `mkdtemp` semantics without unsafe code: `$TMPDIR/tvm-ffi-rs-<64 random
+/// bits>` made by one `mkdir` of mode 0700, which fails on any existing
+/// entry (a directory or link planted under that name); another name is
+/// drawn then. The bits come from the standard library's randomly keyed
+/// hasher.
+fn make_private_dir() -> Result<std::path::PathBuf> {
+    use std::hash::{BuildHasher, Hasher};
+    use std::os::unix::fs::DirBuilderExt;
+    let base = std::env::temp_dir();
+    let mut last = None;
+    for attempt in 0u32..64 {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u32(attempt);
+        h.write_u32(std::process::id());
+        let dir = base.join(format!("tvm-ffi-rs-{:016x}", h.finish()));
+        match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
+            Err(e) => {
+                return Err(Error::runtime(format!(
+                    "cannot create a private directory under {}: {e}",
+                    base.display()
+                )));
+            }
+        }
+    }
+    Err(Error::runtime(format!(
+        "cannot create a private directory under {}: {}",
+        base.display(),
+        last.map_or_else(String::new, |e| e.to_string())
+    )))
 }
 
 /// The blob of a live module tree: library modules become `_lib`, every
