@@ -1,6 +1,7 @@
 //! The inspector CLI and the object-file writer together: a relocatable
 //! object carrying a written tree is decoded without being loaded.
 
+use std::path::Path;
 use std::process::Command;
 use tvm_ffi::module::emit::to_object_file;
 use tvm_ffi::module::library_bin::{LIB_KIND, LibraryBin, ModuleEntry, write};
@@ -167,5 +168,135 @@ fn lists_and_extracts_artifacts_and_cubins() {
         !out.status.success() && err.trim_end().ends_with("records no artifact set"),
         "{err}"
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Runs the inspector with `args`, killed after 20 s (a hang fails).
+fn run_bounded(args: &[&std::ffi::OsStr]) -> std::process::Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tvm-ffi-inspect"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("tvm-ffi-inspect {args:?} hung");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn safe_on_anything() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    use tvm_ffi::module::artifact::{Artifact, ArtifactSet};
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("inspect-hostile");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+
+    // Not regular files: refused in one line, never read.
+    let fifo = dir.join("fifo");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    for (path, what) in [
+        (fifo.as_os_str(), "a FIFO"),
+        (OsStr::new("/dev/zero"), "device"),
+        (dir.as_os_str(), "a directory"),
+    ] {
+        let out = run_bounded(&[path]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && err.contains(what),
+            "{path:?}: {err}"
+        );
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+    // An 8 GiB sparse file is mapped, not read.
+    let sparse = dir.join("sparse.so");
+    std::fs::File::create(&sparse)
+        .unwrap()
+        .set_len(8 << 30)
+        .unwrap();
+    let started = std::time::Instant::now();
+    let out = run_bounded(&[sparse.as_os_str()]);
+    assert!(!out.status.success(), "a file of zeros is no object file");
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    std::fs::remove_file(&sparse).unwrap();
+
+    // Paths are bytes.
+    let odd = dir.join(OsStr::from_bytes(b"model-\xff.tar"));
+    let a = Artifact::builder("cuda", "cuda_module", "k.cubin")
+        .content(b"new bytes")
+        .build()
+        .unwrap();
+    let set = ArtifactSet::new(vec![a], None).unwrap();
+    std::fs::write(&odd, tvm_ffi::module::mlf::export(&set).unwrap()).unwrap();
+    let out = run_bounded(&[odd.as_os_str()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // --extract writes new files: a hard link, a symbolic link or a FIFO
+    // already at the name is replaced, not written through.
+    let victim = dir.join("victim.txt");
+    std::fs::write(&victim, b"precious").unwrap();
+    for plant in ["hard link", "symlink", "fifo"] {
+        let out_dir = dir.join(format!("out-{}", plant.replace(' ', "-")));
+        std::fs::create_dir_all(out_dir.join("cuda")).unwrap();
+        let target = out_dir.join("cuda/k.cubin");
+        match plant {
+            "hard link" => std::fs::hard_link(&victim, &target).unwrap(),
+            "symlink" => std::os::unix::fs::symlink(&victim, &target).unwrap(),
+            _ => assert!(
+                Command::new("mkfifo")
+                    .arg(&target)
+                    .status()
+                    .unwrap()
+                    .success()
+            ),
+        }
+        let out = run_bounded(&[
+            OsStr::new("--extract"),
+            out_dir.as_os_str(),
+            odd.as_os_str(),
+        ]);
+        assert!(
+            out.status.success(),
+            "{plant}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(std::fs::read(&target).unwrap(), b"new bytes", "{plant}");
+        assert_eq!(std::fs::read(&victim).unwrap(), b"precious", "{plant}");
+        let names: Vec<_> = std::fs::read_dir(out_dir.join("cuda"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(
+            names.len(),
+            1,
+            "{plant}: a temporary file was left: {names:?}"
+        );
+    }
+
+    // --help and --version answer on stdout with status 0.
+    for flag in ["--help", "--version"] {
+        let out = run_bounded(&[OsStr::new(flag)]);
+        assert!(
+            out.status.success() && !out.stdout.is_empty() && out.stderr.is_empty(),
+            "{flag}"
+        );
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -5,17 +5,21 @@
 //! `_end` pairs) and the artifacts of an exported artifact set.
 //!
 //! `tvm-ffi-inspect --extract DIR FILE` writes each artifact of FILE to
-//! `DIR/<codegen_id>/<file_name>`, and nothing outside DIR.
+//! `DIR/<codegen_id>/<file_name>`, and nothing outside DIR; each file is
+//! written new and renamed into place, never through what was there.
+//! Paths are bytes (any name the system accepts); only regular files are
+//! read, by mapping them.
 #![forbid(unsafe_code)]
 
+use std::ffi::OsString;
 use std::path::Path;
 use std::process::ExitCode;
 use tvm_ffi::module::artifact::ArtifactSet;
 use tvm_ffi::module::artifact_export::{extract, read_set};
 use tvm_ffi::module::artifact_inspect::summary;
-use tvm_ffi::module::inspect::inspect;
+use tvm_ffi::module::inspect::{inspect, map_file};
 
-const USAGE: &str = "usage: tvm-ffi-inspect FILE...\n       tvm-ffi-inspect --extract DIR FILE\n\n\
+const USAGE: &str = "usage: tvm-ffi-inspect FILE...\n       tvm-ffi-inspect --extract DIR FILE\n       tvm-ffi-inspect --help | --version\n\n\
 Lists the __tvm_ffi_<name> functions, the __tvm_ffi__library_bin tree, embedded\n\
 cubins and the artifacts of shared libraries, object files and Model Library\n\
 Format tarballs, without running them. --extract writes each artifact to\n\
@@ -36,10 +40,10 @@ fn print_artifacts(set: &ArtifactSet) {
 }
 
 /// Lists one file.
-fn list(path: &str) -> Result<(), String> {
-    let data = std::fs::read(path).map_err(|e| format!("cannot read: {e}"))?;
-    let set = read_set(Path::new(path)).map_err(|e| e.to_string());
-    println!("{path}:");
+fn list(path: &Path) -> Result<(), String> {
+    let data = map_file(path).map_err(|e| e.to_string())?;
+    let set = read_set(path).map_err(|e| e.to_string());
+    println!("{}:", path.display());
     if data.get(257..262) == Some(b"ustar") {
         println!("  Model Library Format tarball");
         print_artifacts(&set?.expect("a tarball holds a set"));
@@ -77,8 +81,21 @@ fn list(path: &str) -> Result<(), String> {
 }
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.is_empty() || args.iter().any(|p| p == "-h" || p == "--help") {
+    let args: Vec<OsString> = std::env::args_os().skip(1).collect();
+    if args.iter().any(|a| a == "-h" || a == "--help") {
+        println!("{USAGE}");
+        return ExitCode::SUCCESS;
+    }
+    if args.iter().any(|a| a == "--version") {
+        println!(
+            "tvm-ffi-inspect {} (TVM-FFI ABI {}.{})",
+            env!("CARGO_PKG_VERSION"),
+            tvm_ffi::abi::TVM_FFI_VERSION_MAJOR,
+            tvm_ffi::abi::TVM_FFI_VERSION_MINOR
+        );
+        return ExitCode::SUCCESS;
+    }
+    if args.is_empty() {
         eprintln!("{USAGE}");
         return ExitCode::from(2);
     }
@@ -99,15 +116,16 @@ fn main() -> ExitCode {
                 ExitCode::SUCCESS
             }
             Err(e) => {
-                eprintln!("{file}: error: {e}");
+                eprintln!("{}: error: {e}", Path::new(file).display());
                 ExitCode::FAILURE
             }
         };
     }
     let mut status = ExitCode::SUCCESS;
     for path in &args {
+        let path = Path::new(path);
         if let Err(e) = list(path) {
-            eprintln!("{path}: error: {e}");
+            eprintln!("{}: error: {e}", path.display());
             status = ExitCode::FAILURE;
         }
     }

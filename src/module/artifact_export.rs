@@ -129,13 +129,14 @@ pub fn read_set(path: &Path) -> Result<Option<ArtifactSet>> {
 }
 
 /// Writes each artifact of `set` to `dir/<codegen_id>/<file_name>` and
-/// returns the paths. Nothing is written outside `dir`: names are single
-/// path components (checked when each artifact was made), an existing
-/// `<codegen_id>` that is not a plain directory (a symbolic link) is
-/// refused, and files are opened without following links.
+/// returns the paths. Nothing is written outside `dir`, and nothing through
+/// what was already there: names are single path components (checked when
+/// each artifact was made), an existing `<codegen_id>` that is not a plain
+/// directory (a symbolic link) is refused, and each file is written new
+/// (`O_CREAT|O_EXCL|O_NOFOLLOW` under a random name) then renamed over its
+/// name, which replaces an existing entry (a hard link to another file, a
+/// symbolic link, a FIFO) instead of writing through it.
 pub fn extract(set: &ArtifactSet, dir: &Path) -> Result<Vec<std::path::PathBuf>> {
-    use std::io::Write as _;
-    use std::os::unix::fs::OpenOptionsExt;
     let io = |what: &Path, e: std::io::Error| {
         Error::runtime(format!("cannot write {}: {e}", what.display()))
     };
@@ -154,17 +155,43 @@ pub fn extract(set: &ArtifactSet, dir: &Path) -> Result<Vec<std::path::PathBuf>>
             Err(_) => std::fs::create_dir(&sub).map_err(|e| io(&sub, e))?,
         }
         let path = sub.join(a.file_name());
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&path)
-            .map_err(|e| io(&path, e))?;
-        file.write_all(a.content()).map_err(|e| io(&path, e))?;
+        write_new(&path, a.content()).map_err(|e| io(&path, e))?;
         written.push(path);
     }
     Ok(written)
+}
+
+/// Writes `bytes` to a file created new beside `path`, then renames it to
+/// `path`: whatever `path` named before is replaced, never written through.
+fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::hash::{BuildHasher, Hasher};
+    use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut attempt = 0u32;
+    let (temp, mut file) = loop {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u32(attempt);
+        let temp = dir.join(format!(".tvm-ffi-extract-{:016x}", h.finish()));
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o644)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&temp)
+        {
+            Ok(file) => break (temp, file),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 64 => attempt += 1,
+            Err(e) => return Err(e),
+        }
+    };
+    let done = file
+        .write_all(bytes)
+        .and_then(|()| std::fs::rename(&temp, path));
+    if done.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    done
 }
 
 /// Registers the export and read-back globals.

@@ -20,6 +20,13 @@ pub struct Inspection {
     pub cubins: Vec<(String, u64)>,
 }
 
+/// A file's bytes for inspection: a regular file, mapped read-only (a FIFO,
+/// a device or a directory is refused with what it is; an 8 GiB sparse
+/// file costs nothing until read).
+pub fn map_file(path: &std::path::Path) -> Result<memmap2::Mmap> {
+    super::image::map_file(path)
+}
+
 /// The prefix of embedded cubin symbols (start; the end adds `_end`).
 pub const CUBIN_PREFIX: &str = "__tvm_ffi__cubin_";
 
