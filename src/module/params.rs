@@ -72,9 +72,10 @@ pub fn encode(tensors: &[(&str, DLDataType, &[i64], &[u8])]) -> Result<Vec<u8>> 
         if name.is_empty() {
             return Err(Error::value("a constant has an empty name"));
         }
-        if compact_byte_size(dtype, shape) != Some(bytes.len() as u64) {
+        let expected = data_size(name, dtype, shape).map_err(Error::value)?;
+        if expected != bytes.len() as u64 {
             return Err(Error::value(format!(
-                "constant \"{name}\" holds {} bytes, not the size of its dtype and shape",
+                "constant \"{name}\" holds {} bytes, not the {expected} of its dtype and shape",
                 bytes.len()
             )));
         }
@@ -143,6 +144,26 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// The bytes a constant of `dtype` and `shape` holds, compact and row
+/// major. Its dtype must give every element bytes (no zero lanes, no
+/// zero-bit type: a shape over empty data would pass for any shape), its
+/// dimensions none negative, and the size fit in 64 bits; the error names
+/// the constant.
+fn data_size(name: &str, dtype: DLDataType, shape: &[i64]) -> std::result::Result<u64, String> {
+    if dtype.lanes == 0 || dtype.bits == 0 {
+        return Err(format!(
+            "constant \"{name}\" has a dtype of {} bits and {} lanes: its elements hold no bytes",
+            dtype.bits, dtype.lanes
+        ));
+    }
+    if let Some(d) = shape.iter().find(|&&d| d < 0) {
+        return Err(format!("constant \"{name}\" has a negative dimension {d}"));
+    }
+    compact_byte_size(dtype, shape).ok_or_else(|| {
+        format!("constant \"{name}\": the size of shape {shape:?} overflows 64 bits")
+    })
+}
+
 /// The error for malformed content at byte `at`.
 fn malformed(at: usize, what: &str) -> Error {
     Error::value(format!("malformed params content at byte {at}: {what}"))
@@ -203,11 +224,12 @@ pub fn decode(bytes: &[u8]) -> Result<Vec<Entry>> {
             shape.push(i64::from_le_bytes(r.array("a dimension")?));
         }
         let (offset, size) = (r.u64("a data offset")?, r.u64("a data size")?);
-        if compact_byte_size(dtype, &shape) != Some(size) {
+        let expected = data_size(name, dtype, &shape).map_err(|e| malformed(at, &e))?;
+        if expected != size {
             return Err(malformed(
                 at,
                 &format!(
-                    "constant \"{name}\" declares {size} bytes, not the size of its dtype and shape"
+                    "constant \"{name}\" declares {size} bytes, not the {expected} of its dtype and shape"
                 ),
             ));
         }
@@ -272,7 +294,7 @@ mod tests {
         }
         assert_eq!(
             encode(&[("w", F32, &[2], &a)]).unwrap_err().to_string(),
-            "ValueError: constant \"w\" holds 24 bytes, not the size of its dtype and shape"
+            "ValueError: constant \"w\" holds 24 bytes, not the 8 of its dtype and shape"
         );
         assert_eq!(
             encode(&[("w", F32, &[1], &b), ("w", F32, &[1], &b)])
@@ -299,7 +321,35 @@ mod tests {
             decode(&bytes)
                 .unwrap_err()
                 .to_string()
-                .contains("not the size")
+                .contains("constant \"w\": the size of shape [4611686018427387904] overflows")
+        );
+    }
+
+    #[test]
+    fn constants_agree_with_their_bytes() {
+        let zero_lanes = DLDataType { lanes: 0, ..F32 };
+        let zero_bits = DLDataType { bits: 0, ..F32 };
+        for (dtype, shape, bytes, needle) in [
+            (zero_lanes, &[1000i64][..], &[][..], "0 lanes"),
+            (zero_bits, &[1000][..], &[][..], "0 bits"),
+            (F32, &[-1][..], &[][..], "negative dimension -1"),
+            (F32, &[1 << 40, 1 << 40][..], &[][..], "overflows 64 bits"),
+            (F32, &[2][..], &[0u8; 4][..], "holds 4 bytes, not the 8"),
+        ] {
+            let err = encode(&[("w", dtype, shape, bytes)])
+                .unwrap_err()
+                .to_string();
+            assert!(err.starts_with("ValueError: constant \"w\""), "{err}");
+            assert!(err.contains(needle), "{err}");
+        }
+        // The same read back: the header says zero lanes over empty data.
+        let mut bytes = encode(&[("w", F32, &[0], &[])]).unwrap();
+        bytes[23..25].copy_from_slice(&0u16.to_le_bytes());
+        bytes[29..37].copy_from_slice(&1000i64.to_le_bytes());
+        let err = decode(&bytes).unwrap_err().to_string();
+        assert!(
+            err.contains("constant \"w\" has a dtype of 32 bits and 0 lanes"),
+            "{err}"
         );
     }
 }
