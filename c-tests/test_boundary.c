@@ -176,6 +176,30 @@ int main(void) {
     CHECK(index == -1);
     EXPECT_RAISES(key, -1);
   }
+  /* Sizes the caller chose that memory cannot hold are errors, not aborts
+   * (the reference raises InternalError: std::bad_alloc for the first two
+   * and crashes on the third). */
+  {
+    static char few[8];
+    TVMFFIByteArray huge = {few, (size_t)1 << 40};
+    TVMFFIAny text = any_none();
+    EXPECT_RAISES("Bytes of 2^40 bytes", TVMFFIBytesFromByteArray(&huge, &text));
+    EXPECT_RAISES("String of 2^40 bytes", TVMFFIStringFromByteArray(&huge, &text));
+    CHECK(text.type_index == kTVMFFINone);
+    int64_t one_dim[1] = {2};
+    DLManagedTensor managed;
+    memset(&managed, 0, sizeof(managed));
+    managed.dl_tensor.data = few;
+    managed.dl_tensor.device.device_type = kDLCPU;
+    managed.dl_tensor.ndim = 0x7fffffff;
+    managed.dl_tensor.dtype.code = kDLFloat;
+    managed.dl_tensor.dtype.bits = 32;
+    managed.dl_tensor.dtype.lanes = 1;
+    managed.dl_tensor.shape = one_dim;
+    TVMFFIObjectHandle tensor = NULL;
+    EXPECT_RAISES("DLPack import of ndim 2^31-1", TVMFFITensorFromDLPack(&managed, 0, 0, &tensor));
+    CHECK(tensor == NULL);
+  }
   /* A hostile number of child slots is refused, not allocated. */
   TVMFFIByteArray huge = byte_array("boundary.HugeSlots");
   CHECK(TVMFFITypeGetOrAllocIndex(&huge, -1, 1, 0x7ffffff0, 1, kTVMFFIObject) == -1);

@@ -3,7 +3,8 @@
 use super::{arg_bytes, raise_null};
 use crate::abi::*;
 use crate::core::boundary::raise_code;
-use crate::core::string::{TextKind, write_text};
+use crate::core::string::{SMALL_MAX, TextKind, write_heap_text, write_small_text};
+use crate::core::{Error, ErrorKind};
 use core::ffi::c_int;
 
 /// Shared body of the two constructors.
@@ -23,19 +24,55 @@ unsafe fn text_from_byte_array(
             // SAFETY: readable bytes and a writable `out`, which may overlap
             // them (`write_text` reads them first).
             // No unwinding guard: nothing here panics (small text is two
-            // loads; the heap case allocates or aborts, as allocation does).
-            unsafe { write_text(bytes.as_ptr(), bytes.len(), kind, out) };
-            0
+            // loads; the heap case allocates or answers that it could not).
+            if bytes.len() <= SMALL_MAX {
+                // SAFETY: as above, and the bytes are few enough.
+                unsafe { write_small_text(bytes.as_ptr(), bytes.len(), kind, out) };
+                0
+            } else {
+                // SAFETY: as above.
+                unsafe { heap_text(bytes.as_ptr(), bytes.len(), kind, out) }
+            }
         }
         Ok(_) => raise_null("out"),
         Err(e) => raise_code(e),
     }
 }
 
+/// The heap case of the constructors, out of line: a failed allocation
+/// raises a MemoryError where the allocation is checked.
+///
+/// # Safety
+/// As for `write_heap_text`.
+#[inline(never)]
+unsafe fn heap_text(data: *const u8, len: usize, kind: TextKind, out: *mut TVMFFIAny) -> c_int {
+    // SAFETY: per the contract.
+    match unsafe { write_heap_text(data, len, kind.object_index(), out) } {
+        Ok(()) => 0,
+        Err(_) => raise_too_large(len, kind),
+    }
+}
+
+/// Raises the MemoryError for text whose size the caller asked for but
+/// memory cannot hold (the reference raises `std::bad_alloc` there).
+#[cold]
+#[inline(never)]
+fn raise_too_large(len: usize, kind: TextKind) -> c_int {
+    let entry = match kind {
+        TextKind::Str => "TVMFFIStringFromByteArray",
+        TextKind::Bytes => "TVMFFIBytesFromByteArray",
+    };
+    raise_code(Error::new(
+        ErrorKind::MemoryError,
+        format!("{entry}: cannot allocate {len} bytes"),
+    ))
+}
+
 /// Makes a String from bytes (copied; NULs and non-UTF-8 kept): a
 /// `kTVMFFISmallStr` for up to 7 bytes, else a `kTVMFFIStr` object.
 /// Ownership: `*out` receives an owned value.
-/// Errors: ValueError if `input` or `out` is NULL.
+/// Errors: ValueError if `input` or `out` is NULL; MemoryError if the
+/// string cannot be allocated.
 ///
 /// # Safety
 /// `input` is NULL or a valid byte array; `out` is NULL or writable.
@@ -51,7 +88,8 @@ pub unsafe extern "C" fn TVMFFIStringFromByteArray(
 /// Makes a Bytes value from bytes (copied): a `kTVMFFISmallBytes` for up to
 /// 7 bytes, else a `kTVMFFIBytes` object.
 /// Ownership: `*out` receives an owned value.
-/// Errors: ValueError if `input` or `out` is NULL.
+/// Errors: ValueError if `input` or `out` is NULL; MemoryError if the
+/// bytes cannot be allocated.
 ///
 /// # Safety
 /// `input` is NULL or a valid byte array; `out` is NULL or writable.

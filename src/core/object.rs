@@ -26,6 +26,14 @@ pub const INITIAL_REF_COUNT: u64 = STRONG_ONE | WEAK_ONE;
 /// computation) and exhausted memory abort, as the global allocator does.
 #[inline]
 pub fn alloc_in_place(size: Option<usize>, zeroed: bool) -> NonNull<u8> {
+    try_alloc_in_place(size, zeroed).unwrap_or_else(|| out_of_memory())
+}
+
+/// [`alloc_in_place`] that answers None instead of aborting: for sizes a
+/// caller chose (the C constructors of strings and bytes), where the
+/// reference raises.
+#[inline]
+pub fn try_alloc_in_place(size: Option<usize>, zeroed: bool) -> Option<NonNull<u8>> {
     const _: () = assert!(align_of::<TVMFFIObject>() <= 16);
     // SAFETY: `malloc`/`calloc` accept any size and return 16-aligned memory
     // or NULL.
@@ -36,14 +44,14 @@ pub fn alloc_in_place(size: Option<usize>, zeroed: bool) -> NonNull<u8> {
             libc::malloc(n)
         }
     });
-    NonNull::new(mem.cast()).unwrap_or_else(|| out_of_memory())
+    NonNull::new(mem.cast())
 }
 
 /// Aborts on a failed object allocation. The size is not reported: keeping
 /// it for this path would cost every allocation a register.
 #[cold]
 #[inline(never)]
-fn out_of_memory() -> ! {
+pub(crate) fn out_of_memory() -> ! {
     eprintln!("memory allocation of an object failed");
     std::process::abort()
 }

@@ -32,7 +32,8 @@ impl TextKind {
             TextKind::Bytes => kTVMFFISmallBytes,
         }
     }
-    fn object_index(self) -> i32 {
+    /// The type index of heap objects of this kind.
+    pub fn object_index(self) -> i32 {
         match self {
             TextKind::Str => kTVMFFIStr,
             TextKind::Bytes => kTVMFFIBytes,
@@ -76,11 +77,20 @@ pub fn format_f64(format: &core::ffi::CStr, x: f64) -> String {
 #[inline]
 pub fn make_text(bytes: &[u8], kind: TextKind) -> Any {
     let mut raw = TVMFFIAny::NONE;
-    // SAFETY: `bytes` is readable and `raw` writable.
-    unsafe { write_text(bytes.as_ptr(), bytes.len(), kind, &mut raw) };
+    // SAFETY: `bytes` is readable and `raw` writable. Text of bytes that
+    // exist in this process fits, or memory is exhausted (abort, as any
+    // allocation).
+    if unsafe { write_text(bytes.as_ptr(), bytes.len(), kind, &mut raw) }.is_err() {
+        super::object::out_of_memory();
+    }
     // SAFETY: `write_text` leaves an owned value.
     unsafe { Any::from_raw(raw) }
 }
+
+/// The heap text object could not be allocated (`len` bytes, too many for
+/// the address space or the memory left); `out` was not written.
+#[derive(Debug)]
+pub struct TextTooLarge;
 
 /// [`make_text`] of `len` bytes at `data`, written straight into `out`
 /// (whose old value is overwritten, not released): what the C constructors
@@ -91,31 +101,70 @@ pub fn make_text(bytes: &[u8], kind: TextKind) -> Any {
 /// overlap: the bytes are read before `out` is written (the reference
 /// clears `out` first and copies the cleared bytes).
 #[inline]
-pub unsafe fn write_text(data: *const u8, len: usize, kind: TextKind, out: *mut TVMFFIAny) {
+pub unsafe fn write_text(
+    data: *const u8,
+    len: usize,
+    kind: TextKind,
+    out: *mut TVMFFIAny,
+) -> core::result::Result<(), TextTooLarge> {
     if len <= SMALL_MAX {
-        // SAFETY: per the contract; this borrow ends before `out` is written.
-        let word = small_word(unsafe { core::slice::from_raw_parts(data, len) });
-        let raw = TVMFFIAny {
-            type_index: kind.small_index(),
-            small_str_len: len as u32,
-            value: TVMFFIAnyValue { v_uint64: word },
-        };
         // SAFETY: per the contract.
-        unsafe { out.write(raw) };
+        unsafe { write_small_text(data, len, kind, out) };
+        Ok(())
     } else {
         // SAFETY: per the contract.
-        unsafe { write_heap_text(data, len, kind.object_index(), out) };
+        unsafe { write_heap_text_out_of_line(data, len, kind.object_index(), out) }
     }
 }
 
-/// The heap case of [`write_text`], out of its inlined small path; the
-/// caller passes the object type index (a constant there).
+/// The small case of [`write_text`] (`len` at most [`SMALL_MAX`]): the
+/// bytes in the value itself.
+///
+/// # Safety
+/// As for `write_text`, and `len <= SMALL_MAX`.
+#[inline(always)]
+pub unsafe fn write_small_text(data: *const u8, len: usize, kind: TextKind, out: *mut TVMFFIAny) {
+    // SAFETY: per the contract; this borrow ends before `out` is written.
+    let word = small_word(unsafe { core::slice::from_raw_parts(data, len) });
+    let raw = TVMFFIAny {
+        type_index: kind.small_index(),
+        small_str_len: len as u32,
+        value: TVMFFIAnyValue { v_uint64: word },
+    };
+    // SAFETY: per the contract.
+    unsafe { out.write(raw) };
+}
+
+/// [`write_heap_text`] out of the inlined small path of [`write_text`].
 ///
 /// # Safety
 /// As for `write_text`.
 #[inline(never)]
-unsafe fn write_heap_text(data: *const u8, len: usize, type_index: i32, out: *mut TVMFFIAny) {
-    let (obj, dst) = alloc_text(len, type_index);
+unsafe fn write_heap_text_out_of_line(
+    data: *const u8,
+    len: usize,
+    type_index: i32,
+    out: *mut TVMFFIAny,
+) -> core::result::Result<(), TextTooLarge> {
+    // SAFETY: per the contract.
+    unsafe { write_heap_text(data, len, type_index, out) }
+}
+
+/// The heap case of [`write_text`]: a String/Bytes object (`type_index`)
+/// holding a copy of the bytes. Inlined into its callers, which keep it out
+/// of their small path (the C constructors check its answer where the
+/// allocation is checked).
+///
+/// # Safety
+/// As for `write_text`.
+#[inline(always)]
+pub unsafe fn write_heap_text(
+    data: *const u8,
+    len: usize,
+    type_index: i32,
+    out: *mut TVMFFIAny,
+) -> core::result::Result<(), TextTooLarge> {
+    let (obj, dst) = try_alloc_text(len, type_index).ok_or(TextTooLarge)?;
     // SAFETY: `dst` holds `len` bytes (see `alloc_text`), fresh memory apart
     // from `data`, which holds `len` readable bytes per the contract.
     unsafe { core::ptr::copy_nonoverlapping(data, dst, len) };
@@ -128,6 +177,7 @@ unsafe fn write_heap_text(data: *const u8, len: usize, type_index: i32, out: *mu
     };
     // SAFETY: `out` is writable per the contract; the bytes are copied.
     unsafe { out.write(raw) };
+    Ok(())
 }
 
 /// Up to 7 bytes as the little-endian word of a small string (zero
@@ -179,7 +229,13 @@ pub fn new_text_object(bytes: &[u8], kind: TextKind) -> ObjectRef {
 /// them.
 #[inline(always)]
 fn alloc_text(len: usize, type_index: i32) -> (NonNull<TextObj>, *mut u8) {
-    let mem = super::object::alloc_in_place(text_size(len), false);
+    try_alloc_text(len, type_index).unwrap_or_else(|| super::object::out_of_memory())
+}
+
+/// [`alloc_text`], None when the memory cannot be had.
+#[inline]
+fn try_alloc_text(len: usize, type_index: i32) -> Option<(NonNull<TextObj>, *mut u8)> {
+    let mem = super::object::try_alloc_in_place(text_size(len), false)?;
     let obj = mem.cast::<TextObj>();
     // SAFETY: `mem` is a fresh allocation large enough for the header, the
     // byte array and `len + 1` data bytes.
@@ -198,7 +254,7 @@ fn alloc_text(len: usize, type_index: i32) -> (NonNull<TextObj>, *mut u8) {
                 size: len,
             },
         });
-        (obj, data)
+        Some((obj, data))
     }
 }
 

@@ -109,6 +109,11 @@ fn new_tensor(
     }
 }
 
+/// The most dimensions an imported tensor may have. Producers stay far
+/// below it (NumPy: 64); a larger `ndim` is a corrupt or hostile tensor
+/// whose shape array would be read, and copied, far past its end.
+pub const MAX_NDIM: i32 = 1024;
+
 /// The shape of a DLTensor as a slice, after checking `ndim` and `shape`.
 ///
 /// # Safety
@@ -117,6 +122,12 @@ unsafe fn checked_shape(t: &DLTensor) -> Result<&[i64]> {
     if t.ndim < 0 {
         return Err(Error::value(format!(
             "DLTensor has a negative ndim ({})",
+            t.ndim
+        )));
+    }
+    if t.ndim > MAX_NDIM {
+        return Err(Error::value(format!(
+            "DLTensor has ndim {}, more than {MAX_NDIM}",
             t.ndim
         )));
     }
@@ -184,7 +195,7 @@ fn is_aligned(t: &DLTensor, alignment: u64) -> bool {
 /// import (a well-formed shape, nothing required) is decided inline.
 #[inline(always)]
 fn check_import(t: &DLTensor, require_alignment: i32, require_contiguous: bool) -> Result<()> {
-    let well_formed = t.ndim == 0 || (t.ndim > 0 && !t.shape.is_null());
+    let well_formed = t.ndim == 0 || (t.ndim > 0 && t.ndim <= MAX_NDIM && !t.shape.is_null());
     if well_formed && require_alignment == 0 && !require_contiguous {
         return Ok(());
     }

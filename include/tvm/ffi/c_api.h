@@ -990,7 +990,8 @@ const struct TVMFFIByteArray *TVMFFIBacktrace(const char *filename,
  * Makes a String from bytes (copied; NULs and non-UTF-8 kept): a
  * `kTVMFFISmallStr` for up to 7 bytes, else a `kTVMFFIStr` object.
  * Ownership: `*out` receives an owned value.
- * Errors: ValueError if `input` or `out` is NULL.
+ * Errors: ValueError if `input` or `out` is NULL; MemoryError if the
+ * string cannot be allocated.
  *
  * # Safety
  * `input` is NULL or a valid byte array; `out` is NULL or writable.
@@ -1001,7 +1002,8 @@ TVM_FFI_DLL int TVMFFIStringFromByteArray(const struct TVMFFIByteArray *input, T
  * Makes a Bytes value from bytes (copied): a `kTVMFFISmallBytes` for up to
  * 7 bytes, else a `kTVMFFIBytes` object.
  * Ownership: `*out` receives an owned value.
- * Errors: ValueError if `input` or `out` is NULL.
+ * Errors: ValueError if `input` or `out` is NULL; MemoryError if the
+ * bytes cannot be allocated.
  *
  * # Safety
  * `input` is NULL or a valid byte array; `out` is NULL or writable.
