@@ -141,6 +141,64 @@ pub fn views(obj: &ObjectRef, want: i32) -> Result<impl Iterator<Item = AnyView<
         .map(|v| unsafe { AnyView::from_raw(v) }))
 }
 
+/// A sequence's elements, stable while callbacks run over them: an Array's
+/// borrowed (an Array does not change while another reference holds it),
+/// a List's copied (a callback may clear or refill it, freeing its storage
+/// and the elements themselves).
+pub enum Stable<'a> {
+    /// An Array's own storage.
+    Borrowed(&'a [TVMFFIAny]),
+    /// New references to a List's elements.
+    Owned(Vec<Any>),
+}
+
+impl Stable<'_> {
+    /// The number of elements.
+    pub fn len(&self) -> usize {
+        match self {
+            Stable::Borrowed(items) => items.len(),
+            Stable::Owned(items) => items.len(),
+        }
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Element `i` (`i < len`).
+    pub fn view(&self, i: usize) -> AnyView<'_> {
+        match self {
+            // SAFETY: stored elements are valid values, kept alive by the
+            // Array, which the caller holds.
+            Stable::Borrowed(items) => unsafe { AnyView::from_raw(&items[i]) },
+            Stable::Owned(items) => items[i].view(),
+        }
+    }
+
+    /// The elements in order.
+    pub fn views(&self) -> impl Iterator<Item = AnyView<'_>> {
+        (0..self.len()).map(|i| self.view(i))
+    }
+}
+
+/// The elements of the Array or List `obj`, stable while callbacks run
+/// (see [`Stable`]). `obj` must be held by the caller beyond whatever
+/// reference the traversal started from, as `AnyView::to_object` gives.
+pub fn stable_elements(obj: &ObjectRef) -> Result<Stable<'_>> {
+    let t = obj.type_index();
+    let items = elements(obj, t)?;
+    if t == kTVMFFIArray {
+        return Ok(Stable::Borrowed(items));
+    }
+    items
+        .iter()
+        // SAFETY: stored elements are valid values, kept alive by `obj`.
+        .map(|v| unsafe { AnyView::from_raw(v) }.to_owned_any())
+        .collect::<Result<_>>()
+        .map(Stable::Owned)
+}
+
 /// A new reference to element `i`; IndexError when out of range.
 pub fn get(obj: &ObjectRef, want: i32, i: i64) -> Result<Any> {
     let items = elements(obj, want)?;

@@ -197,23 +197,12 @@ fn equal_level(s: &Shared, l: AnyView<'_>, r: AnyView<'_>) -> Result<bool> {
 }
 
 fn equal_seq(s: &Shared, lo: &ObjectRef, ro: &ObjectRef) -> Result<bool> {
-    if lo.type_index() == kTVMFFIArray {
-        // Arrays do not change while shared: their elements are borrowed.
-        fn items(o: &ObjectRef) -> Result<Vec<AnyView<'_>>> {
-            Ok(seq::views(o, kTVMFFIArray)?.collect())
-        }
-        return equal_items(s, &items(lo)?, &items(ro)?);
+    // Arrays borrowed, Lists copied: a hook may change a List while it is
+    // compared (`seq::Stable`).
+    let (ls, rs) = (seq::stable_elements(lo)?, seq::stable_elements(ro)?);
+    fn views<'a>(e: &'a seq::Stable<'_>) -> Vec<AnyView<'a>> {
+        e.views().collect()
     }
-    // Owned copies: a hook may change a List while it is compared.
-    let owned = |o: &ObjectRef| -> Result<Vec<Any>> {
-        seq::views(o, kTVMFFIList)?
-            .map(|v| v.to_owned_any())
-            .collect()
-    };
-    fn views(v: &[Any]) -> Vec<AnyView<'_>> {
-        v.iter().map(Any::view).collect()
-    }
-    let (ls, rs) = (owned(lo)?, owned(ro)?);
     equal_items(s, &views(&ls), &views(&rs))
 }
 

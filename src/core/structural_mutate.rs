@@ -605,20 +605,17 @@ unsafe extern "C" fn mutate_leaf(_: *mut TVMFFIObject, _: TVMFFIAny) -> TVMFFIAn
 unsafe extern "C" fn mutate_seq(mutator: *mut TVMFFIObject, value: TVMFFIAny) -> TVMFFIAny {
     hook(mutator, value, |m, obj| {
         let t = obj.type_index();
-        let items = seq::elements(obj, t)?;
+        let items = seq::stable_elements(obj)?;
         let mut out: Option<Vec<Any>> = None;
-        for (i, raw) in items.iter().enumerate() {
-            // SAFETY: `obj` keeps its elements alive.
-            let item = unsafe { AnyView::from_raw(raw) };
+        for (i, item) in items.views().enumerate() {
             let new = m.mutate(item, false)?;
             match &mut out {
                 Some(done) => done.push(new.or(item)?),
                 None if new.keeps(item) => {}
                 None => {
                     let mut done = Vec::with_capacity(items.len());
-                    for earlier in &items[..i] {
-                        // SAFETY: as above.
-                        done.push(unsafe { AnyView::from_raw(earlier) }.to_owned_any()?);
+                    for earlier in items.views().take(i) {
+                        done.push(earlier.to_owned_any()?);
                     }
                     done.push(new.or(item)?);
                     out = Some(done);

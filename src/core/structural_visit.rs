@@ -653,7 +653,7 @@ unsafe extern "C" fn visit_seq(visitor: *mut TVMFFIObject, value: TVMFFIAny) -> 
         // SAFETY: the caller keeps the visitor and the value alive.
         let (v, value) = unsafe { (Visitor::from_raw(visitor)?, AnyView::from_raw(&value)) };
         let obj = container(value)?;
-        for item in seq::views(&obj, obj.type_index())? {
+        for item in seq::stable_elements(&obj)?.views() {
             if let Some(i) = v.visit(item)? {
                 return Ok(Any::from(i));
             }
