@@ -100,15 +100,15 @@ pub fn inspect(data: &[u8]) -> Result<Inspection> {
             continue;
         }
         if let Some(f) = name.strip_prefix(FUNCTION_PREFIX) {
-            if !f.starts_with('_')
-                && sym.kind() == object::SymbolKind::Text
-                && !out.functions.iter().any(|x| x == f)
-            {
+            if !f.starts_with('_') && sym.kind() == object::SymbolKind::Text {
                 out.functions.push(f.to_string());
             }
         }
     }
-    out.functions.sort();
+    // A function appears in both symbol tables: sorted, then deduplicated
+    // (linear after the sort, where a search per symbol was quadratic).
+    out.functions.sort_unstable();
+    out.functions.dedup();
     out.cubins = cubins(&file);
     if let Some(blob) = embedded_library_bin(data)? {
         let tree = library_bin::parse(blob).map_err(|e| Error::value(e.to_string()))?;

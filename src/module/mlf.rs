@@ -101,10 +101,13 @@ pub fn export(set: &ArtifactSet) -> Result<Vec<u8>> {
         })
         .collect::<Result<_>>()?;
     let created = set.meta_str("created").unwrap_or_default();
+    // The distinct targets in first-seen order (a set, not a search per
+    // artifact: linear in the number of artifacts).
+    let mut seen = std::collections::HashSet::new();
     let mut targets = Vec::new();
     for a in &artifacts {
         if let Some(t) = a.meta_str("target") {
-            if !targets.contains(&t) {
+            if seen.insert(t.clone()) {
                 targets.push(t);
             }
         }
