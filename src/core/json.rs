@@ -312,12 +312,29 @@ impl Parser<'_> {
 }
 
 /// `ffi.json.Stringify(value, indent)`: compact without an indent, else one
-/// item per line.
+/// item per line. Indentation grows with the nesting (its total is
+/// quadratic in the depth, as the reference's): an output that memory
+/// cannot hold is a MemoryError, not an abort.
 pub fn stringify(value: AnyView<'_>, indent: usize) -> Result<String> {
+    stringify_with(value, indent, usize::MAX)
+}
+
+/// [`stringify`] for people reading it (`ffi.ArtifactInspect`): items one
+/// per line down to [`READABLE_LEVELS`] levels, compact below, so the
+/// output stays linear in the input however deep it nests.
+pub fn stringify_readable(value: AnyView<'_>, indent: usize) -> Result<String> {
+    stringify_with(value, indent, READABLE_LEVELS)
+}
+
+/// How many nesting levels [`stringify_readable`] indents.
+pub const READABLE_LEVELS: usize = 64;
+
+fn stringify_with(value: AnyView<'_>, indent: usize, pretty_levels: usize) -> Result<String> {
     let mut w = Writer {
         out: String::new(),
         indent,
         level: 0,
+        max_level: indent.saturating_mul(pretty_levels),
         active: HashSet::new(),
     };
     w.value(value, 0)?;
@@ -328,6 +345,8 @@ struct Writer {
     out: String,
     indent: usize,
     level: usize,
+    /// Deeper than this (in spaces), items are written compactly.
+    max_level: usize,
     active: HashSet<usize>,
 }
 
@@ -376,13 +395,21 @@ fn float(x: f64) -> String {
 }
 
 impl Writer {
-    fn newline(&mut self) {
-        if self.indent != 0 {
+    fn newline(&mut self) -> Result<()> {
+        if self.indent != 0 && self.level <= self.max_level {
+            self.out.try_reserve(1 + self.level).map_err(|_| {
+                Error::new(
+                    super::ErrorKind::MemoryError,
+                    format!(
+                        "json.Stringify: the indented output outgrows memory ({} bytes written)",
+                        self.out.len()
+                    ),
+                )
+            })?;
             self.out.push('\n');
-            for _ in 0..self.level {
-                self.out.push(' ');
-            }
+            self.out.extend(core::iter::repeat_n(' ', self.level));
         }
+        Ok(())
     }
 
     fn value(&mut self, v: AnyView<'_>, depth: usize) -> Result<()> {
@@ -429,11 +456,11 @@ impl Writer {
                     if i != 0 {
                         self.out.push(',');
                     }
-                    self.newline();
+                    self.newline()?;
                     self.value(item.view(), depth + 1)?;
                 }
                 self.level -= self.indent;
-                self.newline();
+                self.newline()?;
                 self.out.push(']');
                 if is_list {
                     self.active.remove(&key);
@@ -447,7 +474,7 @@ impl Writer {
                     if i != 0 {
                         self.out.push(',');
                     }
-                    self.newline();
+                    self.newline()?;
                     let key = k.view();
                     let text = match key.type_index() {
                         kTVMFFISmallStr | kTVMFFIStr => key.as_str_bytes().unwrap_or(b""),
@@ -466,7 +493,7 @@ impl Writer {
                     self.value(val.view(), depth + 1)?;
                 }
                 self.level -= self.indent;
-                self.newline();
+                self.newline()?;
                 self.out.push('}');
             }
             t => {

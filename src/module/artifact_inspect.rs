@@ -79,7 +79,7 @@ pub fn inspect(a: &Artifact) -> Result<String> {
     if format == "json" {
         let value = json::parse(a.content())
             .map_err(|e| e.rewrap(|m| format!("artifact {}: {m}", a.file_name())))?;
-        out += &json::stringify(value.view(), 2)?;
+        out += &json::stringify_readable(value.view(), 2)?;
         out.push('\n');
     } else if let Some(listing) = symbols(a.content()) {
         out += &listing;
@@ -132,5 +132,22 @@ mod tests {
             .build()
             .unwrap();
         assert_eq!(inspect(&raw).unwrap().lines().count(), 1);
+    }
+
+    #[test]
+    fn deep_json_costs_what_it_weighs() {
+        // 80 KB of nesting: indenting every level took over 2 GiB; the
+        // first 64 levels are indented, the rest compact.
+        let depth = 40_000;
+        let doc = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+        let j = Artifact::builder("g", "graph", "deep.json")
+            .content(doc.as_bytes())
+            .format("json")
+            .build()
+            .unwrap();
+        let text = inspect(&j).unwrap();
+        assert!(text.len() < 10 * doc.len(), "{} bytes", text.len());
+        assert!(text.contains(&"[".repeat(100)));
+        assert!(text.contains("\n  ["));
     }
 }
