@@ -278,14 +278,22 @@ pub fn import(bytes: &[u8]) -> Result<ArtifactSet> {
         .filter(|o| o.type_index() == kTVMFFIArray)
         .ok_or_else(|| bad("metadata.json has no \"artifacts\" array"))?;
     let mut artifacts = Vec::new();
+    // Each entry is one artifact's: a record naming an entry already taken
+    // is refused, so reading costs the tarball's size once, not once per
+    // record (each copies and hashes its bytes).
+    let mut taken = std::collections::HashSet::new();
     for record in seq::views(&records, kTVMFFIArray)? {
         let record = record.to_owned_any()?;
         let path = str_of(&record, "path")?;
-        let content = files.get(&entry_path(path.as_bytes())?).ok_or_else(|| {
+        let key = entry_path(path.as_bytes())?;
+        let content = files.get(&key).ok_or_else(|| {
             bad(format!(
                 "{path} is listed in metadata.json but not in the tarball"
             ))
         })?;
+        if !taken.insert(key) {
+            return Err(bad(format!("{path} is listed in metadata.json twice")));
+        }
         let metadata = get(&record, "metadata")?.and_then(|v| v.view().to_object());
         artifacts.push(Artifact::new(
             &str_of(&record, "codegen_id")?,
@@ -444,5 +452,22 @@ mod tests {
         oversized[..512].copy_from_slice(h.as_bytes());
         let err = import(&oversized).unwrap_err().to_string();
         assert!(err.contains("declares"), "{err}");
+    }
+
+    #[test]
+    fn an_entry_is_one_artifact() {
+        // Records naming the same entry would each copy and hash its bytes.
+        let record =
+            r#"{"path": "k/x.bin", "codegen_id": "k", "loader": "l", "file_name": "x.bin"}"#;
+        let meta = format!(r#"{{"artifacts": [{record}, {record}]}}"#);
+        let tar = tarball(&[
+            ("metadata.json", tar::EntryType::Regular, meta.as_bytes()),
+            ("k/x.bin", tar::EntryType::Regular, &[7u8; 4096]),
+        ]);
+        let err = import(&tar).unwrap_err().to_string();
+        assert!(
+            err.contains("k/x.bin is listed in metadata.json twice"),
+            "{err}"
+        );
     }
 }

@@ -12,7 +12,7 @@
 //! | 4 | zero |
 //! | 8 | length `n` of the JSON header (`u64`) |
 //! | `n` | the JSON header (UTF-8) |
-//! | … | the contents, each at its offset, zero padding between |
+//! | … | the contents, each at its offset, none overlapping another, zero padding between |
 //!
 //! The JSON header is `{"metadata": {...}, "artifacts": [{"codegen_id",
 //! "loader", "file_name", "metadata", "offset", "size"}, ...]}`; metadata
@@ -216,7 +216,23 @@ fn layout(bytes: &[u8]) -> Result<(Option<ObjectRef>, Vec<Entry>)> {
             metadata: field(&entry, "metadata")?.view().to_object(),
         });
     }
+    check_disjoint(&entries)?;
     Ok((field(&header, "metadata")?.view().to_object(), entries))
+}
+
+/// Refuses contents that overlap: the writer lays each one out apart, and
+/// overlapping ranges would make reading (copying, hashing) cost the
+/// record's size once per artifact instead of once in all.
+fn check_disjoint(entries: &[Entry]) -> Result<()> {
+    let mut order: Vec<&Entry> = entries.iter().filter(|e| !e.range.is_empty()).collect();
+    order.sort_unstable_by_key(|e| e.range.start);
+    match order.windows(2).find(|w| w[0].range.end > w[1].range.start) {
+        None => Ok(()),
+        Some(w) => Err(malformed(format!(
+            "the contents of {}/{} (bytes {:?}) and {}/{} (bytes {:?}) overlap",
+            w[0].names[0], w[0].names[2], w[0].range, w[1].names[0], w[1].names[2], w[1].range
+        ))),
+    }
 }
 
 /// Where each artifact's content lies in a record, by `(codegen_id,
@@ -285,5 +301,24 @@ mod tests {
         for cut in 0..good.len() {
             assert!(decode(&good[..cut]).is_err(), "cut at {cut}");
         }
+    }
+
+    #[test]
+    fn contents_do_not_overlap() {
+        let entry = |name: &str, range: core::ops::Range<usize>| Entry {
+            names: ["c".into(), "native".into(), name.into()],
+            range,
+            metadata: None,
+        };
+        assert!(
+            check_disjoint(&[entry("a", 64..128), entry("b", 128..192), entry("e", 5..5)]).is_ok()
+        );
+        let err = check_disjoint(&[entry("a", 64..4096), entry("b", 128..192)])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("c/a (bytes 64..4096) and c/b (bytes 128..192) overlap"),
+            "{err}"
+        );
     }
 }
