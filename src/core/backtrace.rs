@@ -226,7 +226,7 @@ unsafe extern "C" fn own_segments(
 /// Names a return address from the dynamic symbol table: the module as the
 /// file (line 0), the function, or the offset in the module when no symbol
 /// covers it (readable with `addr2line`).
-fn name_frame(ip: usize, cross_boundary: bool) -> Frame {
+fn name_frame(ip: usize) -> Frame {
     let mut info = DlInfo {
         fname: core::ptr::null(),
         fbase: core::ptr::null_mut(),
@@ -252,7 +252,7 @@ fn name_frame(ip: usize, cross_boundary: bool) -> Frame {
     } else {
         readable(text(info.sname).as_bytes())
     };
-    if !cross_boundary && BOUNDARY_SYMBOLS.iter().any(|b| name.starts_with(b)) {
+    if BOUNDARY_SYMBOLS.iter().any(|b| name.starts_with(b)) {
         return Frame::Boundary;
     }
     if excluded(None, &name) {
@@ -306,7 +306,7 @@ pub fn capture_on_raise() -> String {
         named.clear();
     }
     for &ip in &ips[..n] {
-        match named.entry(ip).or_insert_with(|| name_frame(ip, false)) {
+        match named.entry(ip).or_insert_with(|| name_frame(ip)) {
             Frame::Shown(line) => out.push_str(line),
             Frame::Hidden => {}
             Frame::Boundary => break,
