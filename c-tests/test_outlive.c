@@ -3,7 +3,11 @@
  * there, are used and released after every module of that library is gone.
  * Ours only: the official library unmaps the library when its module is
  * released, and the process dies with SIGSEGV on the first call. Ours keeps
- * a loaded library mapped for the life of the process. */
+ * a loaded library mapped for the life of the process.
+ *
+ * Then releasing: `ffi.ModuleGlobalsRemove` says the caller is done with a
+ * library; once nothing from it is left, the next load unloads it, unless a
+ * global it registered still runs its code (then it stays mapped). */
 #include "common.h"
 
 static TVMFFIAny text_arg(const char* s) {
@@ -18,6 +22,57 @@ static TVMFFIAny get_function(TVMFFIAny mod, const char* name) {
   args[2].type_index = kTVMFFIBool;
   args[2].v_int64 = 0;
   return call_global("ffi.ModuleGetFunction", args, 3);
+}
+
+/* How many images of the plugin are mapped: distinct file names in
+ * /proc/self/maps (each load maps a private copy of its own). */
+static int images_mapped(void) {
+  FILE* maps = fopen("/proc/self/maps", "r");
+  char line[4096], names[64][512];
+  int count = 0;
+  while (maps && fgets(line, sizeof line, maps)) {
+    char* name = strchr(line, '/');
+    if (!name || !strstr(name, "plugin_outlive")) continue;
+    int seen = 0;
+    for (int i = 0; i < count; ++i) seen |= strcmp(names[i], name) == 0;
+    if (!seen && count < 64) snprintf(names[count++], sizeof names[0], "%s", name);
+  }
+  if (maps) fclose(maps);
+  return count;
+}
+
+static TVMFFIAny load_plugin(void) {
+  TVMFFIAny path = text_arg(PLUGIN_OUTLIVE);
+  return call_global("ffi.ModuleLoadFromFile", &path, 1);
+}
+
+static void releasing(void) {
+  int before = images_mapped();
+  /* The library loaded above (the same unchanged file, so the same image)
+   * registers a global, then is released: it stays mapped. */
+  TVMFFIAny mod = load_plugin();
+  TVMFFIAny reg = get_function(mod, "register_global");
+  TVMFFIAny r = any_none();
+  CHECK_OK(TVMFFIFunctionCall(reg.v_obj, NULL, 0, &r));
+  any_release(&reg);
+  TVMFFIAny none = call_global("ffi.ModuleGlobalsRemove", &mod, 1);
+  any_release(&mod);
+  TVMFFIAny other = load_plugin(); /* the next load unloads what it may */
+  TVMFFIAny answer = call_global("testing.outlive_answer", NULL, 0);
+  printf("released with a global registered: answer %lld, images %d -> %d\n",
+         (long long)answer.v_int64, before, images_mapped());
+  CHECK(answer.v_int64 == 42 && images_mapped() == before + 1);
+  /* A library nothing uses any more is released: it is unloaded. */
+  TVMFFIAny make_object = get_function(other, "make_object");
+  CHECK_OK(TVMFFIFunctionCall(make_object.v_obj, NULL, 0, &r));
+  any_release(&r);
+  any_release(&make_object);
+  none = call_global("ffi.ModuleGlobalsRemove", &other, 1);
+  any_release(&other);
+  TVMFFIAny third = load_plugin();
+  printf("released with nothing left: images %d\n", images_mapped());
+  CHECK(none.type_index == kTVMFFINone && images_mapped() == before + 1);
+  any_release(&third);
 }
 
 int main(void) {
@@ -46,5 +101,6 @@ int main(void) {
   any_release(&closure);
   any_release(&obj);
   printf("closure and object released after their library's modules\n");
+  releasing();
   return 0;
 }

@@ -11,9 +11,9 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-use tvm_ffi::core::Any;
 use tvm_ffi::core::registry::get_global;
 use tvm_ffi::core::string::{TextKind, make_text};
+use tvm_ffi::core::{Any, Function};
 use tvm_ffi::module::library_bin::{LibraryBin, ModuleEntry, write};
 
 /// A fresh directory for this test's files.
@@ -139,6 +139,12 @@ fn child_probe() {
             format!("kind={kind} rss_growth_kib={}", max_rss_kib() - before)
         }),
         "inspect" => call("ffi.InspectFile").map(|_| "inspected".to_string()),
+        "race" => Ok(rename_race(Path::new(std::ffi::OsStr::from_bytes(arg)))),
+        "rewrite" => Ok(rewrite_in_place(Path::new(std::ffi::OsStr::from_bytes(
+            arg,
+        )))),
+        "cycles" => Ok(reload_cycles(Path::new(std::ffi::OsStr::from_bytes(arg)))),
+        "origin" => Ok(origin_reloads(Path::new(std::ffi::OsStr::from_bytes(arg)))),
         other => panic!("unknown case {other}"),
     };
     let line = match result {
@@ -376,4 +382,288 @@ fn a_rebuilt_library_loads_anew_while_the_old_image_stays_mapped() {
     assert_eq!((v1, v2, v2_again), (1, 2, 2));
     // The first image is still mapped and its function still answers.
     assert_eq!(f1.call(&[]).unwrap().view().as_i64(), Some(1));
+}
+
+/// Loads `lib` and calls its `version` function: the answer, the function
+/// and the module.
+fn load_version(lib: &Path) -> Result<(i64, Function, Any), String> {
+    let m = tvm_ffi::module::globals::load_from_file(lib.as_os_str().as_bytes())
+        .map_err(|e| e.to_string())?;
+    let m = Any::from(m.into_object());
+    let name = make_text(b"version", TextKind::Str);
+    let f = get_global(b"ffi.ModuleGetFunction")
+        .unwrap()
+        .call(&[m.view(), name.view(), Any::from(false).view()])
+        .map_err(|e| e.to_string())?;
+    let f = Function::from_object(f.view().to_object().ok_or("no function `version`")?).unwrap();
+    let v = f.call(&[]).map_err(|e| e.to_string())?;
+    Ok((v.view().as_i64().unwrap(), f, m))
+}
+
+/// Replaces `path` by a new file holding `bytes`, extended (sparsely) to
+/// `len` bytes, through a rename.
+fn rename_over(path: &Path, bytes: &[u8], len: u64, n: usize) {
+    let tmp = path.with_extension(format!("tmp{n}"));
+    let file = std::fs::File::create(&tmp).unwrap();
+    (&file).write_all(bytes).unwrap();
+    file.set_len(len).unwrap();
+    std::fs::rename(&tmp, path).unwrap();
+}
+
+/// The child side of the rename race: `dir` holds `v7.so`; 8 threads load
+/// `dir/lib.so` for 3 seconds while this thread renames complete copies
+/// (small ones, copied by the loader, and ones padded past its copy limit,
+/// loaded through their descriptor) and cut-short ones over it.
+fn rename_race(dir: &Path) -> String {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let good = std::fs::read(dir.join("v7.so")).unwrap();
+    let lib = dir.join("lib.so");
+    rename_over(&lib, &good, good.len() as u64, 0);
+    let stop = AtomicBool::new(false);
+    let (loads, refused) = (AtomicUsize::new(0), AtomicUsize::new(0));
+    let unexpected = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..8 {
+            scope.spawn(|| {
+                while !stop.load(Ordering::Relaxed) {
+                    match load_version(&lib) {
+                        Ok((7, ..)) => loads.fetch_add(1, Ordering::Relaxed),
+                        Err(e) if e.contains("is cut short") => {
+                            refused.fetch_add(1, Ordering::Relaxed)
+                        }
+                        other => {
+                            unexpected
+                                .lock()
+                                .unwrap()
+                                .push(format!("{:?}", other.map(|r| r.0)));
+                            0
+                        }
+                    };
+                }
+            });
+        }
+        let start = Instant::now();
+        let mut n = 1;
+        while start.elapsed() < Duration::from_secs(3) {
+            let (bytes, len) = match n % 3 {
+                0 => (&good[..], good.len() as u64),
+                1 => (&good[..], (65 << 20) + n as u64),
+                _ => {
+                    let cut = 64 + (n * 7919) % (good.len() - 64);
+                    (&good[..cut], cut as u64)
+                }
+            };
+            rename_over(&lib, bytes, len, n);
+            n += 1;
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        stop.store(true, Ordering::Relaxed);
+    });
+    let unexpected = unexpected.into_inner().unwrap();
+    format!(
+        "loads={} refused={} unexpected={}",
+        loads.load(Ordering::Relaxed).min(1),
+        refused.load(Ordering::Relaxed).min(1),
+        unexpected.len()
+    ) + &unexpected
+        .first()
+        .map(|u| format!(" first={u}"))
+        .unwrap_or_default()
+}
+
+/// Rewrites the file at `path` in place (the same inode), as `cp new.so
+/// path` and Python's `open(path, "wb")` do.
+fn rewrite(path: &Path, bytes: &[u8]) {
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(path)
+        .unwrap();
+    file.write_all(bytes).unwrap();
+}
+
+/// The child side of rewriting in place: `dir` holds `v1.so` and `v2.so`.
+fn rewrite_in_place(dir: &Path) -> String {
+    use std::os::unix::fs::MetadataExt;
+    let (v1, v2) = (
+        std::fs::read(dir.join("v1.so")).unwrap(),
+        std::fs::read(dir.join("v2.so")).unwrap(),
+    );
+    let lib = dir.join("lib.so");
+    std::fs::write(&lib, &v1).unwrap();
+    let inode = std::fs::metadata(&lib).unwrap().ino();
+    let (a, f1, _) = load_version(&lib).unwrap();
+    rewrite(&lib, &v2);
+    let (b, f2, _) = load_version(&lib).unwrap();
+    rewrite(&lib, &v1);
+    let (c, ..) = load_version(&lib).unwrap();
+    assert_eq!(std::fs::metadata(&lib).unwrap().ino(), inode);
+    // The old images still answer, from what they were loaded from.
+    let old = (
+        f1.call(&[]).unwrap().view().as_i64().unwrap(),
+        f2.call(&[]).unwrap().view().as_i64().unwrap(),
+    );
+    format!("loaded={a},{b},{c} old={},{}", old.0, old.1)
+}
+
+/// Lines of /proc/self/maps and resident KiB of this process.
+fn mappings_and_rss() -> (usize, u64) {
+    let maps = std::fs::read_to_string("/proc/self/maps")
+        .unwrap()
+        .lines()
+        .count();
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap();
+    let pages: u64 = statm.split_whitespace().nth(1).unwrap().parse().unwrap();
+    (maps, pages * 4)
+}
+
+/// The child side of 300 rebuild-reload cycles: `dir` holds `v1.so` and
+/// `v2.so`; each cycle rewrites `lib.so` in place with the other version,
+/// loads it, calls it and, with `release`, says it is done with it
+/// (`ffi.ModuleGlobalsRemove`) before dropping everything.
+fn reload_cycles(dir: &Path) -> String {
+    let versions = [
+        std::fs::read(dir.join("v1.so")).unwrap(),
+        std::fs::read(dir.join("v2.so")).unwrap(),
+    ];
+    let lib = dir.join("lib.so");
+    let remove = get_global(b"ffi.ModuleGlobalsRemove").unwrap();
+    let run = |release: bool| {
+        let before = mappings_and_rss();
+        for i in 0..300 {
+            rewrite(&lib, &versions[i % 2]);
+            let (v, f, m) = load_version(&lib).unwrap();
+            assert_eq!(v, 1 + (i % 2) as i64);
+            drop(f);
+            if release {
+                remove.call(&[m.view()]).unwrap();
+            }
+        }
+        let after = mappings_and_rss();
+        format!(
+            "maps {}->{} rss_kib {}->{}",
+            before.0, after.0, before.1, after.1
+        )
+    };
+    let kept = run(false);
+    let released = run(true);
+    format!("kept: {kept}; released: {released}")
+}
+
+#[test]
+fn renames_over_a_loading_path_never_reach_the_loader() {
+    let dir = workdir("race");
+    build_versioned(&dir, 7, &dir.join("v7.so"));
+    let out = in_child("race", dir.as_os_str().as_bytes(), &[]);
+    assert_eq!(out, "ok loads=1 refused=1 unexpected=0");
+}
+
+#[test]
+fn a_library_rewritten_in_place_reloads_as_the_new_code() {
+    let dir = workdir("rewrite");
+    build_versioned(&dir, 1, &dir.join("v1.so"));
+    build_versioned(&dir, 2, &dir.join("v2.so"));
+    let out = in_child("rewrite", dir.as_os_str().as_bytes(), &[]);
+    assert_eq!(out, "ok loaded=1,2,1 old=1,2");
+}
+
+/// Prints the figures: run with `--nocapture` to see them.
+#[test]
+fn released_libraries_are_unloaded_across_rebuild_cycles() {
+    let dir = workdir("cycles");
+    build_versioned(&dir, 1, &dir.join("v1.so"));
+    build_versioned(&dir, 2, &dir.join("v2.so"));
+    let out = in_child("cycles", dir.as_os_str().as_bytes(), &[]);
+    println!("300 rebuild-reload cycles: {out}");
+    let counts: Vec<i64> = out
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|t| !t.is_empty())
+        .map(|t| t.parse().unwrap())
+        .collect();
+    // [300?] kept: maps a->b rss c->d; released: maps e->f rss g->h
+    let [
+        ..,
+        kept_maps0,
+        kept_maps1,
+        _,
+        _,
+        rel_maps0,
+        rel_maps1,
+        rel_rss0,
+        rel_rss1,
+    ] = counts[..]
+    else {
+        panic!("{out}")
+    };
+    assert!(kept_maps1 - kept_maps0 >= 300, "{out}");
+    assert!(rel_maps1 - rel_maps0 < 30, "{out}");
+    assert!(rel_rss1 - rel_rss0 < 8 << 10, "{out}");
+}
+
+/// Builds `dir/libdep.so` (soname `libdep.so`, `dep()` returns 40) and a
+/// library `out` whose `version` returns `dep() + version`, finding
+/// `libdep.so` through `$ORIGIN`.
+fn build_with_origin(dir: &Path, version: i64, out: &Path) {
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let dep = dir.join("libdep.so");
+    if !dep.exists() {
+        std::fs::write(dir.join("dep.c"), "long dep(void) { return 40; }\n").unwrap();
+        let status = Command::new(&cc)
+            .args(["-shared", "-fPIC", "-Wl,-soname,libdep.so", "-o"])
+            .arg(&dep)
+            .arg(dir.join("dep.c"))
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+    let src = dir.join(format!("o{version}.c"));
+    std::fs::write(
+        &src,
+        format!(
+            "#include <tvm/ffi/c_api.h>\nlong dep(void);\n\
+             TVM_FFI_DLL_EXPORT int __tvm_ffi_version(void* s, const TVMFFIAny* a, int32_t n, TVMFFIAny* r) {{\n\
+             r->type_index = kTVMFFIInt; r->zero_padding = 0; r->v_int64 = dep() + {version}; return 0; }}\n"
+        ),
+    )
+    .unwrap();
+    let status = Command::new(&cc)
+        .args(["-shared", "-fPIC", "-o"])
+        .arg(out)
+        .arg(&src)
+        .arg(concat!("-I", env!("CARGO_MANIFEST_DIR"), "/include"))
+        .arg(format!("-L{}", dir.display()))
+        .args(["-ldep", "-Wl,-rpath,$ORIGIN"])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+/// The child side of reloading a library that finds its dependency through
+/// `$ORIGIN`: `dir` holds `o1.so` and `o2.so` built by [`build_with_origin`].
+fn origin_reloads(dir: &Path) -> String {
+    let lib = dir.join("lib.so");
+    let (o1, o2) = (
+        std::fs::read(dir.join("o1.so")).unwrap(),
+        std::fs::read(dir.join("o2.so")).unwrap(),
+    );
+    std::fs::write(&lib, &o1).unwrap();
+    let (a, f1, _) = load_version(&lib).unwrap();
+    // A new file renamed over the path: loaded by a new spelling of it.
+    rename_over(&lib, &o2, o2.len() as u64, 1);
+    let (b, ..) = load_version(&lib).unwrap();
+    // Rewritten in place: from a private copy, its dependency already loaded.
+    rewrite(&lib, &o1);
+    let (c, ..) = load_version(&lib).unwrap();
+    let old = f1.call(&[]).unwrap().view().as_i64().unwrap();
+    format!("loaded={a},{b},{c} old={old}")
+}
+
+#[test]
+fn a_library_finding_its_dependencies_through_origin_reloads() {
+    let dir = workdir("origin");
+    build_with_origin(&dir, 1, &dir.join("o1.so"));
+    build_with_origin(&dir, 2, &dir.join("o2.so"));
+    let out = in_child("origin", dir.as_os_str().as_bytes(), &[]);
+    assert_eq!(out, "ok loaded=41,42,41 old=41");
 }

@@ -49,3 +49,26 @@ TVM_FFI_DLL_EXPORT int __tvm_ffi_make_object(void* self, const TVMFFIAny* args, 
   result->v_obj = obj;
   return 0;
 }
+
+static int answer_call(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
+  (void)self; (void)args; (void)n;
+  result->type_index = kTVMFFIInt;
+  result->zero_padding = 0;
+  result->v_int64 = 42;
+  return 0;
+}
+
+/* register_global(): registers `testing.outlive_answer` (returns 42), whose
+ * code lives here: a library that did so must never be unloaded. */
+TVM_FFI_DLL_EXPORT int __tvm_ffi_register_global(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
+  (void)self; (void)args; (void)n;
+  TVMFFIObjectHandle f = NULL;
+  if (TVMFFIFunctionCreate(NULL, answer_call, NULL, &f) != 0) return -1;
+  TVMFFIByteArray name = {"testing.outlive_answer", 22};
+  int rc = TVMFFIFunctionSetGlobal(&name, f, 1);
+  TVMFFIObjectDecRef(f);
+  result->type_index = kTVMFFINone;
+  result->zero_padding = 0;
+  result->v_int64 = 0;
+  return rc;
+}

@@ -171,6 +171,35 @@ pub fn expected(v: Any) -> Result<Any> {
     }
 }
 
+/// Whether `obj` would run code at an address `inside` accepts: its
+/// deleter, and for a function its `safe_call` and C++ call (for a C
+/// function made by `TVMFFIFunctionCreate`, its callee and deleter). What an
+/// unloader asks of every value it can see before unmapping a library.
+pub fn runs_code_in(obj: &ObjectRef, inside: &dyn Fn(usize) -> bool) -> bool {
+    // SAFETY: `obj` keeps the object, and so its header, alive.
+    let deleter = unsafe { (*obj.as_ptr()).deleter };
+    if deleter.is_some_and(|d| inside(d as usize)) {
+        return true;
+    }
+    let Some(cell) = obj.cell::<TVMFFIFunctionCell>() else {
+        return false;
+    };
+    if cell.safe_call.is_some_and(|f| inside(f as usize)) || inside(cell.cpp_call as usize) {
+        return true;
+    }
+    // The trampoline is not generic: one address, the one stored at creation.
+    let trampoline: SafeCallFn = extern_c_trampoline;
+    if !cell
+        .safe_call
+        .is_some_and(|f| core::ptr::fn_addr_eq(f, trampoline))
+    {
+        return false;
+    }
+    // SAFETY: only `ExternC` objects carry this trampoline.
+    let f = unsafe { obj.payload::<ExternC>() };
+    inside(f.safe_call as usize) || f.deleter.is_some_and(|d| inside(d as usize))
+}
+
 impl Function {
     /// Wraps a C function the way `TVMFFIFunctionCreate` does. `deleter(this)`
     /// runs exactly once, when the function dies. If both `this` and

@@ -136,3 +136,11 @@ pub fn list_names() -> Vec<Box<[u8]>> {
 pub fn metadata(name: &[u8]) -> Option<Box<[u8]>> {
     read().get(name).map(|e| e.metadata.clone())
 }
+
+/// Whether a registered global would run code at an address `inside`
+/// accepts (see [`super::function::runs_code_in`]).
+pub fn runs_code_in(inside: &dyn Fn(usize) -> bool) -> bool {
+    read()
+        .values()
+        .any(|e| super::function::runs_code_in(e.func.as_object(), inside))
+}

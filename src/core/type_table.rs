@@ -827,6 +827,27 @@ pub fn register_attr(type_index: i32, name: &[u8], value: AnyView<'_>) -> Result
     table().register_attr(type_index, name, value)
 }
 
+/// Whether a registered type would run code at an address `inside`
+/// accepts: a field's getter or setter, or a kept value (a default, a
+/// method, an attribute; see [`super::function::runs_code_in`]).
+pub fn runs_code_in(inside: &dyn Fn(usize) -> bool) -> bool {
+    let t = table();
+    let object_runs = |v: &Any| {
+        v.view()
+            .to_object()
+            .is_some_and(|o| super::function::runs_code_in(&o, inside))
+    };
+    let field_runs = |f: &TVMFFIFieldInfo| {
+        f.getter.is_some_and(|g| inside(g as usize)) || inside(f.setter as usize)
+    };
+    t.entries
+        .iter()
+        .flatten()
+        .any(|e| e.fields.iter().any(field_runs))
+        || t.values.iter().any(object_runs)
+        || t.columns.iter().any(|c| c.data.iter().any(object_runs))
+}
+
 /// `TVMFFIGetTypeAttrColumn`: NULL when no such column exists.
 pub fn attr_column(name: &[u8]) -> *const TVMFFITypeAttrColumn {
     let t = table();

@@ -22,7 +22,7 @@
 
 use super::artifact::{Artifact, ArtifactSet, ArtifactSetT, CONSTANTS_LOADER};
 use super::emit::with_scratch_dir;
-use super::library::{load_dso, main_program};
+use super::library::{load_own, main_program};
 use super::native::{NATIVE_LOADER, build_native_library};
 use super::object::Module;
 use super::{params, set_record};
@@ -99,7 +99,7 @@ fn load_native(native: &[Artifact]) -> Result<Module> {
         let own = super::image::own_shared_object();
         let link: Vec<&std::path::Path> = own.iter().map(|p| p.as_path()).collect();
         build_native_library(dir, native, &link, &output)?;
-        load_dso(&output)
+        load_own(&output)
     })
 }
 

@@ -2,7 +2,7 @@
 //! ..., `ffi.SystemLib`), with the reference's names and conventions.
 
 use super::emit;
-use super::library::{load_dso, system_lib};
+use super::library::{load_dso, release, system_lib};
 use super::library_bin::{self, LIB_KIND, LibraryBin, ModuleEntry};
 use super::object::Module;
 use super::symbols::LOAD_FROM_FILE_PREFIX;
@@ -222,10 +222,13 @@ pub fn register(g: &mut Globals<'_>) {
         }
         Ok(())
     }));
+    // The caller is done with the module: its library may be unloaded once
+    // nothing from it is left (see `library::release`).
     g.add(typed_fn!("ffi.ModuleGlobalsRemove", |m: Module| -> () {
         KEPT.lock()
             .unwrap_or_else(|e| e.into_inner())
             .retain(|k| k.as_object() != m.as_object());
+        release(&m);
         Ok(())
     }));
 }

@@ -146,6 +146,60 @@ fn check_segments<'d, H: FileHeader<Endian = object::Endianness>, R: object::Rea
     Ok(())
 }
 
+/// Whether an ELF file names `$ORIGIN` in its `DT_NEEDED`, `DT_RPATH` or
+/// `DT_RUNPATH` entries: it finds libraries relative to its own directory,
+/// so the loader must open it by a path in that directory. A file that is
+/// not ELF or whose dynamic section cannot be read answers false.
+pub fn uses_origin(file: &File) -> bool {
+    let data = &object::ReadCache::new(file);
+    match object::FileKind::parse(data) {
+        Ok(object::FileKind::Elf64) => {
+            origin_in::<elf::FileHeader64<object::Endianness>, _>(data).unwrap_or(false)
+        }
+        Ok(object::FileKind::Elf32) => {
+            origin_in::<elf::FileHeader32<object::Endianness>, _>(data).unwrap_or(false)
+        }
+        _ => false,
+    }
+}
+
+fn origin_in<'d, H: FileHeader<Endian = object::Endianness>, R: object::ReadRef<'d>>(
+    data: R,
+) -> Option<bool> {
+    use object::read::elf::Dyn;
+    let header = H::parse(data).ok()?;
+    let endian = header.endian().ok()?;
+    let segments = header.program_headers(endian, data).ok()?;
+    let dynamic = segments
+        .iter()
+        .find_map(|ph| ph.dynamic(endian, data).ok().flatten())?;
+    let value = |tag: elf::DynamicTag| {
+        dynamic
+            .iter()
+            .find(|d| d.tag(endian) == tag)
+            .map(|d| d.val(endian))
+    };
+    let (strtab, strsz): (u64, u64) = (value(elf::DT_STRTAB)?, value(elf::DT_STRSZ)?);
+    // The string table's file offset, through the loadable segment holding it.
+    let offset = segments.iter().find_map(|ph| {
+        let (vaddr, filesz): (u64, u64) = (ph.p_vaddr(endian).into(), ph.p_filesz(endian).into());
+        let within =
+            ph.p_type(endian) == elf::PT_LOAD && strtab >= vaddr && strtab - vaddr < filesz;
+        within.then(|| Into::<u64>::into(ph.p_offset(endian)) + (strtab - vaddr))
+    })?;
+    let table = data.read_bytes_at(offset, strsz).ok()?;
+    let names_origin = |d: &H::Dyn| {
+        let at = usize::try_from(d.val(endian)).ok()?;
+        let text = table.get(at..)?;
+        let text = &text[..text.iter().position(|&b| b == 0)?];
+        Some(text.windows(7).any(|w| w == b"$ORIGIN") || text.windows(9).any(|w| w == b"${ORIGIN}"))
+    };
+    Some(dynamic.iter().any(|d| {
+        [elf::DT_NEEDED, elf::DT_RPATH, elf::DT_RUNPATH].contains(&d.tag(endian))
+            && names_origin(d) == Some(true)
+    }))
+}
+
 /// The search of [`mapped_extent`]: an address, and what was found.
 struct Extent {
     addr: usize,
@@ -197,6 +251,62 @@ pub fn mapped_extent(addr: *const c_void, need_write: bool) -> Option<usize> {
     // touches `extent` for the duration of the call.
     unsafe { libc::dl_iterate_phdr(Some(visit_object), (&raw mut extent).cast()) };
     extent.found
+}
+
+/// The search of [`segments_of`]: a loaded object's base and name, and
+/// the address ranges of its loadable segments.
+struct Segments {
+    base: usize,
+    name: *const libc::c_char,
+    found: Vec<core::ops::Range<usize>>,
+}
+
+unsafe extern "C" fn collect_segments(
+    info: *mut libc::dl_phdr_info,
+    _size: usize,
+    data: *mut c_void,
+) -> c_int {
+    // SAFETY: `dl_iterate_phdr` passes a valid record and our `Segments`.
+    let (info, seg) = unsafe { (&*info, &mut *data.cast::<Segments>()) };
+    if info.dlpi_addr as usize != seg.base || info.dlpi_name != seg.name || info.dlpi_phdr.is_null()
+    {
+        return 0;
+    }
+    // SAFETY: the loader's program header table holds `dlpi_phnum` entries.
+    let phdrs =
+        unsafe { core::slice::from_raw_parts(info.dlpi_phdr, usize::from(info.dlpi_phnum)) };
+    seg.found = phdrs
+        .iter()
+        .filter(|ph| ph.p_type == libc::PT_LOAD)
+        .map(|ph| {
+            let start = seg.base.wrapping_add(ph.p_vaddr as usize);
+            start..start.wrapping_add(ph.p_memsz as usize)
+        })
+        .collect();
+    1
+}
+
+/// The address ranges of the loadable segments of the object `handle`
+/// (a `dlopen` handle) maps; empty if the loader cannot say.
+pub fn segments_of(handle: *mut c_void) -> Vec<core::ops::Range<usize>> {
+    let mut map: *const usize = core::ptr::null();
+    // SAFETY: a live handle, and a slot for the link map pointer.
+    let found = unsafe { libc::dlinfo(handle, libc::RTLD_DI_LINKMAP, (&raw mut map).cast()) };
+    if found != 0 || map.is_null() {
+        return Vec::new();
+    }
+    // SAFETY: the loader's `struct link_map` of a loaded object, whose
+    // public head (<link.h>) starts with `ElfW(Addr) l_addr; char *l_name;`.
+    let (base, name) = unsafe { (*map, *map.add(1) as *const libc::c_char) };
+    let mut seg = Segments {
+        base,
+        name,
+        found: Vec::new(),
+    };
+    // SAFETY: the callback matches what dl_iterate_phdr expects and only
+    // touches `seg` for the duration of the call.
+    unsafe { libc::dl_iterate_phdr(Some(collect_segments), (&raw mut seg).cast()) };
+    seg.found
 }
 
 /// A regular file mapped read-only; its bytes are bounded by its length.

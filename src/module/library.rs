@@ -12,17 +12,22 @@ use super::{artifact_load, bootstrap, set_record};
 use crate::abi::*;
 use crate::core::error::{Error, ErrorKind, Result};
 use crate::core::string::{TextKind, make_text};
-use crate::core::{Any, Function, registry};
+use crate::core::{Any, Function, registry, type_table};
 use core::ffi::{c_int, c_void};
+use core::mem::ManuallyDrop;
+use core::ops::Range;
+use core::sync::atomic::{AtomicBool, Ordering};
 use std::collections::HashMap;
+use std::fs::File;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::{Arc, LazyLock, Mutex, MutexGuard, OnceLock, Weak};
 
-/// A shared library, open for good (`RTLD_NODELETE`), with what the fixed
-/// lookups of a load found in it.
+/// A loaded shared library with what the fixed lookups of a load found in
+/// it. It stays open for good unless [`release`] marks it: then the last
+/// module or function from it queues it for [`unload_released`].
 struct Image {
-    lib: libloading::Library,
+    lib: ManuallyDrop<libloading::Library>,
     /// `(name, need_write)` to the symbol's address and the bytes from it in
     /// a readable (writable) loaded segment: the answers of [`Image::locate`].
     /// A failed `dlsym` formats a message (some 2,000 instructions) and the
@@ -30,6 +35,23 @@ struct Image {
     /// changes. Only the fixed names a load looks up are kept (the tree, the
     /// context symbols), so the list stays short.
     located: Mutex<Vec<(String, bool, Located)>>,
+    /// The address ranges of its loaded segments; empty for the main
+    /// program, which is never released.
+    segments: Vec<Range<usize>>,
+    /// Set by [`release`].
+    released: AtomicBool,
+}
+
+impl Drop for Image {
+    fn drop(&mut self) {
+        if self.released.load(Ordering::Acquire) {
+            // SAFETY: `lib` is taken once, here, and never used again.
+            let lib = unsafe { ManuallyDrop::take(&mut self.lib) };
+            let segments = core::mem::take(&mut self.segments);
+            lock(&PENDING_UNLOADS).push((lib, segments));
+        }
+        // Otherwise the handle is never closed: the image stays mapped.
+    }
 }
 
 /// A symbol's address, and how many bytes from it lie in a readable (or
@@ -37,10 +59,22 @@ struct Image {
 type Located = Option<(usize, Option<usize>)>;
 
 impl Image {
-    fn new(lib: libloading::Library) -> Arc<Image> {
+    /// An image over an open handle; only a `releasable` one records its
+    /// segments (the main program's is not).
+    fn new(lib: libloading::os::unix::Library, releasable: bool) -> Arc<Image> {
+        let handle = lib.into_raw();
+        let segments = if releasable {
+            image::segments_of(handle)
+        } else {
+            Vec::new()
+        };
+        // SAFETY: the handle `into_raw` just gave back, owned again.
+        let lib = unsafe { libloading::os::unix::Library::from_raw(handle) };
         Arc::new(Image {
-            lib,
+            lib: ManuallyDrop::new(lib.into()),
             located: Mutex::new(Vec::new()),
+            segments,
+            released: AtomicBool::new(false),
         })
     }
 
@@ -138,7 +172,70 @@ impl Symbols {
 type SafeCall = unsafe extern "C" fn(*mut c_void, *const TVMFFIAny, i32, *mut TVMFFIAny) -> c_int;
 
 /// A library as a module kind (`library`).
-struct LibraryModule(Arc<Symbols>);
+struct LibraryModule {
+    symbols: Arc<Symbols>,
+    /// The module object's address, once made: its key in [`LIB_MODULES`].
+    handle: Arc<OnceLock<usize>>,
+}
+
+impl Drop for LibraryModule {
+    fn drop(&mut self) {
+        if let Some(handle) = self.handle.get() {
+            lock(&LIB_MODULES).remove(handle);
+        }
+    }
+}
+
+/// The image behind each live library module over a shared library, by
+/// the module object's address: what [`release`] marks.
+static LIB_MODULES: LazyLock<Mutex<HashMap<usize, Weak<Image>>>> = LazyLock::new(Default::default);
+
+/// Released images no module or function uses any more, with their
+/// segments: closed by the next [`unload_released`].
+static PENDING_UNLOADS: Mutex<Vec<(libloading::Library, Vec<Range<usize>>)>> =
+    Mutex::new(Vec::new());
+
+/// Locks a table whose every change leaves it valid (so a poisoned lock is
+/// reusable).
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Says the library `m` was loaded from is no longer needed
+/// (`ffi.ModuleGlobalsRemove`): once no module or function from it is left,
+/// the next load or release unloads it, unless a registered global, type,
+/// field or system-library symbol still runs its code (then it stays mapped
+/// for good). Objects the caller still holds that the library made (a
+/// closure it returned, an object whose deleter it holds) are the caller's
+/// to have released first, as with the reference. Other modules (the
+/// system library, C++ modules) are unaffected.
+pub fn release(m: &Module) {
+    let image = lock(&LIB_MODULES)
+        .get(&(m.handle() as usize))
+        .and_then(Weak::upgrade);
+    if let Some(image) = image.filter(|i| !i.segments.is_empty()) {
+        image.released.store(true, Ordering::Release);
+        lock(&OPENED).retain(|_, (_, kept)| !Arc::ptr_eq(kept, &image));
+    }
+    unload_released();
+}
+
+/// Closes the released images queued by their last user, each unless a
+/// registered value still runs code in it.
+fn unload_released() {
+    let pending = core::mem::take(&mut *lock(&PENDING_UNLOADS));
+    for (lib, segments) in pending {
+        let inside = |addr: usize| segments.iter().any(|r| r.contains(&addr));
+        let in_use = registry::runs_code_in(&inside)
+            || type_table::runs_code_in(&inside)
+            || lock(&SYSTEM_SYMBOLS).values().any(|&p| inside(p));
+        if in_use {
+            core::mem::forget(lib);
+        } else {
+            drop(lib);
+        }
+    }
+}
 
 /// What a function taken from a library holds: the symbol and the module.
 struct LibFunction {
@@ -171,7 +268,7 @@ impl LibraryModule {
     /// Calls a doc/metadata getter symbol (a safe call with no arguments
     /// returning a String).
     fn call_getter(&self, prefix: &str, name: &str) -> Result<Option<Vec<u8>>> {
-        let Some(addr) = self.0.get(&format!("{prefix}{name}")) else {
+        let Some(addr) = self.symbols.get(&format!("{prefix}{name}")) else {
             return Ok(None);
         };
         // SAFETY: by convention the getter is a TVMFFISafeCallType.
@@ -195,7 +292,7 @@ impl ModuleKind for LibraryModule {
         property::BINARY_SERIALIZABLE | property::RUNNABLE
     }
     fn get_function(&self, module: &Module, name: &str) -> Result<Option<Function>> {
-        let Some(call) = self.0.function(name) else {
+        let Some(call) = self.symbols.function(name) else {
             return Ok(None);
         };
         let ctx = Box::into_raw(Box::new(LibFunction {
@@ -209,7 +306,7 @@ impl ModuleKind for LibraryModule {
         )))
     }
     fn implements_function(&self, _module: &Module, name: &str) -> Result<bool> {
-        Ok(self.0.function(name).is_some())
+        Ok(self.symbols.function(name).is_some())
     }
     fn function_doc(&self, name: &str) -> Result<Option<Vec<u8>>> {
         self.call_getter(DOC_PREFIX, name)
@@ -218,7 +315,7 @@ impl ModuleKind for LibraryModule {
         self.call_getter(METADATA_PREFIX, name)
     }
     fn inspect_source(&self, _format: &str) -> String {
-        self.0.describe()
+        self.symbols.describe()
     }
 }
 
@@ -286,15 +383,12 @@ pub fn system_lib(prefix: &str) -> Result<Module> {
 /// globally (`dlopen(NULL)`): the host of an artifact set without native
 /// code.
 pub fn main_program() -> Result<Module> {
-    let lib: libloading::Library = libloading::os::unix::Library::this().into();
-    library_module(Arc::new(Symbols::Dso(
-        Image::new(lib),
-        PathBuf::from("<main program>"),
-    )))
+    let lib = libloading::os::unix::Library::this();
+    dso_module(Image::new(lib, false), Path::new("<main program>"))
 }
 
-/// A library file as the loader saw it: an opened file keeps its image
-/// mapped (see [`load_dso`]), so a changed file needs a fresh name.
+/// A library file's identity and version: device, inode, size and
+/// modification time.
 #[derive(Clone, Copy, PartialEq, Eq)]
 struct FileId {
     dev: u64,
@@ -321,6 +415,18 @@ type Opened = (FileId, Arc<Image>);
 /// Libraries opened from a path, by the path's bytes.
 static OPENED: LazyLock<Mutex<HashMap<Vec<u8>, Opened>>> = LazyLock::new(Default::default);
 
+/// The version of each file the loader mapped in place, by `(dev, inode)`:
+/// the loader hands back what it mapped for an inode whatever the file
+/// holds now, so an inode rewritten since must be loaded from a copy.
+static MAPPED_INODES: LazyLock<Mutex<HashMap<(u64, u64), FileId>>> =
+    LazyLock::new(Default::default);
+
+/// How many times each path was given to the loader as a path.
+static PATH_LOADS: LazyLock<Mutex<HashMap<Vec<u8>, usize>>> = LazyLock::new(Default::default);
+
+/// Libraries up to this size are loaded from a private copy.
+const COPY_LIMIT: u64 = 64 << 20;
+
 /// The reference's message for a library that cannot be loaded.
 fn load_error(path: &Path, reason: impl std::fmt::Display) -> Error {
     Error::new(
@@ -334,92 +440,196 @@ fn load_error(path: &Path, reason: impl std::fmt::Display) -> Error {
 
 /// Opens a shared library (`RTLD_LAZY | RTLD_LOCAL`) as a module tree.
 ///
-/// Before `dlopen`, a path naming a file (one with a `/`) must be a regular
-/// file whose ELF headers and loadable segments lie within it; a bare name
-/// is left to the loader's search path. A library stays mapped for the
-/// life of the process (`RTLD_NODELETE`): functions and objects it made
-/// (a closure it returned, an error it raised, a global it registered)
-/// carry code pointers into it and may outlive every module, and nothing
-/// tells us when the last of them goes. Loading a path again gives the same
-/// image while the file is unchanged; a rebuilt file (another inode, size
-/// or modification time) is opened as a new image under a fresh name.
+/// A bare name (no `/`) is left to the loader's search path. A path must
+/// name a regular file, opened once; its ELF headers and loadable segments
+/// must lie within it, and what the loader maps is that file, whatever
+/// is renamed over the path meanwhile:
+/// - up to 64 MiB, a private copy of it (in a fresh 0700 directory, removed
+///   once mapped), checked again: rewriting the file later (`cp new.so
+///   lib.so`) cannot change the code already loaded;
+/// - larger, the opened file itself (through `/proc/self/fd`);
+/// - a library that finds its dependencies through `$ORIGIN` needs its own
+///   directory, so it is opened by its path (checked before and after).
+///
+/// A file rewritten in place since it was mapped is always copied: the
+/// loader would return the old image for its inode.
+///
+/// A library stays mapped for the life of the process unless [`release`]d:
+/// functions and objects it made (a closure it returned, an error it
+/// raised, a global it registered) carry code pointers into it and may
+/// outlive every module, and nothing tells us when the last of them goes.
+/// Loading a path again gives the same image while the file is unchanged;
+/// a changed one is loaded as a new image, and the old one stays.
 pub fn load_dso(path: &Path) -> Result<Module> {
+    unload_released();
     let key = path.as_os_str().as_bytes();
-    let mut opened_as = None;
-    if key.contains(&b'/') {
-        // The image opened from this path, if the file is unchanged: the
-        // loader would return it without reading the file again. One `stat`
-        // decides (none for a path never opened).
-        if let Some(image) =
-            opened_image(key, || std::fs::metadata(path).ok().map(|m| FileId::of(&m)))
-        {
-            return library_module(Arc::new(Symbols::Dso(image, path.to_path_buf())));
-        }
-        if let Ok((file, meta)) = image::open_regular(path).map_err(|e| load_error(path, e))? {
-            image::check_loadable(path, &file, meta.len()).map_err(|e| load_error(path, e))?;
-            opened_as = Some(FileId::of(&meta));
-        }
+    if !key.contains(&b'/') {
+        return dso_module(Image::new(dlopen(path, path)?, true), path);
     }
-    let rebuilt = opened_as.is_some()
-        && OPENED
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .contains_key(key);
-    // A rebuilt file needs a fresh name, or the loader would return the old
-    // image it knows by this path.
-    let image = Image::new(if rebuilt {
-        dlopen_fresh(path)?
-    } else {
-        dlopen(path, path)?
-    });
-    if let Some(id) = opened_as {
-        OPENED
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(key.to_vec(), (id, image.clone()));
+    // The image opened from this path, if the file is unchanged: one `stat`.
+    if let Some(image) = opened_image(key, || std::fs::metadata(path).ok().map(|m| FileId::of(&m)))
+    {
+        return dso_module(image, path);
     }
+    let (file, meta) = image::open_regular(path)
+        .map_err(|e| load_error(path, e))?
+        .map_err(|e| load_error(path, cannot_open(path, &e)))?;
+    image::check_loadable(path, &file, meta.len()).map_err(|e| load_error(path, e))?;
+    let id = FileId::of(&meta);
+    let image = Image::new(open_checked(path, &file, id)?, true);
+    lock(&OPENED).insert(key.to_vec(), (id, image.clone()));
+    dso_module(image, path)
+}
+
+/// Loads a library this library just built in a private directory: no
+/// one else can change it, so it is opened by its path, uncopied.
+pub(super) fn load_own(path: &Path) -> Result<Module> {
+    dso_module(Image::new(dlopen(path, path)?, true), path)
+}
+
+/// The module tree of a shared library's image.
+fn dso_module(image: Arc<Image>, path: &Path) -> Result<Module> {
     library_module(Arc::new(Symbols::Dso(image, path.to_path_buf())))
+}
+
+/// The loader's wording for a file it cannot open (`dlerror`'s).
+fn cannot_open(path: &Path, e: &std::io::Error) -> String {
+    let reason = e.to_string();
+    let reason = e
+        .raw_os_error()
+        .and_then(|code| reason.strip_suffix(&format!(" (os error {code})")))
+        .unwrap_or(&reason);
+    format!(
+        "{}: cannot open shared object file: {reason}",
+        path.display()
+    )
+}
+
+/// Hands `file`, opened from `path` and checked as `id`, to the loader the
+/// way [`load_dso`] describes.
+fn open_checked(path: &Path, file: &File, id: FileId) -> Result<libloading::os::unix::Library> {
+    let rewritten = lock(&MAPPED_INODES)
+        .get(&(id.dev, id.ino))
+        .is_some_and(|&was| was != id);
+    let origin = image::uses_origin(file);
+    if rewritten || (!origin && id.len <= COPY_LIMIT) {
+        return dlopen_copy(path, file).map_err(|e| {
+            if origin {
+                e.rewrap(|m| {
+                    format!(
+                        "{m} (rewritten in place since it was loaded, it is loaded from a private \
+                         copy, whose $ORIGIN is the copy's directory: load its $ORIGIN \
+                         dependencies first)"
+                    )
+                })
+            } else {
+                e
+            }
+        });
+    }
+    let lib = if origin {
+        dlopen_by_path(path, id)?
+    } else {
+        dlopen_descriptor(path, file)?
+    };
+    lock(&MAPPED_INODES).insert((id.dev, id.ino), id);
+    Ok(lib)
 }
 
 /// The image opened before from `path` (its bytes), if the file is still
 /// the one it was opened from (`now` identifies it today).
 fn opened_image(path: &[u8], now: impl FnOnce() -> Option<FileId>) -> Option<Arc<Image>> {
-    let (was, image) = OPENED
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .get(path)?
-        .clone();
+    let (was, image) = lock(&OPENED).get(path)?.clone();
     (now()? == was).then_some(image)
 }
 
-/// `dlopen(name)`, kept mapped; errors name `path` and say what `dlerror`
-/// said.
-fn dlopen(name: &Path, path: &Path) -> Result<libloading::Library> {
+/// `dlopen(name)`; errors name `path` and say what `dlerror` said.
+fn dlopen(name: &Path, path: &Path) -> Result<libloading::os::unix::Library> {
     // SAFETY: loading a library runs its initialisers; that is what the
     // caller asks for.
-    let lib = unsafe {
-        libloading::os::unix::Library::open(
-            Some(name),
-            libc::RTLD_LAZY | libc::RTLD_LOCAL | libc::RTLD_NODELETE,
-        )
-    }
-    .map_err(|e| {
-        let reason = std::error::Error::source(&e).map_or_else(|| e.to_string(), |s| s.to_string());
-        load_error(path, reason)
-    })?;
-    Ok(lib.into())
+    unsafe { libloading::os::unix::Library::open(Some(name), libc::RTLD_LAZY | libc::RTLD_LOCAL) }
+        .map_err(|e| {
+            let reason =
+                std::error::Error::source(&e).map_or_else(|| e.to_string(), |s| s.to_string());
+            load_error(path, reason)
+        })
 }
 
-/// Opens a rebuilt library through a symbolic link under a name the loader
-/// has not seen, removed once the image is mapped.
-fn dlopen_fresh(path: &Path) -> Result<libloading::Library> {
-    let target = std::fs::canonicalize(path).map_err(|e| load_error(path, e))?;
+/// The name a scratch copy or link of `path` gets: its file name.
+fn scratch_name(dir: &Path, path: &Path) -> PathBuf {
+    dir.join(path.file_name().unwrap_or(path.as_os_str()))
+}
+
+/// Copies `file` into a fresh private directory, checks the copy (the file
+/// may have changed while it was read) and loads it.
+fn dlopen_copy(path: &Path, file: &File) -> Result<libloading::os::unix::Library> {
+    use std::io::{Seek, SeekFrom};
+    use std::os::unix::fs::OpenOptionsExt;
     super::emit::with_scratch_dir(|dir| {
-        let link = dir.join(path.file_name().unwrap_or(path.as_os_str()));
-        std::os::unix::fs::symlink(&target, &link)
+        let copy = scratch_name(dir, path);
+        let failed = |e: std::io::Error| load_error(path, format!("cannot copy it: {e}"));
+        let mut out = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&copy)
+            .map_err(failed)?;
+        let mut from = file;
+        from.seek(SeekFrom::Start(0)).map_err(failed)?;
+        let len = std::io::copy(&mut from, &mut out).map_err(failed)?;
+        image::check_loadable(path, &out, len).map_err(|e| load_error(path, e))?;
+        drop(out);
+        dlopen(&copy, path)
+    })
+}
+
+/// Loads the opened `file` itself: the loader opens a link in a fresh
+/// private directory to `/proc/self/fd/N` (a unique name, so it never
+/// answers with an image it knows by that name). Without `/proc`, a copy.
+fn dlopen_descriptor(path: &Path, file: &File) -> Result<libloading::os::unix::Library> {
+    use std::os::fd::AsRawFd;
+    let fd_path = PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()));
+    if !fd_path.exists() {
+        return dlopen_copy(path, file);
+    }
+    super::emit::with_scratch_dir(|dir| {
+        let link = scratch_name(dir, path);
+        std::os::unix::fs::symlink(&fd_path, &link)
             .map_err(|e| load_error(path, format!("{}: {e}", link.display())))?;
         dlopen(&link, path)
     })
+}
+
+/// Loads `path` by a spelling of it the loader has not seen (`dir/./name`
+/// after the first), so it never answers with an image it knows by that
+/// name, then checks the path still names the file checked as `id`.
+fn dlopen_by_path(path: &Path, id: FileId) -> Result<libloading::os::unix::Library> {
+    let seen = {
+        let mut loads = lock(&PATH_LOADS);
+        let n = loads
+            .entry(path.as_os_str().as_bytes().to_vec())
+            .or_default();
+        *n += 1;
+        *n - 1
+    };
+    let spelled = match (path.parent(), path.file_name()) {
+        (Some(dir), Some(name)) if seen > 0 => {
+            let mut p = dir.to_path_buf();
+            p.extend(std::iter::repeat_n(".", seen));
+            p.join(name)
+        }
+        _ => path.to_path_buf(),
+    };
+    let lib = dlopen(&spelled, path)?;
+    let now = std::fs::metadata(path).ok().map(|m| FileId::of(&m));
+    if now != Some(id) {
+        return Err(load_error(
+            path,
+            "was replaced while it was being loaded; load it again",
+        ));
+    }
+    Ok(lib)
 }
 
 /// Writes `value` into the `void*` variable `name` of the library, if it
@@ -446,7 +656,16 @@ fn library_module(symbols: Arc<Symbols>) -> Result<Module> {
     // As in the reference, `__tvm_ffi__library_ctx` receives the
     // `ModuleObj*` (the C++ address), for TVMFFIEnvModLookupFromImports.
     let new_lib_module = || -> Result<Module> {
-        let m = Module::new(LibraryModule(symbols.clone()))?;
+        let handle = Arc::new(OnceLock::new());
+        let m = Module::new(LibraryModule {
+            symbols: symbols.clone(),
+            handle: handle.clone(),
+        })?;
+        if let Symbols::Dso(image, _) = &*symbols {
+            let key = m.handle() as usize;
+            lock(&LIB_MODULES).insert(key, Arc::downgrade(image));
+            let _ = handle.set(key);
+        }
         set_pointer_symbol(&symbols, LIBRARY_CTX, m.cxx_ptr())?;
         Ok(m)
     };
