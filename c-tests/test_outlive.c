@@ -24,18 +24,20 @@ static TVMFFIAny get_function(TVMFFIAny mod, const char* name) {
   return call_global("ffi.ModuleGetFunction", args, 3);
 }
 
-/* How many images of the plugin are mapped: distinct file names in
- * /proc/self/maps (each load maps a private copy of its own). */
+/* How many images of the plugin are mapped: distinct inodes among the
+ * mappings of /proc/self/maps that name it (each load maps a private copy
+ * of its own, `/memfd:plugin_outlive.so`). */
 static int images_mapped(void) {
   FILE* maps = fopen("/proc/self/maps", "r");
-  char line[4096], names[64][512];
+  char line[4096];
+  unsigned long inodes[64];
   int count = 0;
   while (maps && fgets(line, sizeof line, maps)) {
-    char* name = strchr(line, '/');
-    if (!name || !strstr(name, "plugin_outlive")) continue;
+    unsigned long inode = 0;
+    if (!strstr(line, "plugin_outlive") || sscanf(line, "%*s %*s %*s %*s %lu", &inode) != 1) continue;
     int seen = 0;
-    for (int i = 0; i < count; ++i) seen |= strcmp(names[i], name) == 0;
-    if (!seen && count < 64) snprintf(names[count++], sizeof names[0], "%s", name);
+    for (int i = 0; i < count; ++i) seen |= inodes[i] == inode;
+    if (!seen && count < 64) inodes[count++] = inode;
   }
   if (maps) fclose(maps);
   return count;

@@ -13,8 +13,9 @@
 //!   reference's first backtrace parses debug information for about a
 //!   quarter of a second). `TVM_FFI_ERROR_BACKTRACE=0` turns it off.
 
+use std::collections::HashMap;
 use std::fmt::Write;
-use std::sync::LazyLock;
+use std::sync::{LazyLock, Mutex};
 
 /// Frames whose symbol starts with one of these are the FFI boundary: the
 /// walk stops there unless asked to cross it.
@@ -223,6 +224,19 @@ unsafe extern "C" fn own_segments(
     1
 }
 
+/// Loaded objects whose name tells nothing (`/proc/self/fd/N`), by that
+/// name, with the file to show instead.
+type ShownAs = HashMap<Box<[u8]>, Box<str>>;
+static SHOWN_AS: LazyLock<Mutex<ShownAs>> = LazyLock::new(Default::default);
+
+/// Shows frames of the object loaded as `loaded` as from `file`.
+pub fn show_file_as(loaded: &[u8], file: &[u8]) {
+    SHOWN_AS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(loaded.into(), String::from_utf8_lossy(file).into());
+}
+
 /// Names a return address from the dynamic symbol table: the module as the
 /// file (line 0), the function, or the offset in the module when no symbol
 /// covers it (readable with `addr2line`).
@@ -245,7 +259,12 @@ fn name_frame(ip: usize) -> Frame {
     let file = if info.fname.is_null() {
         "<unknown>".into()
     } else {
-        text(info.fname)
+        // SAFETY: as for `text`.
+        let loaded = unsafe { std::ffi::CStr::from_ptr(info.fname) }.to_bytes();
+        let shown = SHOWN_AS.lock().unwrap_or_else(|e| e.into_inner());
+        shown
+            .get(loaded)
+            .map_or_else(|| text(info.fname), |f| f.to_string().into())
     };
     let name = if info.sname.is_null() {
         format!("{:#x}", pc - info.fbase as usize)

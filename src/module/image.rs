@@ -84,8 +84,14 @@ pub fn check_loadable(path: &Path, file: &File, len: u64) -> Reason<()> {
     }
 }
 
-/// Reads the start of `file` into `buf`, as far as the file goes.
-fn read_head(file: &File, buf: &mut [u8]) -> std::io::Result<usize> {
+/// [`check_loadable`] of a whole file's bytes.
+pub fn check_loadable_bytes(path: &Path, bytes: &[u8]) -> Reason<()> {
+    check_elf(bytes, path, bytes.len() as u64)
+}
+
+/// Reads the start of `file` into `buf`, as far as the file goes; answers
+/// how many bytes it read.
+pub fn read_head(file: &File, buf: &mut [u8]) -> std::io::Result<usize> {
     use std::os::unix::fs::FileExt;
     let mut n = 0;
     while n < buf.len() {
@@ -151,7 +157,15 @@ fn check_segments<'d, H: FileHeader<Endian = object::Endianness>, R: object::Rea
 /// so the loader must open it by a path in that directory. A file that is
 /// not ELF or whose dynamic section cannot be read answers false.
 pub fn uses_origin(file: &File) -> bool {
-    let data = &object::ReadCache::new(file);
+    origin_named(&object::ReadCache::new(file))
+}
+
+/// [`uses_origin`] of a file's bytes.
+pub fn uses_origin_in(bytes: &[u8]) -> bool {
+    origin_named(bytes)
+}
+
+fn origin_named<'d, R: object::ReadRef<'d>>(data: R) -> bool {
     match object::FileKind::parse(data) {
         Ok(object::FileKind::Elf64) => {
             origin_in::<elf::FileHeader64<object::Endianness>, _>(data).unwrap_or(false)
@@ -286,18 +300,26 @@ unsafe extern "C" fn collect_segments(
     1
 }
 
-/// The address ranges of the loadable segments of the object `handle`
-/// (a `dlopen` handle) maps; empty if the loader cannot say.
-pub fn segments_of(handle: *mut c_void) -> Vec<core::ops::Range<usize>> {
+/// The head of the loader's `struct link_map` of the object `handle` (a
+/// `dlopen` handle): its base address and name.
+fn link_map_head(handle: *mut c_void) -> Option<(usize, *const libc::c_char)> {
     let mut map: *const usize = core::ptr::null();
     // SAFETY: a live handle, and a slot for the link map pointer.
     let found = unsafe { libc::dlinfo(handle, libc::RTLD_DI_LINKMAP, (&raw mut map).cast()) };
     if found != 0 || map.is_null() {
-        return Vec::new();
+        return None;
     }
     // SAFETY: the loader's `struct link_map` of a loaded object, whose
     // public head (<link.h>) starts with `ElfW(Addr) l_addr; char *l_name;`.
-    let (base, name) = unsafe { (*map, *map.add(1) as *const libc::c_char) };
+    Some(unsafe { (*map, *map.add(1) as *const libc::c_char) })
+}
+
+/// The address ranges of the loadable segments of the object `handle`
+/// (a `dlopen` handle) maps; empty if the loader cannot say.
+pub fn segments_of(handle: *mut c_void) -> Vec<core::ops::Range<usize>> {
+    let Some((base, name)) = link_map_head(handle) else {
+        return Vec::new();
+    };
     let mut seg = Segments {
         base,
         name,
@@ -307,6 +329,40 @@ pub fn segments_of(handle: *mut c_void) -> Vec<core::ops::Range<usize>> {
     // touches `seg` for the duration of the call.
     unsafe { libc::dl_iterate_phdr(Some(collect_segments), (&raw mut seg).cast()) };
     seg.found
+}
+
+/// The search of [`name_loaded`]: a name, and whether an object has it.
+struct NameSearch<'n> {
+    name: &'n [u8],
+    found: bool,
+}
+
+unsafe extern "C" fn match_name(
+    info: *mut libc::dl_phdr_info,
+    _size: usize,
+    data: *mut c_void,
+) -> c_int {
+    // SAFETY: `dl_iterate_phdr` passes a valid record and our `NameSearch`.
+    let (info, search) = unsafe { (&*info, &mut *data.cast::<NameSearch<'_>>()) };
+    // SAFETY: a loaded object's name is NUL-terminated when present.
+    search.found = !info.dlpi_name.is_null()
+        && unsafe { core::ffi::CStr::from_ptr(info.dlpi_name) }.to_bytes() == search.name;
+    c_int::from(search.found)
+}
+
+/// Whether a loaded object has the name `name` (so `dlopen(name)` would
+/// answer with it, whatever file the name leads to now). Walks the loaded
+/// objects; opens nothing.
+pub fn name_loaded(name: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let mut search = NameSearch {
+        name: name.as_os_str().as_bytes(),
+        found: false,
+    };
+    // SAFETY: the callback matches what dl_iterate_phdr expects and only
+    // touches `search` for the duration of the call.
+    unsafe { libc::dl_iterate_phdr(Some(match_name), (&raw mut search).cast()) };
+    search.found
 }
 
 /// A regular file mapped read-only; its bytes are bounded by its length.

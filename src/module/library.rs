@@ -27,7 +27,7 @@ use std::sync::{Arc, LazyLock, Mutex, MutexGuard, OnceLock, Weak};
 /// it. It stays open for good unless [`release`] marks it: then the last
 /// module or function from it queues it for [`unload_released`].
 struct Image {
-    lib: ManuallyDrop<libloading::Library>,
+    handle: ManuallyDrop<Handle>,
     /// `(name, need_write)` to the symbol's address and the bytes from it in
     /// a readable (writable) loaded segment: the answers of [`Image::locate`].
     /// A failed `dlsym` formats a message (some 2,000 instructions) and the
@@ -45,13 +45,23 @@ struct Image {
 impl Drop for Image {
     fn drop(&mut self) {
         if self.released.load(Ordering::Acquire) {
-            // SAFETY: `lib` is taken once, here, and never used again.
-            let lib = unsafe { ManuallyDrop::take(&mut self.lib) };
+            // SAFETY: `handle` is taken once, here, and never used again.
+            let handle = unsafe { ManuallyDrop::take(&mut self.handle) };
             let segments = core::mem::take(&mut self.segments);
-            lock(&PENDING_UNLOADS).push((lib, segments));
+            lock(&PENDING_UNLOADS).push((handle, segments));
         }
         // Otherwise the handle is never closed: the image stays mapped.
     }
+}
+
+/// An open library and the file the loader was handed it through
+/// (`/proc/self/fd/N`), kept open while it is mapped: that name stays the
+/// image's (no later file takes the number) and symbolizers reading the
+/// object by its loaded name read these bytes. Closed in field order:
+/// the library, then the file.
+struct Handle {
+    lib: libloading::Library,
+    _file: Option<File>,
 }
 
 /// A symbol's address, and how many bytes from it lie in a readable (or
@@ -59,9 +69,13 @@ impl Drop for Image {
 type Located = Option<(usize, Option<usize>)>;
 
 impl Image {
-    /// An image over an open handle; only a `releasable` one records its
-    /// segments (the main program's is not).
-    fn new(lib: libloading::os::unix::Library, releasable: bool) -> Arc<Image> {
+    /// An image over an open library and the file it was loaded through;
+    /// only a `releasable` one records its segments (the main program's is
+    /// not).
+    fn new(
+        (lib, file): (libloading::os::unix::Library, Option<File>),
+        releasable: bool,
+    ) -> Arc<Image> {
         let handle = lib.into_raw();
         let segments = if releasable {
             image::segments_of(handle)
@@ -71,7 +85,10 @@ impl Image {
         // SAFETY: the handle `into_raw` just gave back, owned again.
         let lib = unsafe { libloading::os::unix::Library::from_raw(handle) };
         Arc::new(Image {
-            lib: ManuallyDrop::new(lib.into()),
+            handle: ManuallyDrop::new(Handle {
+                lib: lib.into(),
+                _file: file,
+            }),
             located: Mutex::new(Vec::new()),
             segments,
             released: AtomicBool::new(false),
@@ -82,7 +99,7 @@ impl Image {
     fn get(&self, name: &str) -> Option<*mut c_void> {
         // SAFETY: we only take the address; callers cast it to the type the
         // TVM-FFI symbol convention gives that name.
-        let sym = unsafe { self.lib.get::<*mut c_void>(name.as_bytes()) }.ok()?;
+        let sym = unsafe { self.handle.lib.get::<*mut c_void>(name.as_bytes()) }.ok()?;
         // SAFETY: reading the symbol's address, not calling it.
         unsafe { sym.try_as_raw_ptr() }
     }
@@ -192,8 +209,7 @@ static LIB_MODULES: LazyLock<Mutex<HashMap<usize, Weak<Image>>>> = LazyLock::new
 
 /// Released images no module or function uses any more, with their
 /// segments: closed by the next [`unload_released`].
-static PENDING_UNLOADS: Mutex<Vec<(libloading::Library, Vec<Range<usize>>)>> =
-    Mutex::new(Vec::new());
+static PENDING_UNLOADS: Mutex<Vec<(Handle, Vec<Range<usize>>)>> = Mutex::new(Vec::new());
 
 /// Locks a table whose every change leaves it valid (so a poisoned lock is
 /// reusable).
@@ -224,15 +240,15 @@ pub fn release(m: &Module) {
 /// registered value still runs code in it.
 fn unload_released() {
     let pending = core::mem::take(&mut *lock(&PENDING_UNLOADS));
-    for (lib, segments) in pending {
+    for (handle, segments) in pending {
         let inside = |addr: usize| segments.iter().any(|r| r.contains(&addr));
         let in_use = registry::runs_code_in(&inside)
             || type_table::runs_code_in(&inside)
             || lock(&SYSTEM_SYMBOLS).values().any(|&p| inside(p));
         if in_use {
-            core::mem::forget(lib);
+            core::mem::forget(handle);
         } else {
-            drop(lib);
+            drop(handle);
         }
     }
 }
@@ -384,7 +400,7 @@ pub fn system_lib(prefix: &str) -> Result<Module> {
 /// code.
 pub fn main_program() -> Result<Module> {
     let lib = libloading::os::unix::Library::this();
-    dso_module(Image::new(lib, false), Path::new("<main program>"))
+    dso_module(Image::new((lib, None), false), Path::new("<main program>"))
 }
 
 /// A library file's identity and version: device, inode, size and
@@ -425,7 +441,10 @@ static MAPPED_INODES: LazyLock<Mutex<HashMap<(u64, u64), FileId>>> =
 static PATH_LOADS: LazyLock<Mutex<HashMap<Vec<u8>, usize>>> = LazyLock::new(Default::default);
 
 /// Libraries up to this size are loaded from a private copy.
-const COPY_LIMIT: u64 = 64 << 20;
+const COPY_LIMIT: u64 = 16 << 20;
+
+/// Libraries up to this size are read whole before they are checked.
+const READ_WHOLE_LIMIT: u64 = 8 << 20;
 
 /// The reference's message for a library that cannot be loaded.
 fn load_error(path: &Path, reason: impl std::fmt::Display) -> Error {
@@ -444,8 +463,8 @@ fn load_error(path: &Path, reason: impl std::fmt::Display) -> Error {
 /// name a regular file, opened once; its ELF headers and loadable segments
 /// must lie within it, and what the loader maps is that file, whatever
 /// is renamed over the path meanwhile:
-/// - up to 64 MiB, a private copy of it (in a fresh 0700 directory, removed
-///   once mapped), checked again: rewriting the file later (`cp new.so
+/// - up to 16 MiB, a private copy of it (an anonymous memory file, sealed),
+///   checked again: rewriting the file later (`cp new.so
 ///   lib.so`) cannot change the code already loaded;
 /// - larger, the opened file itself (through `/proc/self/fd`);
 /// - a library that finds its dependencies through `$ORIGIN` needs its own
@@ -464,7 +483,7 @@ pub fn load_dso(path: &Path) -> Result<Module> {
     unload_released();
     let key = path.as_os_str().as_bytes();
     if !key.contains(&b'/') {
-        return dso_module(Image::new(dlopen(path, path)?, true), path);
+        return dso_module(Image::new((dlopen(path, path)?, None), true), path);
     }
     // The image opened from this path, if the file is unchanged: one `stat`.
     if let Some(image) = opened_image(key, || std::fs::metadata(path).ok().map(|m| FileId::of(&m)))
@@ -474,9 +493,27 @@ pub fn load_dso(path: &Path) -> Result<Module> {
     let (file, meta) = image::open_regular(path)
         .map_err(|e| load_error(path, e))?
         .map_err(|e| load_error(path, cannot_open(path, &e)))?;
-    image::check_loadable(path, &file, meta.len()).map_err(|e| load_error(path, e))?;
     let id = FileId::of(&meta);
-    let image = Image::new(open_checked(path, &file, id)?, true);
+    // A small file is read whole, once: the checks and the copy use the
+    // same bytes. A larger one is checked through its descriptor.
+    let bytes = if id.len <= READ_WHOLE_LIMIT {
+        let mut bytes = vec![0u8; id.len as usize + 1];
+        let n = image::read_head(&file, &mut bytes)
+            .map_err(|e| load_error(path, cannot_open(path, &e)))?;
+        if n > id.len as usize {
+            return Err(load_error(
+                path,
+                "grew while it was being read; load it again",
+            ));
+        }
+        bytes.truncate(n);
+        image::check_loadable_bytes(path, &bytes).map_err(|e| load_error(path, e))?;
+        Some(bytes)
+    } else {
+        image::check_loadable(path, &file, id.len).map_err(|e| load_error(path, e))?;
+        None
+    };
+    let image = Image::new(open_checked(path, file, bytes.as_deref(), id)?, true);
     lock(&OPENED).insert(key.to_vec(), (id, image.clone()));
     dso_module(image, path)
 }
@@ -484,7 +521,7 @@ pub fn load_dso(path: &Path) -> Result<Module> {
 /// Loads a library this library just built in a private directory: no
 /// one else can change it, so it is opened by its path, uncopied.
 pub(super) fn load_own(path: &Path) -> Result<Module> {
-    dso_module(Image::new(dlopen(path, path)?, true), path)
+    dso_module(Image::new((dlopen(path, path)?, None), true), path)
 }
 
 /// The module tree of a shared library's image.
@@ -505,15 +542,20 @@ fn cannot_open(path: &Path, e: &std::io::Error) -> String {
     )
 }
 
-/// Hands `file`, opened from `path` and checked as `id`, to the loader the
-/// way [`load_dso`] describes.
-fn open_checked(path: &Path, file: &File, id: FileId) -> Result<libloading::os::unix::Library> {
+/// A library as the loader opened it, and the file it was handed through
+/// (see [`Handle`]).
+type Loaded = (libloading::os::unix::Library, Option<File>);
+
+/// Hands `file`, opened from `path` and checked as `id` (its checked
+/// `bytes` when it was read whole), to the loader the way [`load_dso`]
+/// describes.
+fn open_checked(path: &Path, file: File, bytes: Option<&[u8]>, id: FileId) -> Result<Loaded> {
     let rewritten = lock(&MAPPED_INODES)
         .get(&(id.dev, id.ino))
         .is_some_and(|&was| was != id);
-    let origin = image::uses_origin(file);
+    let origin = bytes.map_or_else(|| image::uses_origin(&file), image::uses_origin_in);
     if rewritten || (!origin && id.len <= COPY_LIMIT) {
-        return dlopen_copy(path, file).map_err(|e| {
+        return dlopen_copy(path, &file, bytes).map_err(|e| {
             if origin {
                 e.rewrap(|m| {
                     format!(
@@ -527,13 +569,13 @@ fn open_checked(path: &Path, file: &File, id: FileId) -> Result<libloading::os::
             }
         });
     }
-    let lib = if origin {
-        dlopen_by_path(path, id)?
+    let loaded = if origin {
+        (dlopen_by_path(path, id)?, None)
     } else {
         dlopen_descriptor(path, file)?
     };
     lock(&MAPPED_INODES).insert((id.dev, id.ino), id);
-    Ok(lib)
+    Ok(loaded)
 }
 
 /// The image opened before from `path` (its bytes), if the file is still
@@ -555,50 +597,92 @@ fn dlopen(name: &Path, path: &Path) -> Result<libloading::os::unix::Library> {
         })
 }
 
-/// The name a scratch copy or link of `path` gets: its file name.
-fn scratch_name(dir: &Path, path: &Path) -> PathBuf {
-    dir.join(path.file_name().unwrap_or(path.as_os_str()))
+/// Whether `/proc/self/fd` names this process's descriptors (the loader
+/// is handed files through it).
+fn proc_fds() -> bool {
+    static PROC_FDS: OnceLock<bool> = OnceLock::new();
+    *PROC_FDS.get_or_init(|| Path::new("/proc/self/fd").is_dir())
 }
 
-/// Copies `file` into a fresh private directory, checks the copy (the file
-/// may have changed while it was read) and loads it.
-fn dlopen_copy(path: &Path, file: &File) -> Result<libloading::os::unix::Library> {
-    use std::io::{Seek, SeekFrom};
-    use std::os::unix::fs::OpenOptionsExt;
-    super::emit::with_scratch_dir(|dir| {
-        let copy = scratch_name(dir, path);
-        let failed = |e: std::io::Error| load_error(path, format!("cannot copy it: {e}"));
-        let mut out = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&copy)
-            .map_err(failed)?;
+/// Copies `file` (or its checked `bytes`, when it was read whole) into a
+/// new anonymous memory file (`memfd_create`, named after `path`), checks
+/// a copy of the file (it may have changed since it was checked), seals it
+/// against any change and loads it. Without `/proc`, the copy goes into a
+/// fresh private directory instead.
+fn dlopen_copy(path: &Path, file: &File, bytes: Option<&[u8]>) -> Result<Loaded> {
+    use std::io::{Seek, SeekFrom, Write};
+    use std::os::fd::{AsRawFd, FromRawFd};
+    let failed = |e: std::io::Error| load_error(path, format!("cannot copy it: {e}"));
+    let copy_into = |out: &mut File| -> Result<()> {
+        if let Some(bytes) = bytes {
+            return out.write_all(bytes).map_err(failed);
+        }
         let mut from = file;
         from.seek(SeekFrom::Start(0)).map_err(failed)?;
-        let len = std::io::copy(&mut from, &mut out).map_err(failed)?;
-        image::check_loadable(path, &out, len).map_err(|e| load_error(path, e))?;
-        drop(out);
-        dlopen(&copy, path)
-    })
+        let len = std::io::copy(&mut from, out).map_err(failed)?;
+        image::check_loadable(path, out, len).map_err(|e| load_error(path, e))
+    };
+    if !proc_fds() {
+        return super::emit::with_scratch_dir(|dir| {
+            use std::os::unix::fs::OpenOptionsExt;
+            let copy = dir.join(path.file_name().unwrap_or(path.as_os_str()));
+            let mut out = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create_new(true)
+                .custom_flags(libc::O_NOFOLLOW)
+                .open(&copy)
+                .map_err(failed)?;
+            copy_into(&mut out)?;
+            drop(out);
+            Ok((dlopen(&copy, path)?, None))
+        });
+    }
+    let name = path.file_name().unwrap_or(path.as_os_str()).as_bytes();
+    // A path holds no NUL, so neither does its file name.
+    let name = std::ffi::CString::new(name).unwrap_or_default();
+    // SAFETY: a NUL-terminated name; the flags are memfd_create's.
+    let fd =
+        unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING) };
+    if fd < 0 {
+        return Err(failed(std::io::Error::last_os_error()));
+    }
+    // SAFETY: a descriptor memfd_create just made, owned from here on.
+    let mut copy = unsafe { File::from_raw_fd(fd) };
+    copy_into(&mut copy)?;
+    let seals = libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_WRITE | libc::F_SEAL_SEAL;
+    // SAFETY: adds seals to a memfd we own.
+    if unsafe { libc::fcntl(copy.as_raw_fd(), libc::F_ADD_SEALS, seals) } != 0 {
+        return Err(failed(std::io::Error::last_os_error()));
+    }
+    dlopen_fd(path, copy)
 }
 
-/// Loads the opened `file` itself: the loader opens a link in a fresh
-/// private directory to `/proc/self/fd/N` (a unique name, so it never
-/// answers with an image it knows by that name). Without `/proc`, a copy.
-fn dlopen_descriptor(path: &Path, file: &File) -> Result<libloading::os::unix::Library> {
-    use std::os::fd::AsRawFd;
-    let fd_path = PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()));
-    if !fd_path.exists() {
-        return dlopen_copy(path, file);
+/// Loads the opened `file` itself through `/proc/self/fd/N` (without
+/// `/proc`, a copy).
+fn dlopen_descriptor(path: &Path, file: File) -> Result<Loaded> {
+    if proc_fds() {
+        dlopen_fd(path, file)
+    } else {
+        dlopen_copy(path, &file, None)
     }
-    super::emit::with_scratch_dir(|dir| {
-        let link = scratch_name(dir, path);
-        std::os::unix::fs::symlink(&fd_path, &link)
-            .map_err(|e| load_error(path, format!("{}: {e}", link.display())))?;
-        dlopen(&link, path)
-    })
+}
+
+/// `dlopen("/proc/self/fd/N")` of `file`, kept open with the image. The
+/// name is spelled (`/proc/self/fd/./N`, ...) so that no loaded object
+/// already has it: the loader would answer with that object (an image
+/// unloaded-but-still-mapped whose file had the same number).
+fn dlopen_fd(path: &Path, file: File) -> Result<Loaded> {
+    use std::os::fd::AsRawFd;
+    let mut name = PathBuf::from("/proc/self/fd");
+    let number = file.as_raw_fd().to_string();
+    while image::name_loaded(&name.join(&number)) {
+        name.push(".");
+    }
+    let name = name.join(number);
+    let lib = dlopen(&name, path)?;
+    crate::core::backtrace::show_file_as(name.as_os_str().as_bytes(), path.as_os_str().as_bytes());
+    Ok((lib, Some(file)))
 }
 
 /// Loads `path` by a spelling of it the loader has not seen (`dir/./name`
