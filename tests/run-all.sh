@@ -14,6 +14,8 @@
 #   4b'. the official package's C++ unit tests (tests/cpp, gtest), built
 #      with the official headers and run on both libraries
 #      (tests/cxx_suite/run.sh), failing the same way,
+#   4b''. Python -> FFI -> Python recursion until the stack is nearly used
+#      up: a RecursionError on ours (tests/deep_callbacks.py),
 #   4c. structural visitors and mutators on both libraries, with identical
 #      transcripts (tests/structural_diff.py),
 #      subclasses defined in Python on every receiver (tests/subclass_py.py),
@@ -66,6 +68,11 @@ cxx_suite_passed=$(awk '/^cxx-suite:/ { print $2 }' target/cxx-suite.log)
 echo "== artifacts through the official Python package on our library"
 PYTHONPATH="$PWD/target/suite/pkg-ours" "$venv/bin/python" tests/artifacts_python.py | tee target/artifacts-python.log
 artifacts_python_passed=$(awk '/^artifacts-python:/ { print $2 }' target/artifacts-python.log)
+
+echo "== deep Python -> FFI -> Python recursion: a RecursionError on ours (the official library dies)"
+"$venv/bin/python" tests/deep_callbacks.py --official
+PYTHONPATH="$PWD/target/suite/pkg-ours" "$venv/bin/python" tests/deep_callbacks.py | tee target/deep-callbacks.log
+deep_callbacks_passed=$(awk '/^deep-callbacks-py:/ { print $2 }' target/deep-callbacks.log)
 
 echo "== structural visitors and mutators: official library, then ours (transcript diff)"
 "$venv/bin/python" tests/structural_diff.py >target/structural-official.log
@@ -127,4 +134,4 @@ if command -v valgrind >/dev/null 2>&1; then
   done
 fi
 echo "== all tests passed"
-echo "summary: $((cargo_passed + ctest_passed + asan_passed + cross_passed + suite_passed + cxx_suite_passed + artifacts_python_passed + structural_passed + subclass_py_passed + json_graph_passed + cxx_module_passed)) passed, 0 failed"
+echo "summary: $((cargo_passed + ctest_passed + asan_passed + cross_passed + suite_passed + cxx_suite_passed + artifacts_python_passed + deep_callbacks_passed + structural_passed + subclass_py_passed + json_graph_passed + cxx_module_passed)) passed, 0 failed"

@@ -30,6 +30,8 @@ pub enum ErrorKind {
     NotImplementedError,
     /// A bug in this library (e.g. a caught panic).
     InternalError,
+    /// Calls nested so deep that the thread's stack is nearly used up.
+    RecursionError,
 }
 
 impl ErrorKind {
@@ -37,6 +39,7 @@ impl ErrorKind {
     pub fn as_str(self) -> &'static str {
         match self {
             ErrorKind::TypeError => "TypeError",
+            ErrorKind::RecursionError => "RecursionError",
             ErrorKind::ValueError => "ValueError",
             ErrorKind::IndexError => "IndexError",
             ErrorKind::KeyError => "KeyError",

@@ -397,6 +397,9 @@ pub struct ObjBox<T> {
 }
 
 impl<T> ObjBox<T> {
+    /// Where the payload starts, in bytes from the header.
+    pub const PAYLOAD_OFFSET: usize = core::mem::offset_of!(ObjBox<T>, payload);
+
     /// The payload after the header.
     #[inline]
     pub fn payload(&self) -> &T {
