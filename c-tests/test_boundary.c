@@ -1,6 +1,8 @@
 /* Bad input to every entry point gets a clear error, never a crash: NULL
  * pointers, NULL data with a nonzero size, NULL callbacks. (The official
  * library dereferences such pointers, so this test runs on ours only.) */
+#include <sys/mman.h>
+
 #include "common.h"
 
 /* Returns the handle it was called with, as an opaque pointer. */
@@ -199,6 +201,32 @@ int main(void) {
     TVMFFIObjectHandle tensor = NULL;
     EXPECT_RAISES("DLPack import of ndim 2^31-1", TVMFFITensorFromDLPack(&managed, 0, 0, &tensor));
     CHECK(tensor == NULL);
+    /* A constant of 2^38 float32s (1 TiB, over a mapping that reserves
+     * nothing): making its artifact needs a 1 TiB blob, a MemoryError. */
+    void* terabyte = mmap(NULL, (size_t)1 << 40, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (terabyte == MAP_FAILED) {
+      printf("a 1 TiB constant: cannot map 1 TiB here, skipped\n");
+    } else {
+      int64_t elems[1] = {(int64_t)1 << 38};
+      managed.dl_tensor.data = terabyte;
+      managed.dl_tensor.ndim = 1;
+      managed.dl_tensor.shape = elems;
+      CHECK_OK(TVMFFITensorFromDLPack(&managed, 0, 0, &tensor));
+      TVMFFIAny map_args[2] = {any_str("w"), any_none()};
+      map_args[1].type_index = kTVMFFITensor;
+      map_args[1].v_obj = (TVMFFIObject*)tensor;
+      TVMFFIAny map = call_global("ffi.Map", map_args, 2);
+      TVMFFIAny args[3] = {any_str("c"), any_str("consts.bin"), map};
+      TVMFFIObjectHandle make = get_global("ffi.ArtifactFromConstants");
+      TVMFFIAny out = any_none();
+      EXPECT_RAISES("a 1 TiB constant's artifact", TVMFFIFunctionCall(make, args, 3, &out));
+      TVMFFIObjectDecRef(make);
+      for (int i = 0; i < 2; ++i) any_release(&args[i]);
+      any_release(&map_args[0]);
+      any_release(&map);
+      TVMFFIObjectDecRef(tensor);
+      munmap(terabyte, (size_t)1 << 40);
+    }
   }
   /* A hostile number of child slots is refused, not allocated. */
   TVMFFIByteArray huge = byte_array("boundary.HugeSlots");

@@ -336,6 +336,7 @@ fn stringify_with(value: AnyView<'_>, indent: usize, pretty_levels: usize) -> Re
         level: 0,
         max_level: indent.saturating_mul(pretty_levels),
         active: HashSet::new(),
+        root: Some(value.to_owned_any()?),
     };
     w.value(value, 0)?;
     Ok(w.out)
@@ -348,6 +349,79 @@ struct Writer {
     /// Deeper than this (in spaces), items are written compactly.
     max_level: usize,
     active: HashSet<usize>,
+    /// The value being written, until the output passes [`SIZE_CHECK_AT`]
+    /// and its whole size is reserved.
+    root: Option<Any>,
+}
+
+/// Output size past which the writer measures the whole output and
+/// reserves it at once: a small graph whose shared parts repeat (a list
+/// holding the same long string a million times) can ask for more output
+/// than memory holds, and growing toward it would exhaust memory first.
+const SIZE_CHECK_AT: usize = 64 << 20;
+
+/// The compact size of `v` as written (no indentation), counting a shared container at each occurrence from one walk
+/// of it (`sizes`, by address; 0 while it is being walked, so a cycle
+/// counts nothing: the writer refuses it). Saturates at `u64::MAX`.
+fn compact_size(
+    v: AnyView<'_>,
+    sizes: &mut std::collections::HashMap<usize, u64>,
+    depth: usize,
+) -> u64 {
+    if depth >= MAX_DEPTH {
+        return 0;
+    }
+    let ti = v.type_index();
+    match ti {
+        kTVMFFISmallStr => escaped_len(v.as_str_bytes().unwrap_or(b"")) as u64,
+        kTVMFFIStr => {
+            // Measured once per string object, however often it recurs.
+            let key = v.as_object_ptr().map_or(0, |p| p.as_ptr() as usize);
+            *sizes
+                .entry(key)
+                .or_insert_with(|| escaped_len(v.as_str_bytes().unwrap_or(b"")) as u64)
+        }
+        kTVMFFIArray | kTVMFFIList | kTVMFFIMap => {
+            let Some(obj) = v.to_object() else { return 4 };
+            let key = obj.as_ptr() as usize;
+            if let Some(&n) = sizes.get(&key) {
+                return n;
+            }
+            sizes.insert(key, 0);
+            let mut n = 2u64;
+            let add = |n: &mut u64, m: u64| *n = n.saturating_add(m).saturating_add(1);
+            if ti == kTVMFFIMap {
+                for (k, val) in map::items(&obj).unwrap_or_default() {
+                    let m = compact_size(k.view(), sizes, depth + 1)
+                        .saturating_add(1)
+                        .saturating_add(super::stack::deep(|| {
+                            compact_size(val.view(), sizes, depth + 1)
+                        }));
+                    add(&mut n, m);
+                }
+            } else {
+                for e in seq::elements(&obj, ti).unwrap_or_default().iter() {
+                    // SAFETY: stored elements are valid.
+                    let e = unsafe { AnyView::from_raw(e) };
+                    add(
+                        &mut n,
+                        super::stack::deep(|| compact_size(e, sizes, depth + 1)),
+                    );
+                }
+            }
+            // One comma fewer than items.
+            let n = if n > 2 { n - 1 } else { n };
+            sizes.insert(key, n);
+            n
+        }
+        kTVMFFIBool => 4 + u64::from(v.as_i64() == Some(0)),
+        kTVMFFIInt => {
+            let i = v.as_i64().unwrap_or(0);
+            u64::from(i < 0) + u64::from(i.unsigned_abs().checked_ilog10().unwrap_or(0)) + 1
+        }
+        kTVMFFIFloat => float(v.as_f64().unwrap_or(0.0)).len() as u64,
+        _ => 4,
+    }
 }
 
 /// A JSON string literal, escaped as the reference does.
@@ -379,6 +453,24 @@ pub fn escape(text: &[u8], out: &mut String) {
     out.push('"');
 }
 
+/// The length of `text` as [`escape`] writes it, quotes included (an
+/// upper bound for invalid UTF-8, each of whose bytes may become U+FFFD).
+fn escaped_len(text: &[u8]) -> usize {
+    let high = if core::str::from_utf8(text).is_ok() {
+        1
+    } else {
+        3
+    };
+    text.iter().fold(2usize, |n, &c| {
+        n.saturating_add(match c {
+            b'"' | b'\\' | b'/' | 0x08 | 0x0c | b'\n' | b'\r' | b'\t' => 2,
+            c if c < 0x20 || c == 0x7f => 6,
+            c if c >= 0x80 => high,
+            _ => 1,
+        })
+    })
+}
+
 /// A float as the reference writes it: integral values below 2^53 as
 /// `%.1f`, others as `%.17g`; NaN and infinities as JavaScript literals.
 fn float(x: f64) -> String {
@@ -395,17 +487,71 @@ fn float(x: f64) -> String {
 }
 
 impl Writer {
+    /// Makes room for `n` more bytes, fallibly: a small graph whose shared
+    /// parts repeat (a list holding the same long string a million times)
+    /// can ask for more output than memory holds; that is a MemoryError.
+    fn reserve(&mut self, n: usize) -> Result<()> {
+        if self.out.len().saturating_add(n) > SIZE_CHECK_AT {
+            if let Some(root) = self.root.take() {
+                let total = compact_size(root.view(), &mut Default::default(), 0);
+                let wanted = usize::try_from(total).unwrap_or(usize::MAX);
+                // More than the machine's memory is refused even where the
+                // allocator would promise it (overcommit).
+                // SAFETY: sysconf only reads a system setting.
+                let pages = unsafe { libc::sysconf(libc::_SC_PHYS_PAGES) };
+                let physical =
+                    usize::try_from(pages).map_or(usize::MAX, |p| p.saturating_mul(4096));
+                (wanted <= physical)
+                    .then(|| {
+                        self.out
+                            .try_reserve_exact(wanted.saturating_sub(self.out.len()))
+                            .ok()
+                    })
+                    .flatten()
+                    .ok_or_else(|| {
+                        Error::new(
+                            super::ErrorKind::MemoryError,
+                            format!(
+                                "json.Stringify: the output would take at least {total} bytes, \
+                                 more than memory holds"
+                            ),
+                        )
+                    })?;
+            }
+        }
+        self.out.try_reserve(n).map_err(|_| {
+            Error::new(
+                super::ErrorKind::MemoryError,
+                format!(
+                    "json.Stringify: the output outgrows memory ({} bytes written)",
+                    self.out.len()
+                ),
+            )
+        })
+    }
+
+    fn push_str(&mut self, s: &str) -> Result<()> {
+        self.reserve(s.len())?;
+        self.out.push_str(s);
+        Ok(())
+    }
+
+    fn push(&mut self, c: char) -> Result<()> {
+        self.reserve(c.len_utf8())?;
+        self.out.push(c);
+        Ok(())
+    }
+
+    /// A string literal, its escaped length reserved first.
+    fn string(&mut self, text: &[u8]) -> Result<()> {
+        self.reserve(escaped_len(text))?;
+        escape(text, &mut self.out);
+        Ok(())
+    }
+
     fn newline(&mut self) -> Result<()> {
         if self.indent != 0 && self.level <= self.max_level {
-            self.out.try_reserve(1 + self.level).map_err(|_| {
-                Error::new(
-                    super::ErrorKind::MemoryError,
-                    format!(
-                        "json.Stringify: the indented output outgrows memory ({} bytes written)",
-                        self.out.len()
-                    ),
-                )
-            })?;
+            self.reserve(1 + self.level)?;
             self.out.push('\n');
             self.out.extend(core::iter::repeat_n(' ', self.level));
         }
@@ -429,15 +575,15 @@ impl Writer {
             t => t,
         };
         match ti {
-            kTVMFFINone => self.out.push_str("null"),
-            kTVMFFIBool => self.out.push_str(if v.as_i64() == Some(0) {
+            kTVMFFINone => self.push_str("null")?,
+            kTVMFFIBool => self.push_str(if v.as_i64() == Some(0) {
                 "false"
             } else {
                 "true"
-            }),
-            kTVMFFIInt => self.out.push_str(&v.as_i64().unwrap_or(0).to_string()),
-            kTVMFFIFloat => self.out.push_str(&float(v.as_f64().unwrap_or(0.0))),
-            kTVMFFISmallStr | kTVMFFIStr => escape(v.as_str_bytes().unwrap_or(b""), &mut self.out),
+            })?,
+            kTVMFFIInt => self.push_str(&v.as_i64().unwrap_or(0).to_string())?,
+            kTVMFFIFloat => self.push_str(&float(v.as_f64().unwrap_or(0.0)))?,
+            kTVMFFISmallStr | kTVMFFIStr => self.string(v.as_str_bytes().unwrap_or(b""))?,
             kTVMFFIArray | kTVMFFIList => {
                 let obj = v.to_object().expect("an object");
                 let key = obj.as_ptr() as usize;
@@ -450,29 +596,29 @@ impl Writer {
                     // SAFETY: stored elements are valid.
                     .map(|e| unsafe { AnyView::from_raw(e) }.to_owned_any())
                     .collect::<Result<_>>()?;
-                self.out.push('[');
+                self.push('[')?;
                 self.level += self.indent;
                 for (i, item) in items.iter().enumerate() {
                     if i != 0 {
-                        self.out.push(',');
+                        self.push(',')?;
                     }
                     self.newline()?;
                     self.value(item.view(), depth + 1)?;
                 }
                 self.level -= self.indent;
                 self.newline()?;
-                self.out.push(']');
+                self.push(']')?;
                 if is_list {
                     self.active.remove(&key);
                 }
             }
             kTVMFFIMap => {
                 let obj = v.to_object().expect("an object");
-                self.out.push('{');
+                self.push('{')?;
                 self.level += self.indent;
                 for (i, (k, val)) in map::items(&obj)?.iter().enumerate() {
                     if i != 0 {
-                        self.out.push(',');
+                        self.push(',')?;
                     }
                     self.newline()?;
                     let key = k.view();
@@ -485,16 +631,16 @@ impl Writer {
                             )));
                         }
                     };
-                    escape(text, &mut self.out);
-                    self.out.push(':');
+                    self.string(text)?;
+                    self.push(':')?;
                     if self.indent != 0 {
-                        self.out.push(' ');
+                        self.push(' ')?;
                     }
                     self.value(val.view(), depth + 1)?;
                 }
                 self.level -= self.indent;
                 self.newline()?;
-                self.out.push('}');
+                self.push('}')?;
             }
             t => {
                 return Err(Error::value(format!(
@@ -526,5 +672,49 @@ mod tests {
         );
         assert!(parse(b"\"\\ud800\"").is_err());
         assert!(parse(&[b'['; 100_000]).is_err());
+    }
+
+    #[test]
+    fn escaped_lengths_are_exact() {
+        for text in [
+            &b"plain"[..],
+            b"q\"b\\s/\n\x01\x7f",
+            "\u{e9}\u{4e2d}".as_bytes(),
+        ] {
+            let mut out = String::new();
+            escape(text, &mut out);
+            assert_eq!(escaped_len(text), out.len(), "{out}");
+        }
+    }
+
+    #[test]
+    fn compact_sizes_are_exact() {
+        let v = parse(
+            br#"{"a": [1, -20, 2.5, true, false, null, "x\n\u00e9", [], {}], "b": [-Infinity, {"c": [[0]]}]}"#,
+        )
+        .unwrap();
+        let written = stringify(v.view(), 0).unwrap();
+        let size = compact_size(v.view(), &mut Default::default(), 0);
+        assert_eq!(size, written.len() as u64, "{written}");
+    }
+
+    /// A list holding the same 1 MiB string 2^20 times weighs 17 MiB; its
+    /// JSON would take a TiB. Measured once the output passes 64 MiB, it is
+    /// a MemoryError, with at most some 128 MiB written.
+    #[test]
+    fn output_that_outgrows_memory_is_a_memory_error() {
+        let s = make_text(&vec![b'x'; 1 << 20], TextKind::Str);
+        let list = seq::new_list(vec![s; 1 << 20]);
+        let err = stringify(Any::from(list).view(), 0)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            format!(
+                "MemoryError: json.Stringify: the output would take at least {} bytes, more \
+                 than memory holds",
+                2 + (1u64 << 20) * ((1 << 20) + 2) + (1 << 20) - 1
+            )
+        );
     }
 }

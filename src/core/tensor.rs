@@ -260,9 +260,10 @@ pub fn compact_cpu_bytes(obj: &ObjectRef) -> Result<&[u8]> {
     if !is_contiguous(t, shape) {
         return Err(Error::value("the tensor is not contiguous"));
     }
+    // A slice spans at most isize::MAX bytes.
     let size = compact_byte_size(t.dtype, shape)
-        .and_then(|n| usize::try_from(n).ok())
-        .ok_or_else(|| Error::value("the tensor's byte size overflows"))?;
+        .and_then(|n| isize::try_from(n).ok())
+        .ok_or_else(|| Error::value("the tensor's byte size overflows"))? as usize;
     if size == 0 {
         return Ok(&[]);
     }

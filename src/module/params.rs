@@ -24,7 +24,7 @@
 #![forbid(unsafe_code)]
 
 use crate::abi::DLDataType;
-use crate::core::error::{Error, Result};
+use crate::core::error::{Error, ErrorKind, Result};
 use crate::core::tensor::compact_byte_size;
 
 /// The magic bytes that start the format.
@@ -81,7 +81,28 @@ pub fn encode(tensors: &[(&str, DLDataType, &[i64], &[u8])]) -> Result<Vec<u8>> 
         }
         header_len += 4 + name.len() as u64 + 4 + 4 + 8 * shape.len() as u64 + 16;
     }
+    // The whole blob is reserved up front, fallibly: constants the caller
+    // sizes (a mapped terabyte) are a MemoryError, not an abort.
+    let total = tensors.iter().try_fold(
+        header_len.next_multiple_of(DATA_ALIGNMENT),
+        |end, &(_, _, _, bytes)| {
+            end.checked_add(bytes.len() as u64)
+                .map(|e| e.next_multiple_of(DATA_ALIGNMENT))
+        },
+    );
     let mut out = Vec::new();
+    total
+        .and_then(|t| usize::try_from(t).ok())
+        .and_then(|t| out.try_reserve_exact(t).ok())
+        .ok_or_else(|| {
+            Error::new(
+                ErrorKind::MemoryError,
+                format!(
+                    "cannot allocate {} bytes for the params blob of {count} constant(s)",
+                    total.map_or_else(|| "more than 2^64".to_string(), |t| t.to_string())
+                ),
+            )
+        })?;
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&VERSION.to_le_bytes());
     out.extend_from_slice(&count.to_le_bytes());
