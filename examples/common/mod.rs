@@ -29,7 +29,10 @@ pub fn cc(args: &[&dyn AsRef<std::ffi::OsStr>]) {
 pub fn build_cdylib(root: &Path, lib_dir: &Path) {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(cargo);
-    cmd.current_dir(root).args(["build", "--lib"]);
+    // With the examples selected, dev-dependencies take part in feature
+    // resolution as they do for `cargo run --example`: the library builds
+    // with the same features, so neither build invalidates the other.
+    cmd.current_dir(root).args(["build", "--lib", "--examples"]);
     if lib_dir.file_name().is_some_and(|p| p == "release") {
         cmd.arg("--release");
     }
