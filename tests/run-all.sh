@@ -29,6 +29,22 @@ mkdir -p "$(dirname "${BASH_SOURCE[0]}")/../target"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
+# Each stage prints its name and, at the end, how long it took.
+stage_names=()
+stage_secs=()
+stage_name=""
+stage_start=$SECONDS
+stage() { # name ("" ends the last stage)
+  if [ -n "$stage_name" ]; then
+    stage_names+=("$stage_name")
+    stage_secs+=($((SECONDS - stage_start)))
+  fi
+  stage_name="$1"
+  stage_start=$SECONDS
+  [ -z "$1" ] || echo "== $1 ($(date +%T))"
+}
+
+stage "setup: the venv with cmake and the official wheel"
 venv="$root/target/venv"
 if [ ! -x "$venv/bin/cmake" ] || [ ! -d "$(echo "$venv"/lib/python3*/site-packages/tvm_ffi)" ]; then
   python3 -m venv "$venv"
@@ -36,45 +52,45 @@ if [ ! -x "$venv/bin/cmake" ] || [ ! -d "$(echo "$venv"/lib/python3*/site-packag
 fi
 official_dir="$(echo "$venv"/lib/python3*/site-packages/tvm_ffi)"
 
-echo "== cargo test"
+stage "cargo test"
 cargo build --release --locked
 TVM_FFI_OFFICIAL_DIR="$official_dir" cargo test --release --locked 2>&1 | tee target/cargo-test.log
 cargo_passed=$(awk '/^test result: ok/ { n += $4 } END { print n + 0 }' target/cargo-test.log)
 
-echo "== C tests (ours and official, with transcript diffs)"
+stage "C tests (ours and official, with transcript diffs)"
 "$venv/bin/cmake" -S c-tests -B target/c-tests -DTVM_FFI_OFFICIAL_DIR="$official_dir" >/dev/null
 "$venv/bin/cmake" --build target/c-tests -j2 >/dev/null
 "$venv/bin/ctest" --test-dir target/c-tests --output-on-failure | tee target/ctest.log
 ctest_passed=$(awk '/tests passed/ { print $NF }' target/ctest.log)
 
-echo "== C tests on our library under AddressSanitizer and UBSan"
+stage "C tests on our library under AddressSanitizer and UBSan"
 "$venv/bin/cmake" -S c-tests -B target/c-tests-asan -DSANITIZE=ON -DTVM_FFI_OFFICIAL_DIR="$official_dir" >/dev/null
 "$venv/bin/cmake" --build target/c-tests-asan -j2 >/dev/null
 "$venv/bin/ctest" --test-dir target/c-tests-asan -E "official|_diff" --output-on-failure | tee target/ctest-asan.log
 asan_passed=$(awk '/tests passed/ { print $NF }' target/ctest-asan.log)
 
-echo "== cross-loading with the official Python package"
+stage "cross-loading with the official Python package"
 "$venv/bin/python" tests/cross_load.py | tee target/cross-load.log
 cross_passed=$(awk '/^cross-load:/ { print $2 }' target/cross-load.log)
 
-echo "== the official Python test suite, on the official library and on ours"
+stage "the official Python test suite, on the official library and on ours"
 tests/suite/run.sh "$venv" target/release/libtvm_ffi.so | tee target/suite.log
 suite_passed=$(awk '/^official-suite:/ { print $2 }' target/suite.log)
 
-echo "== the official C++ unit tests (gtest), on the official library and on ours"
+stage "the official C++ unit tests (gtest), on the official library and on ours"
 tests/cxx_suite/run.sh "$venv" target/release/libtvm_ffi.so | tee target/cxx-suite.log
 cxx_suite_passed=$(awk '/^cxx-suite:/ { print $2 }' target/cxx-suite.log)
 
-echo "== artifacts through the official Python package on our library"
+stage "artifacts through the official Python package on our library"
 PYTHONPATH="$PWD/target/suite/pkg-ours" "$venv/bin/python" tests/artifacts_python.py | tee target/artifacts-python.log
 artifacts_python_passed=$(awk '/^artifacts-python:/ { print $2 }' target/artifacts-python.log)
 
-echo "== deep Python -> FFI -> Python recursion: a RecursionError on ours (the official library dies)"
+stage "deep Python -> FFI -> Python recursion: a RecursionError on ours (the official library dies)"
 "$venv/bin/python" tests/deep_callbacks.py --official
 PYTHONPATH="$PWD/target/suite/pkg-ours" "$venv/bin/python" tests/deep_callbacks.py | tee target/deep-callbacks.log
 deep_callbacks_passed=$(awk '/^deep-callbacks-py:/ { print $2 }' target/deep-callbacks.log)
 
-echo "== structural visitors and mutators: official library, then ours (transcript diff)"
+stage "structural visitors and mutators: official library, then ours (transcript diff)"
 "$venv/bin/python" tests/structural_diff.py >target/structural-official.log
 PYTHONPATH="$root/target/suite/pkg-ours" "$venv/bin/python" tests/structural_diff.py --ours \
   >target/structural-ours.log
@@ -82,7 +98,7 @@ diff target/structural-official.log <(grep -v '^structural-ours-only:' target/st
 structural_passed=$(awk '/^structural-(diff|ours-only):/ { n += $2 } END { print n }' target/structural-ours.log)
 echo "structural: $structural_passed checks, identical transcripts"
 
-echo "== subclasses defined in Python, on every receiver: official library, then ours (transcript diff)"
+stage "subclasses defined in Python, on every receiver: official library, then ours (transcript diff)"
 "$venv/bin/python" tests/subclass_py.py >target/subclass-py-official.log
 PYTHONPATH="$root/target/suite/pkg-ours" "$venv/bin/python" tests/subclass_py.py --ours \
   >target/subclass-py-ours.log
@@ -91,7 +107,7 @@ diff target/subclass-py-official.log \
 subclass_py_passed=$(awk '/^subclass-py(-ours-only)?:/ { n += $2 } END { print n }' target/subclass-py-ours.log)
 echo "subclass-py: $subclass_py_passed checks, identical transcripts"
 
-echo "== JSON graphs across runtimes: written by each library, read by the other, same bytes"
+stage "JSON graphs across runtimes: written by each library, read by the other, same bytes"
 rm -rf target/json-graphs
 "$venv/bin/python" tests/json_graph_cross.py write target/json-graphs/official
 PYTHONPATH="$root/target/suite/pkg-ours" "$venv/bin/python" tests/json_graph_cross.py read target/json-graphs/official \
@@ -100,7 +116,7 @@ PYTHONPATH="$root/target/suite/pkg-ours" "$venv/bin/python" tests/json_graph_cro
 "$venv/bin/python" tests/json_graph_cross.py read target/json-graphs/ours | tee -a target/json-graph-cross.log
 json_graph_passed=$(awk '/^json-graph-cross:/ { n += $2 } END { print n }' target/json-graph-cross.log)
 
-echo "== C++ custom modules through the official Python package (official library, then ours)"
+stage "C++ custom modules through the official Python package (official library, then ours)"
 PATH="$venv/bin:$PATH" "$venv/bin/python" tests/cxx_module.py target/cxx-module/official >target/cxx-module-official.log
 PATH="$venv/bin:$PATH" PYTHONPATH="$root/target/suite/pkg-ours" \
   "$venv/bin/python" tests/cxx_module.py target/cxx-module/ours >target/cxx-module-ours.log
@@ -108,7 +124,7 @@ diff target/cxx-module-official.log target/cxx-module-ours.log
 cxx_module_passed=$(awk '/^cxx-module:/ { print $2 }' target/cxx-module-ours.log)
 echo "cxx-module: $cxx_module_passed checks, identical transcripts"
 
-echo "== fuzzing every parser of untrusted bytes (bounded)"
+stage "fuzzing every parser of untrusted bytes (bounded)"
 fuzz_rc=0
 fuzz/run.sh "${TVM_FFI_FUZZ_SECONDS:-20}" || fuzz_rc=$?
 if [ "$fuzz_rc" -eq 3 ]; then
@@ -120,12 +136,12 @@ else
   echo "fuzzing: no crash"
 fi
 
-echo "== example"
+stage "example"
 cargo run --release --locked --example add_one_c
 cargo run --release --locked --example artifacts_c
 
 if command -v valgrind >/dev/null 2>&1; then
-  echo "== C tests under valgrind (our library): no leaks, no invalid accesses"
+  stage "C tests under valgrind (our library): no leaks, no invalid accesses"
   for t in target/c-tests/test_*; do
     case "$t" in *_official) continue ;; esac
     valgrind --quiet --leak-check=full --show-leak-kinds=definite --errors-for-leak-kinds=definite --error-exitcode=3 \
@@ -133,5 +149,10 @@ if command -v valgrind >/dev/null 2>&1; then
     echo "valgrind clean: $(basename "$t")"
   done
 fi
-echo "== all tests passed"
+stage ""
+echo "== all tests passed; seconds per stage:"
+for i in "${!stage_names[@]}"; do
+  printf "%6d  %s\n" "${stage_secs[$i]}" "${stage_names[$i]}"
+done
+printf "%6d  total\n" "$SECONDS"
 echo "summary: $((cargo_passed + ctest_passed + asan_passed + cross_passed + suite_passed + cxx_suite_passed + artifacts_python_passed + deep_callbacks_passed + structural_passed + subclass_py_passed + json_graph_passed + cxx_module_passed)) passed, 0 failed"
