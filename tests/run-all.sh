@@ -14,7 +14,9 @@
 #   4b'. the official package's C++ unit tests (tests/cpp, gtest), built
 #      with the official headers and run on both libraries
 #      (tests/cxx_suite/run.sh), failing the same way,
-#   4b''. Python -> FFI -> Python recursion until the stack is nearly used
+#   4b''. an install into a prefix (scripts/install.sh) used from C through
+#      pkg-config, CMake and the static library (tests/install/run.sh),
+#      Python -> FFI -> Python recursion until the stack is nearly used
 #      up: a RecursionError on ours (tests/deep_callbacks.py),
 #   4c. structural visitors and mutators on both libraries, with identical
 #      transcripts (tests/structural_diff.py),
@@ -50,6 +52,8 @@ if [ ! -x "$venv/bin/cmake" ] || [ ! -d "$(echo "$venv"/lib/python3*/site-packag
   python3 -m venv "$venv"
   "$venv/bin/pip" install --quiet --disable-pip-version-check cmake "apache-tvm-ffi==0.1.15.post2"
 fi
+# pkgconf (PyPI's build of pkg-config) for the install test.
+[ -x "$venv/bin/pkgconf" ] || "$venv/bin/pip" install --quiet --disable-pip-version-check pkgconf
 official_dir="$(echo "$venv"/lib/python3*/site-packages/tvm_ffi)"
 
 stage "cargo test"
@@ -84,6 +88,10 @@ cxx_suite_passed=$(awk '/^cxx-suite:/ { print $2 }' target/cxx-suite.log)
 stage "artifacts through the official Python package on our library"
 PYTHONPATH="$PWD/target/suite/pkg-ours" "$venv/bin/python" tests/artifacts_python.py | tee target/artifacts-python.log
 artifacts_python_passed=$(awk '/^artifacts-python:/ { print $2 }' target/artifacts-python.log)
+
+stage "install: scripts/install.sh into a prefix; C via pkg-config, CMake find_package and the static library"
+tests/install/run.sh "$venv" | tee target/install-test.log
+install_passed=$(awk '/^install:/ { print $2 }' target/install-test.log)
 
 stage "deep Python -> FFI -> Python recursion: a RecursionError on ours (the official library dies)"
 "$venv/bin/python" tests/deep_callbacks.py --official
@@ -155,4 +163,4 @@ for i in "${!stage_names[@]}"; do
   printf "%6d  %s\n" "${stage_secs[$i]}" "${stage_names[$i]}"
 done
 printf "%6d  total\n" "$SECONDS"
-echo "summary: $((cargo_passed + ctest_passed + asan_passed + cross_passed + suite_passed + cxx_suite_passed + artifacts_python_passed + deep_callbacks_passed + structural_passed + subclass_py_passed + json_graph_passed + cxx_module_passed)) passed, 0 failed"
+echo "summary: $((cargo_passed + ctest_passed + asan_passed + cross_passed + suite_passed + cxx_suite_passed + artifacts_python_passed + deep_callbacks_passed + install_passed + structural_passed + subclass_py_passed + json_graph_passed + cxx_module_passed)) passed, 0 failed"

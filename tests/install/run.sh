@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Installs tvm-ffi-rs into a fresh prefix (scripts/install.sh) and builds a C
+# program against it three ways: pkg-config, CMake find_package(tvm_ffi) with
+# tvm_ffi::shared, and the static library; each runs and checks which
+# library the process mapped. Also checks tvm-ffi-config's answers.
+# usage: tests/install/run.sh VENV   (VENV has cmake and pkgconf)
+set -euo pipefail
+venv="$1"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+work="$root/target/install-test"
+prefix="$work/prefix"
+rm -rf "$work"
+mkdir -p "$work"
+# The library the test command built already (building it again here would
+# resolve other features than the tests and rebuild the crate twice).
+"$root/scripts/install.sh" --prefix "$prefix" --no-build >"$work/install.log" 2>&1 || { cat "$work/install.log"; exit 1; }
+(cd "$prefix" && find . -type f | sort) | sed 's/^/  installed: /'
+passed=0
+
+export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
+pkg_config="$venv/bin/pkgconf"
+# shellcheck disable=SC2046
+gcc -O1 "$root/tests/install/check.c" $("$pkg_config" --cflags --libs tvm_ffi) -Wl,-rpath,"$prefix/lib" -o "$work/check_pkgconfig"
+"$work/check_pkgconfig" "$prefix/lib/libtvm_ffi.so" | sed 's/^/  pkg-config: /'
+passed=$((passed + 1))
+
+"$venv/bin/cmake" -S "$root/tests/install" -B "$work/cmake" -DCMAKE_PREFIX_PATH="$prefix" >"$work/cmake.log" 2>&1 ||
+  { cat "$work/cmake.log"; exit 1; }
+"$venv/bin/cmake" --build "$work/cmake" >>"$work/cmake.log" 2>&1 || { cat "$work/cmake.log"; exit 1; }
+"$work/cmake/check" "$prefix/lib/libtvm_ffi.so" | sed 's/^/  cmake: /'
+passed=$((passed + 1))
+
+# The static library needs the C++ runtime, as tvm_ffi.pc's Libs.private says.
+# shellcheck disable=SC2046
+gcc -O1 "$root/tests/install/check.c" $("$pkg_config" --cflags tvm_ffi) "$prefix/lib/libtvm_ffi.a" \
+  $("$pkg_config" --static --libs-only-l tvm_ffi | sed 's/-ltvm_ffi//') -o "$work/check_static"
+"$work/check_static" static | sed 's/^/  static: /'
+passed=$((passed + 1))
+
+config="$prefix/bin/tvm-ffi-config"
+[ "$("$config" --includedir)" = "$prefix/include" ]
+[ "$("$config" --libfiles)" = "$prefix/lib/libtvm_ffi.so" ]
+[ "$("$config" --libdir)" = "$prefix/lib" ]
+[ "$("$config" --libs)" = "-ltvm_ffi" ]
+[ "$("$config" --cmakedir)" = "$prefix/lib/cmake/tvm_ffi" ]
+[ "$("$config" --ldflags)" = "-L$prefix/lib" ]
+echo "  tvm-ffi-config: $("$config" --cflags)"
+passed=$((passed + 1))
+echo "install: $passed passed"
