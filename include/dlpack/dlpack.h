@@ -42,12 +42,154 @@
 /**
  * The kind of a device.
  */
-typedef int32_t DLDeviceType;
+#ifdef __cplusplus
+typedef enum : int32_t {
+#else
+typedef enum {
+#endif
+  /**
+   * CPU device.
+   */
+  kDLCPU = 1,
+  /**
+   * CUDA GPU device.
+   */
+  kDLCUDA = 2,
+  /**
+   * Pinned CUDA CPU memory.
+   */
+  kDLCUDAHost = 3,
+  /**
+   * OpenCL devices.
+   */
+  kDLOpenCL = 4,
+  /**
+   * Vulkan buffers.
+   */
+  kDLVulkan = 7,
+  /**
+   * Metal for Apple GPUs.
+   */
+  kDLMetal = 8,
+  /**
+   * Verilog simulator buffers.
+   */
+  kDLVPI = 9,
+  /**
+   * ROCm GPUs.
+   */
+  kDLROCM = 10,
+  /**
+   * Pinned ROCm CPU memory.
+   */
+  kDLROCMHost = 11,
+  /**
+   * Reserved extension device type.
+   */
+  kDLExtDev = 12,
+  /**
+   * CUDA managed/unified memory.
+   */
+  kDLCUDAManaged = 13,
+  /**
+   * Unified shared memory of oneAPI.
+   */
+  kDLOneAPI = 14,
+  /**
+   * WebGPU devices.
+   */
+  kDLWebGPU = 15,
+  /**
+   * Qualcomm Hexagon DSP.
+   */
+  kDLHexagon = 16,
+  /**
+   * Microsoft MAIA devices.
+   */
+  kDLMAIA = 17,
+  /**
+   * AWS Trainium.
+   */
+  kDLTrn = 18,
+} DLDeviceType;
 
 /**
  * Type code of a `DLDataType`.
  */
-typedef uint32_t DLDataTypeCode;
+typedef enum {
+  /**
+   * Signed integer.
+   */
+  kDLInt = 0,
+  /**
+   * Unsigned integer.
+   */
+  kDLUInt = 1,
+  /**
+   * IEEE floating point.
+   */
+  kDLFloat = 2,
+  /**
+   * Opaque handle.
+   */
+  kDLOpaqueHandle = 3,
+  /**
+   * bfloat16.
+   */
+  kDLBfloat = 4,
+  /**
+   * Complex number (real and imaginary parts).
+   */
+  kDLComplex = 5,
+  /**
+   * Boolean.
+   */
+  kDLBool = 6,
+  /**
+   * FP8 e3m4.
+   */
+  kDLFloat8_e3m4 = 7,
+  /**
+   * FP8 e4m3.
+   */
+  kDLFloat8_e4m3 = 8,
+  /**
+   * FP8 e4m3b11fnuz.
+   */
+  kDLFloat8_e4m3b11fnuz = 9,
+  /**
+   * FP8 e4m3fn.
+   */
+  kDLFloat8_e4m3fn = 10,
+  /**
+   * FP8 e4m3fnuz.
+   */
+  kDLFloat8_e4m3fnuz = 11,
+  /**
+   * FP8 e5m2.
+   */
+  kDLFloat8_e5m2 = 12,
+  /**
+   * FP8 e5m2fnuz.
+   */
+  kDLFloat8_e5m2fnuz = 13,
+  /**
+   * FP8 e8m0fnu.
+   */
+  kDLFloat8_e8m0fnu = 14,
+  /**
+   * FP6 e2m3fn.
+   */
+  kDLFloat6_e2m3fn = 15,
+  /**
+   * FP6 e3m2fn.
+   */
+  kDLFloat6_e3m2fn = 16,
+  /**
+   * FP4 e2m1fn.
+   */
+  kDLFloat4_e2m1fn = 17,
+} DLDataTypeCode;
 
 /**
  * A device: its type and id.
@@ -182,175 +324,5 @@ typedef int (*DLPackManagedTensorAllocator)(struct DLTensor *prototype,
                                             void (*SetError)(void *error_ctx,
                                                              const char *kind,
                                                              const char *message));
-
-/**
- * CPU device.
- */
-#define kDLCPU 1
-
-/**
- * CUDA GPU device.
- */
-#define kDLCUDA 2
-
-/**
- * Pinned CUDA CPU memory.
- */
-#define kDLCUDAHost 3
-
-/**
- * OpenCL devices.
- */
-#define kDLOpenCL 4
-
-/**
- * Vulkan buffers.
- */
-#define kDLVulkan 7
-
-/**
- * Metal for Apple GPUs.
- */
-#define kDLMetal 8
-
-/**
- * Verilog simulator buffers.
- */
-#define kDLVPI 9
-
-/**
- * ROCm GPUs.
- */
-#define kDLROCM 10
-
-/**
- * Pinned ROCm CPU memory.
- */
-#define kDLROCMHost 11
-
-/**
- * Reserved extension device type.
- */
-#define kDLExtDev 12
-
-/**
- * CUDA managed/unified memory.
- */
-#define kDLCUDAManaged 13
-
-/**
- * Unified shared memory of oneAPI.
- */
-#define kDLOneAPI 14
-
-/**
- * WebGPU devices.
- */
-#define kDLWebGPU 15
-
-/**
- * Qualcomm Hexagon DSP.
- */
-#define kDLHexagon 16
-
-/**
- * Microsoft MAIA devices.
- */
-#define kDLMAIA 17
-
-/**
- * AWS Trainium.
- */
-#define kDLTrn 18
-
-/**
- * Signed integer.
- */
-#define kDLInt 0
-
-/**
- * Unsigned integer.
- */
-#define kDLUInt 1
-
-/**
- * IEEE floating point.
- */
-#define kDLFloat 2
-
-/**
- * Opaque handle.
- */
-#define kDLOpaqueHandle 3
-
-/**
- * bfloat16.
- */
-#define kDLBfloat 4
-
-/**
- * Complex number (real and imaginary parts).
- */
-#define kDLComplex 5
-
-/**
- * Boolean.
- */
-#define kDLBool 6
-
-/**
- * FP8 e3m4.
- */
-#define kDLFloat8_e3m4 7
-
-/**
- * FP8 e4m3.
- */
-#define kDLFloat8_e4m3 8
-
-/**
- * FP8 e4m3b11fnuz.
- */
-#define kDLFloat8_e4m3b11fnuz 9
-
-/**
- * FP8 e4m3fn.
- */
-#define kDLFloat8_e4m3fn 10
-
-/**
- * FP8 e4m3fnuz.
- */
-#define kDLFloat8_e4m3fnuz 11
-
-/**
- * FP8 e5m2.
- */
-#define kDLFloat8_e5m2 12
-
-/**
- * FP8 e5m2fnuz.
- */
-#define kDLFloat8_e5m2fnuz 13
-
-/**
- * FP8 e8m0fnu.
- */
-#define kDLFloat8_e8m0fnu 14
-
-/**
- * FP6 e2m3fn.
- */
-#define kDLFloat6_e2m3fn 15
-
-/**
- * FP6 e3m2fn.
- */
-#define kDLFloat6_e3m2fn 16
-
-/**
- * FP4 e2m1fn.
- */
-#define kDLFloat4_e2m1fn 17
 
 #endif  /* DLPACK_DLPACK_H_ */

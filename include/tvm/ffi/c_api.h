@@ -236,7 +236,40 @@ typedef int (*TVMFFIObjectCreator)(TVMFFIObjectHandle *result);
 /**
  * How a type takes part in structural equality and hashing.
  */
-typedef int32_t TVMFFISEqHashKind;
+#ifdef __cplusplus
+enum TVMFFISEqHashKind : int32_t {
+#else
+typedef enum {
+#endif
+  /**
+   * Structural equality/hash not supported.
+   */
+  kTVMFFISEqHashKindUnsupported = 0,
+  /**
+   * A tree node compared by its fields.
+   */
+  kTVMFFISEqHashKindTreeNode = 1,
+  /**
+   * A free variable.
+   */
+  kTVMFFISEqHashKindFreeVar = 2,
+  /**
+   * A DAG node (sharing is significant).
+   */
+  kTVMFFISEqHashKindDAGNode = 3,
+  /**
+   * A constant tree node.
+   */
+  kTVMFFISEqHashKindConstTreeNode = 4,
+  /**
+   * A unique instance compared by address.
+   */
+  kTVMFFISEqHashKindUniqueInstance = 5,
+#ifdef __cplusplus
+};
+#else
+} TVMFFISEqHashKind;
+#endif
 
 /**
  * Extra information of a type.
@@ -327,27 +360,284 @@ typedef struct TVMFFITypeAttrColumn {
 /**
  * Type index of a value in a `TVMFFIAny` or of an object.
  */
-typedef int32_t TVMFFITypeIndex;
+#ifdef __cplusplus
+enum TVMFFITypeIndex : int32_t {
+#else
+typedef enum {
+#endif
+  /**
+   * Any type (only used in type signatures, never stored).
+   */
+  kTVMFFIAny = -1,
+  /**
+   * None/nullptr value.
+   */
+  kTVMFFINone = 0,
+  /**
+   * POD int value.
+   */
+  kTVMFFIInt = 1,
+  /**
+   * POD bool value.
+   */
+  kTVMFFIBool = 2,
+  /**
+   * POD float value.
+   */
+  kTVMFFIFloat = 3,
+  /**
+   * Opaque pointer.
+   */
+  kTVMFFIOpaquePtr = 4,
+  /**
+   * DLDataType.
+   */
+  kTVMFFIDataType = 5,
+  /**
+   * DLDevice.
+   */
+  kTVMFFIDevice = 6,
+  /**
+   * DLTensor* (borrowed).
+   */
+  kTVMFFIDLTensorPtr = 7,
+  /**
+   * const char* (borrowed).
+   */
+  kTVMFFIRawStr = 8,
+  /**
+   * TVMFFIByteArray* (borrowed).
+   */
+  kTVMFFIByteArrayPtr = 9,
+  /**
+   * R-value reference to an object: `v_ptr` is the address of a `TVMFFIObject*`.
+   */
+  kTVMFFIObjectRValueRef = 10,
+  /**
+   * Small string stored in place (`small_str_len` bytes of `v_bytes`).
+   */
+  kTVMFFISmallStr = 11,
+  /**
+   * Small bytes stored in place (`small_str_len` bytes of `v_bytes`).
+   */
+  kTVMFFISmallBytes = 12,
+  /**
+   * Structural-mutation marker: no new value was produced.
+   */
+  kTVMFFIUnchanged = 13,
+  /**
+   * Start of statically defined objects.
+   */
+  kTVMFFIStaticObjectBegin = 64,
+  /**
+   * Object, the root of all reference counted objects.
+   */
+  kTVMFFIObject = 64,
+  /**
+   * String object.
+   */
+  kTVMFFIStr = 65,
+  /**
+   * Bytes object.
+   */
+  kTVMFFIBytes = 66,
+  /**
+   * Error object.
+   */
+  kTVMFFIError = 67,
+  /**
+   * Function object.
+   */
+  kTVMFFIFunction = 68,
+  /**
+   * Shape object.
+   */
+  kTVMFFIShape = 69,
+  /**
+   * Tensor object.
+   */
+  kTVMFFITensor = 70,
+  /**
+   * Array object.
+   */
+  kTVMFFIArray = 71,
+  /**
+   * Map object.
+   */
+  kTVMFFIMap = 72,
+  /**
+   * Runtime dynamic loaded module object.
+   */
+  kTVMFFIModule = 73,
+  /**
+   * Opaque Python object.
+   */
+  kTVMFFIOpaquePyObject = 74,
+  /**
+   * List object.
+   */
+  kTVMFFIList = 75,
+  /**
+   * Dict object.
+   */
+  kTVMFFIDict = 76,
+  /**
+   * Structural visit interrupt object.
+   */
+  kTVMFFIVisitInterrupt = 77,
+  /**
+   * Arbitrary precision integer object.
+   */
+  kTVMFFIBigInt = 78,
+  /**
+   * One past the last statically defined object.
+   */
+  kTVMFFIStaticObjectEnd = 79,
+  /**
+   * Start of type indices that are allocated at runtime.
+   */
+  kTVMFFIDynObjectBegin = 128,
+#ifdef __cplusplus
+};
+#else
+} TVMFFITypeIndex;
+#endif
 
 /**
  * Bit mask of the `flags` argument of an object deleter.
  */
-typedef int32_t TVMFFIObjectDeleterFlagBitMask;
+#ifdef __cplusplus
+enum TVMFFIObjectDeleterFlagBitMask : int32_t {
+#else
+typedef enum {
+#endif
+  /**
+   * The strong count reached zero: destroy the contents, keep the memory.
+   */
+  kTVMFFIObjectDeleterFlagBitMaskStrong = (1 << 0),
+  /**
+   * The weak count reached zero: free the memory.
+   */
+  kTVMFFIObjectDeleterFlagBitMaskWeak = (1 << 1),
+#ifdef __cplusplus
+};
+#else
+} TVMFFIObjectDeleterFlagBitMask;
+#endif
 
 /**
  * How `update_backtrace` of an error cell changes the backtrace.
  */
-typedef int32_t TVMFFIBacktraceUpdateMode;
+#ifdef __cplusplus
+enum TVMFFIBacktraceUpdateMode : int32_t {
+#else
+typedef enum {
+#endif
+  /**
+   * Replace the backtrace.
+   */
+  kTVMFFIBacktraceUpdateModeReplace = 0,
+  /**
+   * Append to the backtrace.
+   */
+  kTVMFFIBacktraceUpdateModeAppend = 1,
+#ifdef __cplusplus
+};
+#else
+} TVMFFIBacktraceUpdateMode;
+#endif
 
 /**
  * Flags of a field or method.
  */
-typedef int32_t TVMFFIFieldFlagBitMask;
+#ifdef __cplusplus
+enum TVMFFIFieldFlagBitMask : int32_t {
+#else
+typedef enum {
+#endif
+  /**
+   * The field is writable.
+   */
+  kTVMFFIFieldFlagBitMaskWritable = (1 << 0),
+  /**
+   * The field has a default value.
+   */
+  kTVMFFIFieldFlagBitMaskHasDefault = (1 << 1),
+  /**
+   * The method is a static method.
+   */
+  kTVMFFIFieldFlagBitMaskIsStaticMethod = (1 << 2),
+  /**
+   * The field is ignored by structural equality and hashing.
+   */
+  kTVMFFIFieldFlagBitMaskSEqHashIgnore = (1 << 3),
+  /**
+   * The field defines variables in pattern mode for structural equality.
+   */
+  kTVMFFIFieldFlagBitMaskSEqHashDefPattern = (1 << 4),
+  /**
+   * The default value is a factory function to call.
+   */
+  kTVMFFIFieldFlagBitMaskDefaultFromFactory = (1 << 5),
+  /**
+   * The field is left out of repr.
+   */
+  kTVMFFIFieldFlagBitMaskReprOff = (1 << 6),
+  /**
+   * The field is left out of comparisons.
+   */
+  kTVMFFIFieldFlagBitMaskCompareOff = (1 << 7),
+  /**
+   * The field is left out of hashing.
+   */
+  kTVMFFIFieldFlagBitMaskHashOff = (1 << 8),
+  /**
+   * The field is not an `__init__` parameter.
+   */
+  kTVMFFIFieldFlagBitMaskInitOff = (1 << 9),
+  /**
+   * The field is keyword-only in `__init__`.
+   */
+  kTVMFFIFieldFlagBitMaskKwOnly = (1 << 10),
+  /**
+   * `setter` is a Function object rather than a C function pointer.
+   */
+  kTVMFFIFieldFlagBitSetterIsFunctionObj = (1 << 11),
+  /**
+   * The field defines variables in simple mode for structural equality.
+   */
+  kTVMFFIFieldFlagBitMaskSEqHashDefSimple = (1 << 12),
+#ifdef __cplusplus
+};
+#else
+} TVMFFIFieldFlagBitMask;
+#endif
 
 /**
  * Definition region kinds for structural equality.
  */
-typedef int32_t TVMFFIDefRegionKind;
+#ifdef __cplusplus
+enum TVMFFIDefRegionKind : int32_t {
+#else
+typedef enum {
+#endif
+  /**
+   * Not a definition region.
+   */
+  kTVMFFIDefRegionKindNone = 0,
+  /**
+   * Pattern definition region.
+   */
+  kTVMFFIDefRegionKindPattern = 1,
+  /**
+   * Simple definition region.
+   */
+  kTVMFFIDefRegionKindSimple = 2,
+#ifdef __cplusplus
+};
+#else
+} TVMFFIDefRegionKind;
+#endif
 
 /**
  * The cell of an Error object, right after its header.
@@ -452,304 +742,14 @@ typedef struct TVMFFIShapeCell {
 } TVMFFIShapeCell;
 
 /**
- * Any type (only used in type signatures, never stored).
+ * Writes `value` into the field at `field`; 0 on success.
  */
-#define kTVMFFIAny -1
-
-/**
- * None/nullptr value.
- */
-#define kTVMFFINone 0
-
-/**
- * POD int value.
- */
-#define kTVMFFIInt 1
-
-/**
- * POD bool value.
- */
-#define kTVMFFIBool 2
-
-/**
- * POD float value.
- */
-#define kTVMFFIFloat 3
-
-/**
- * Opaque pointer.
- */
-#define kTVMFFIOpaquePtr 4
-
-/**
- * DLDataType.
- */
-#define kTVMFFIDataType 5
-
-/**
- * DLDevice.
- */
-#define kTVMFFIDevice 6
-
-/**
- * DLTensor* (borrowed).
- */
-#define kTVMFFIDLTensorPtr 7
-
-/**
- * const char* (borrowed).
- */
-#define kTVMFFIRawStr 8
-
-/**
- * TVMFFIByteArray* (borrowed).
- */
-#define kTVMFFIByteArrayPtr 9
-
-/**
- * R-value reference to an object: `v_ptr` is the address of a `TVMFFIObject*`.
- */
-#define kTVMFFIObjectRValueRef 10
-
-/**
- * Small string stored in place (`small_str_len` bytes of `v_bytes`).
- */
-#define kTVMFFISmallStr 11
-
-/**
- * Small bytes stored in place (`small_str_len` bytes of `v_bytes`).
- */
-#define kTVMFFISmallBytes 12
-
-/**
- * Structural-mutation marker: no new value was produced.
- */
-#define kTVMFFIUnchanged 13
-
-/**
- * Start of statically defined objects.
- */
-#define kTVMFFIStaticObjectBegin 64
-
-/**
- * Object, the root of all reference counted objects.
- */
-#define kTVMFFIObject 64
-
-/**
- * String object.
- */
-#define kTVMFFIStr 65
-
-/**
- * Bytes object.
- */
-#define kTVMFFIBytes 66
-
-/**
- * Error object.
- */
-#define kTVMFFIError 67
-
-/**
- * Function object.
- */
-#define kTVMFFIFunction 68
-
-/**
- * Shape object.
- */
-#define kTVMFFIShape 69
-
-/**
- * Tensor object.
- */
-#define kTVMFFITensor 70
-
-/**
- * Array object.
- */
-#define kTVMFFIArray 71
-
-/**
- * Map object.
- */
-#define kTVMFFIMap 72
-
-/**
- * Runtime dynamic loaded module object.
- */
-#define kTVMFFIModule 73
-
-/**
- * Opaque Python object.
- */
-#define kTVMFFIOpaquePyObject 74
-
-/**
- * List object.
- */
-#define kTVMFFIList 75
-
-/**
- * Dict object.
- */
-#define kTVMFFIDict 76
-
-/**
- * Structural visit interrupt object.
- */
-#define kTVMFFIVisitInterrupt 77
-
-/**
- * Arbitrary precision integer object.
- */
-#define kTVMFFIBigInt 78
-
-/**
- * One past the last statically defined object.
- */
-#define kTVMFFIStaticObjectEnd 79
-
-/**
- * Start of type indices that are allocated at runtime.
- */
-#define kTVMFFIDynObjectBegin 128
-
-/**
- * The strong count reached zero: destroy the contents, keep the memory.
- */
-#define kTVMFFIObjectDeleterFlagBitMaskStrong (1 << 0)
-
-/**
- * The weak count reached zero: free the memory.
- */
-#define kTVMFFIObjectDeleterFlagBitMaskWeak (1 << 1)
+typedef int (*TVMFFIFieldSetter)(void *field, const TVMFFIAny *value);
 
 /**
  * Both counts reached zero at once: destroy and free.
  */
 #define kTVMFFIObjectDeleterFlagBitMaskBoth (kTVMFFIObjectDeleterFlagBitMaskStrong | kTVMFFIObjectDeleterFlagBitMaskWeak)
-
-/**
- * Replace the backtrace.
- */
-#define kTVMFFIBacktraceUpdateModeReplace 0
-
-/**
- * Append to the backtrace.
- */
-#define kTVMFFIBacktraceUpdateModeAppend 1
-
-/**
- * The field is writable.
- */
-#define kTVMFFIFieldFlagBitMaskWritable (1 << 0)
-
-/**
- * The field has a default value.
- */
-#define kTVMFFIFieldFlagBitMaskHasDefault (1 << 1)
-
-/**
- * The method is a static method.
- */
-#define kTVMFFIFieldFlagBitMaskIsStaticMethod (1 << 2)
-
-/**
- * The field is ignored by structural equality and hashing.
- */
-#define kTVMFFIFieldFlagBitMaskSEqHashIgnore (1 << 3)
-
-/**
- * The field defines variables in pattern mode for structural equality.
- */
-#define kTVMFFIFieldFlagBitMaskSEqHashDefPattern (1 << 4)
-
-/**
- * The default value is a factory function to call.
- */
-#define kTVMFFIFieldFlagBitMaskDefaultFromFactory (1 << 5)
-
-/**
- * The field is left out of repr.
- */
-#define kTVMFFIFieldFlagBitMaskReprOff (1 << 6)
-
-/**
- * The field is left out of comparisons.
- */
-#define kTVMFFIFieldFlagBitMaskCompareOff (1 << 7)
-
-/**
- * The field is left out of hashing.
- */
-#define kTVMFFIFieldFlagBitMaskHashOff (1 << 8)
-
-/**
- * The field is not an `__init__` parameter.
- */
-#define kTVMFFIFieldFlagBitMaskInitOff (1 << 9)
-
-/**
- * The field is keyword-only in `__init__`.
- */
-#define kTVMFFIFieldFlagBitMaskKwOnly (1 << 10)
-
-/**
- * `setter` is a Function object rather than a C function pointer.
- */
-#define kTVMFFIFieldFlagBitSetterIsFunctionObj (1 << 11)
-
-/**
- * The field defines variables in simple mode for structural equality.
- */
-#define kTVMFFIFieldFlagBitMaskSEqHashDefSimple (1 << 12)
-
-/**
- * Structural equality/hash not supported.
- */
-#define kTVMFFISEqHashKindUnsupported 0
-
-/**
- * A tree node compared by its fields.
- */
-#define kTVMFFISEqHashKindTreeNode 1
-
-/**
- * A free variable.
- */
-#define kTVMFFISEqHashKindFreeVar 2
-
-/**
- * A DAG node (sharing is significant).
- */
-#define kTVMFFISEqHashKindDAGNode 3
-
-/**
- * A constant tree node.
- */
-#define kTVMFFISEqHashKindConstTreeNode 4
-
-/**
- * A unique instance compared by address.
- */
-#define kTVMFFISEqHashKindUniqueInstance 5
-
-/**
- * Not a definition region.
- */
-#define kTVMFFIDefRegionKindNone 0
-
-/**
- * Pattern definition region.
- */
-#define kTVMFFIDefRegionKindPattern 1
-
-/**
- * Simple definition region.
- */
-#define kTVMFFIDefRegionKindSimple 2
 
 #ifdef __cplusplus
 extern "C" {
