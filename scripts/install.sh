@@ -8,17 +8,28 @@
 #   PREFIX/lib/pkgconfig/tvm_ffi.pc     pkg-config --cflags --libs tvm_ffi
 #   PREFIX/lib/cmake/tvm_ffi/           find_package(tvm_ffi CONFIG): tvm_ffi::header, tvm_ffi::shared
 #   PREFIX/bin/tvm-ffi-config           the reference's flags (--includedir --libfiles ...)
-# usage: scripts/install.sh --prefix PREFIX [--no-build]
-#   --no-build  install what target/release holds (built already)
+# usage: scripts/install.sh --prefix PREFIX [--no-build] [--with-cxx-headers [WHEEL]]
+#   --no-build          install what target/release holds (built already)
+#   --with-cxx-headers  also the reference's C++ headers (the C++ half of the
+#                       ABI), from the pinned official wheel (downloaded with
+#                       pip unless WHEEL is given), with its LICENSE and NOTICE
 set -euo pipefail
 prefix=""
 build=1
+cxx=0
+wheel=""
+# The reference version whose ABI we implement (and whose C++ headers match).
+reference="apache-tvm-ffi==0.1.15.post2"
 while [ $# -gt 0 ]; do
   case "$1" in
     --no-build) build=0; shift ;;
     --prefix) prefix="${2:?--prefix needs a directory}"; shift 2 ;;
     --prefix=*) prefix="${1#--prefix=}"; shift ;;
-    -h | --help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --with-cxx-headers)
+      cxx=1
+      if [ $# -gt 1 ] && [ "${2#-}" = "$2" ]; then wheel="$2"; shift; fi
+      shift ;;
+    -h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "install.sh: unknown argument $1 (usage: scripts/install.sh --prefix PREFIX)" >&2; exit 2 ;;
   esac
 done
@@ -36,6 +47,36 @@ cp -R "$root/include/tvm" "$root/include/dlpack" "$prefix/include/"
 # Debug info stays in target/; the installed files carry none.
 objcopy --strip-debug "$root/target/release/libtvm_ffi.so" "$prefix/lib/libtvm_ffi.so"
 objcopy --strip-debug "$root/target/release/libtvm_ffi.a" "$prefix/lib/libtvm_ffi.a"
+
+if [ "$cxx" = 1 ]; then
+  fetched="$(mktemp -d)"
+  trap 'rm -rf "$fetched"' EXIT
+  if [ -z "$wheel" ]; then
+    python3 -m pip download --quiet --disable-pip-version-check --no-deps --only-binary=:all: \
+      -d "$fetched" "$reference"
+    wheel="$(ls "$fetched"/*.whl)"
+  fi
+  # The C++ headers only: the C headers (c_api.h, extra/c_env_api.h,
+  # dlpack.h) are ours, generated from this library.
+  python3 - "$wheel" "$prefix" <<'PY'
+import pathlib, sys, zipfile
+wheel, prefix = sys.argv[1], pathlib.Path(sys.argv[2])
+ours = {"tvm/ffi/c_api.h", "tvm/ffi/extra/c_env_api.h", "dlpack/dlpack.h"}
+with zipfile.ZipFile(wheel) as z:
+    for name in z.namelist():
+        if name.startswith("tvm_ffi/include/"):
+            rel = name[len("tvm_ffi/include/"):]
+            if not rel or rel.endswith("/") or rel in ours:
+                continue
+            dest = prefix / "include" / rel
+        elif "/licenses/" in name and name.rsplit("/", 1)[-1] in ("LICENSE", "NOTICE"):
+            dest = prefix / "share" / "doc" / "tvm_ffi" / "cxx-headers" / name.rsplit("/", 1)[-1]
+        else:
+            continue
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_bytes(z.read(name))
+PY
+fi
 
 cat >"$prefix/lib/pkgconfig/tvm_ffi.pc" <<PC
 prefix=$prefix
@@ -70,6 +111,12 @@ if(NOT TARGET tvm_ffi::shared)
     IMPORTED_SONAME "libtvm_ffi.so"
     INTERFACE_INCLUDE_DIRECTORIES "${tvm_ffi_INCLUDE_DIR}")
 endif()
+# The reference's C++ headers (installed with --with-cxx-headers) need C++17.
+get_property(_tvm_ffi_languages GLOBAL PROPERTY ENABLED_LANGUAGES)
+if("CXX" IN_LIST _tvm_ffi_languages)
+  set_property(TARGET tvm_ffi::header tvm_ffi::shared PROPERTY INTERFACE_COMPILE_FEATURES cxx_std_17)
+endif()
+unset(_tvm_ffi_languages)
 unset(_tvm_ffi_prefix)
 CMAKE
 

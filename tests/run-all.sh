@@ -14,8 +14,10 @@
 #   4b'. the official package's C++ unit tests (tests/cpp, gtest), built
 #      with the official headers and run on both libraries
 #      (tests/cxx_suite/run.sh), failing the same way,
-#   4b''. an install into a prefix (scripts/install.sh) used from C through
-#      pkg-config, CMake and the static library (tests/install/run.sh),
+#   4b''. an install into a prefix (scripts/install.sh, with the reference's C++
+#      headers) used from C through
+#      pkg-config, CMake and the static library, and from C++ through CMake
+#      (tests/install/run.sh),
 #      Python -> FFI -> Python recursion until the stack is nearly used
 #      up: a RecursionError on ours (tests/deep_callbacks.py),
 #   4c. structural visitors and mutators on both libraries, with identical
@@ -89,7 +91,7 @@ stage "artifacts through the official Python package on our library"
 PYTHONPATH="$PWD/target/suite/pkg-ours" "$venv/bin/python" tests/artifacts_python.py | tee target/artifacts-python.log
 artifacts_python_passed=$(awk '/^artifacts-python:/ { print $2 }' target/artifacts-python.log)
 
-stage "install: scripts/install.sh into a prefix; C via pkg-config, CMake find_package and the static library"
+stage "install: scripts/install.sh into a prefix; C via pkg-config, CMake and the static library; C++ via CMake"
 tests/install/run.sh "$venv" | tee target/install-test.log
 install_passed=$(awk '/^install:/ { print $2 }' target/install-test.log)
 

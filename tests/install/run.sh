@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Installs tvm-ffi-rs into a fresh prefix (scripts/install.sh) and builds a C
-# program against it three ways: pkg-config, CMake find_package(tvm_ffi) with
-# tvm_ffi::shared, and the static library; each runs and checks which
-# library the process mapped. Also checks tvm-ffi-config's answers.
+# Installs tvm-ffi-rs into a fresh prefix (scripts/install.sh, with the
+# reference's C++ headers fetched from the pinned wheel) and builds against
+# it: a C program three ways (pkg-config, CMake find_package(tvm_ffi) with
+# tvm_ffi::shared, the static library) and C++ through find_package (a
+# library exporting a typed function, a host loading it through the C++
+# API); each runs and checks which library the process mapped. Also checks
+# tvm-ffi-config's answers.
 # usage: tests/install/run.sh VENV   (VENV has cmake and pkgconf)
 set -euo pipefail
 venv="$1"
@@ -13,8 +16,9 @@ rm -rf "$work"
 mkdir -p "$work"
 # The library the test command built already (building it again here would
 # resolve other features than the tests and rebuild the crate twice).
-"$root/scripts/install.sh" --prefix "$prefix" --no-build >"$work/install.log" 2>&1 || { cat "$work/install.log"; exit 1; }
-(cd "$prefix" && find . -type f | sort) | sed 's/^/  installed: /'
+"$root/scripts/install.sh" --prefix "$prefix" --no-build --with-cxx-headers >"$work/install.log" 2>&1 || { cat "$work/install.log"; exit 1; }
+(cd "$prefix" && find . -type f ! -path './include/tvm/ffi/*' | sort) | sed 's/^/  installed: /'
+echo "  installed: $(find "$prefix/include/tvm/ffi" -type f | wc -l) headers under include/tvm/ffi"
 passed=0
 
 export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
@@ -35,6 +39,12 @@ passed=$((passed + 1))
 gcc -O1 "$root/tests/install/check.c" $("$pkg_config" --cflags tvm_ffi) "$prefix/lib/libtvm_ffi.a" \
   $("$pkg_config" --static --libs-only-l tvm_ffi | sed 's/-ltvm_ffi//') -o "$work/check_static"
 "$work/check_static" static | sed 's/^/  static: /'
+passed=$((passed + 1))
+
+"$venv/bin/cmake" -S "$root/tests/install/cxx" -B "$work/cxx" -DCMAKE_PREFIX_PATH="$prefix" >"$work/cxx.log" 2>&1 ||
+  { cat "$work/cxx.log"; exit 1; }
+"$venv/bin/cmake" --build "$work/cxx" >>"$work/cxx.log" 2>&1 || { cat "$work/cxx.log"; exit 1; }
+"$work/cxx/host" "$work/cxx/libadd_one.so" "$prefix/lib/libtvm_ffi.so" | sed 's/^/  c++: /'
 passed=$((passed + 1))
 
 config="$prefix/bin/tvm-ffi-config"
