@@ -102,7 +102,7 @@ impl Drop for ExternC {
 
 /// The `safe_call` of [`ExternC`] functions: forwards to the C callee with
 /// its `this`, unless the thread's stack is nearly used up (then a
-/// RecursionError; see [`stack::thread_floor`](super::stack::thread_floor)).
+/// RecursionError; see [`stack::callback_may_run`](super::stack::callback_may_run)).
 /// On x86-64 Linux the check costs three instructions for the thread that
 /// called the function first (its floor is kept in the function: a
 /// `__tls_get_addr` would cost some 40); other threads take the slow path.
@@ -161,7 +161,7 @@ unsafe extern "C" fn extern_c_slow(
         core::arch::asm!("mov {}, qword ptr fs:[0]", out(reg) tp, options(nostack, readonly, preserves_flags));
     }
     let sp = super::stack::stack_pointer();
-    let floor = super::stack::thread_floor(sp);
+    let floor = super::stack::thread_floor();
     // SAFETY: the caller holds a live `ExternC` function object.
     let f = unsafe { (*handle.cast::<ObjBox<ExternC>>()).payload() };
     if f.owner
@@ -171,7 +171,7 @@ unsafe extern "C" fn extern_c_slow(
         f.floor.store(floor, Ordering::Relaxed);
         f.owner.store(tp, Ordering::Release);
     }
-    if sp < floor {
+    if !super::stack::callback_may_run(sp) {
         return recursion_too_deep();
     }
     // SAFETY: per the contract.
@@ -186,7 +186,7 @@ unsafe extern "C" fn extern_c_trampoline(
     num_args: i32,
     result: *mut TVMFFIAny,
 ) -> c_int {
-    if !super::stack::has_room() {
+    if !super::stack::callback_may_run(super::stack::stack_pointer()) {
         return recursion_too_deep();
     }
     // SAFETY: per the contract.

@@ -3,8 +3,8 @@
 //! stack segment when little of the current one is left. So a deep object
 //! graph works on any thread, whatever its stack size. Calls into foreign
 //! callbacks cannot move (the foreign code, an interpreter, knows its
-//! stack): [`has_room`] tells them when the stack is nearly used up.
-#![forbid(unsafe_code)]
+//! stack): [`callback_may_run`] tells them when the stack is nearly used up.
+#![deny(unsafe_code)]
 
 use core::cell::Cell;
 
@@ -20,37 +20,71 @@ pub fn deep<R>(f: impl FnOnce() -> R) -> R {
 }
 
 /// Stack a call into a foreign callback leaves for the callee and for
-/// raising an error (at most a quarter of the thread's stack).
-const CALLBACK_MARGIN: usize = 256 * 1024;
+/// raising an error (at most a quarter of the thread's stack). Below
+/// [`RED_ZONE`]: the walks of [`deep`] call callbacks with up to that much
+/// left before they move to a new segment.
+const CALLBACK_MARGIN: usize = 64 * 1024;
+const _: () = assert!(CALLBACK_MARGIN < RED_ZONE);
 
-/// The lowest stack address at which the current thread may still call a
-/// foreign callback, computed at its first callback (`sp` is the stack
-/// pointer then): [`CALLBACK_MARGIN`] above the stack's end, or a quarter
-/// of what remains on a small stack; 0 (no limit) when the stack's end is
+thread_local! {
+    /// This thread's callback floor and the lowest address of its own
+    /// stack; `usize::MAX` until computed, 0 when unknown.
+    static BOUNDS: Cell<(usize, usize)> = const { Cell::new((usize::MAX, 0)) };
+}
+
+/// The lowest address and the size of the current thread's own stack (not
+/// a segment [`deep`] moved to).
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+fn own_stack() -> Option<(usize, usize)> {
+    // SAFETY: the attribute object is initialised by pthread_getattr_np
+    // before it is read, and destroyed once; the out-pointers are locals.
+    unsafe {
+        let mut attr: libc::pthread_attr_t = core::mem::zeroed();
+        if libc::pthread_getattr_np(libc::pthread_self(), &mut attr) != 0 {
+            return None;
+        }
+        let (mut addr, mut size) = (core::ptr::null_mut(), 0usize);
+        let found = libc::pthread_attr_getstack(&attr, &mut addr, &mut size) == 0;
+        libc::pthread_attr_destroy(&mut attr);
+        found.then_some((addr as usize, size))
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn own_stack() -> Option<(usize, usize)> {
+    None
+}
+
+/// This thread's floor and own stack's lowest address (see [`BOUNDS`]).
+fn bounds() -> (usize, usize) {
+    BOUNDS.with(|b| {
+        if b.get().0 == usize::MAX {
+            b.set(own_stack().map_or((0, 0), |(low, size)| {
+                (low + CALLBACK_MARGIN.min(size / 4), low)
+            }));
+        }
+        b.get()
+    })
+}
+
+/// The lowest stack address at which the current thread may call a
+/// foreign callback on its own stack: [`CALLBACK_MARGIN`] above the stack's
+/// end, or a quarter of a small stack; 0 (no limit) when the stack is
 /// unknown. Python calling Python through functions recurses through the
 /// callbacks on the C stack; the reference overflows it and the process
 /// dies.
-fn callback_floor(sp: usize) -> usize {
-    // What remains at the first call is most of the stack.
-    stacker::remaining_stack().map_or(0, |remaining| {
-        sp.saturating_sub(remaining) + CALLBACK_MARGIN.min(remaining / 4)
-    })
+pub fn thread_floor() -> usize {
+    bounds().0
 }
 
-thread_local! {
-    /// [`callback_floor`] of this thread; `usize::MAX` until computed.
-    static FLOOR: Cell<usize> = const { Cell::new(usize::MAX) };
-}
-
-/// This thread's callback floor (see [`callback_floor`]), computed once;
-/// `sp` is the current stack pointer.
-pub fn thread_floor(sp: usize) -> usize {
-    FLOOR.with(|f| {
-        if f.get() == usize::MAX {
-            f.set(callback_floor(sp));
-        }
-        f.get()
-    })
+/// Whether a foreign callback may run at stack pointer `sp`: above the
+/// thread's floor, or off its own stack, on a segment [`deep`] moved to,
+/// with more than [`CALLBACK_MARGIN`] left there.
+pub fn callback_may_run(sp: usize) -> bool {
+    let (floor, low) = bounds();
+    sp >= floor
+        || (sp < low && stacker::remaining_stack().is_none_or(|left| left > CALLBACK_MARGIN))
 }
 
 /// The current stack pointer, nearly: the address of a local.
@@ -58,13 +92,4 @@ pub fn thread_floor(sp: usize) -> usize {
 pub fn stack_pointer() -> usize {
     let marker = 0u8;
     core::hint::black_box(&marker) as *const u8 as usize
-}
-
-/// Whether the current thread's stack has room for a call into a foreign
-/// callback (above [`thread_floor`]).
-#[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
-#[inline(always)]
-pub fn has_room() -> bool {
-    let sp = stack_pointer();
-    sp >= thread_floor(sp)
 }
