@@ -17,7 +17,8 @@
 #   4b''. an install into a prefix (scripts/install.sh, with the reference's C++
 #      headers) used from C through
 #      pkg-config, CMake and the static library, and from C++ through CMake
-#      (tests/install/run.sh),
+#      (tests/install/run.sh), and the Python wheel (scripts/build-wheel.sh)
+#      installed with pip into a fresh venv (tests/wheel/run.sh),
 #      Python -> FFI -> Python recursion until the stack is nearly used
 #      up: a RecursionError on ours (tests/deep_callbacks.py),
 #   4c. structural visitors and mutators on both libraries, with identical
@@ -95,6 +96,10 @@ stage "install: scripts/install.sh into a prefix; C via pkg-config, CMake and th
 tests/install/run.sh "$venv" | tee target/install-test.log
 install_passed=$(awk '/^install:/ { print $2 }' target/install-test.log)
 
+stage "wheel: scripts/build-wheel.sh, pip install into a fresh venv, import, call, check the mapped library"
+tests/wheel/run.sh | tee target/wheel-test.log
+wheel_passed=$(awk '/^wheel:/ { print $2 }' target/wheel-test.log)
+
 stage "deep Python -> FFI -> Python recursion: a RecursionError on ours (the official library dies)"
 "$venv/bin/python" tests/deep_callbacks.py --official
 PYTHONPATH="$PWD/target/suite/pkg-ours" "$venv/bin/python" tests/deep_callbacks.py | tee target/deep-callbacks.log
@@ -165,4 +170,4 @@ for i in "${!stage_names[@]}"; do
   printf "%6d  %s\n" "${stage_secs[$i]}" "${stage_names[$i]}"
 done
 printf "%6d  total\n" "$SECONDS"
-echo "summary: $((cargo_passed + ctest_passed + asan_passed + cross_passed + suite_passed + cxx_suite_passed + artifacts_python_passed + deep_callbacks_passed + install_passed + structural_passed + subclass_py_passed + json_graph_passed + cxx_module_passed)) passed, 0 failed"
+echo "summary: $((cargo_passed + ctest_passed + asan_passed + cross_passed + suite_passed + cxx_suite_passed + artifacts_python_passed + deep_callbacks_passed + install_passed + wheel_passed + structural_passed + subclass_py_passed + json_graph_passed + cxx_module_passed)) passed, 0 failed"
