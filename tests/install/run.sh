@@ -4,8 +4,9 @@
 # it: a C program three ways (pkg-config, CMake find_package(tvm_ffi) with
 # tvm_ffi::shared, the static library) and C++ through find_package (a
 # library exporting a typed function, a host loading it through the C++
-# API); each runs and checks which library the process mapped. Also checks
-# tvm-ffi-config's answers.
+# API), and Rust through the official tvm-ffi crate, whose build finds the
+# install's tvm-ffi-config; each runs and checks which library the process
+# mapped. Also checks tvm-ffi-config's answers.
 # usage: tests/install/run.sh VENV   (VENV has cmake and pkgconf)
 set -euo pipefail
 venv="$1"
@@ -45,6 +46,15 @@ passed=$((passed + 1))
   { cat "$work/cxx.log"; exit 1; }
 "$venv/bin/cmake" --build "$work/cxx" >>"$work/cxx.log" 2>&1 || { cat "$work/cxx.log"; exit 1; }
 "$work/cxx/host" "$work/cxx/libadd_one.so" "$prefix/lib/libtvm_ffi.so" | sed 's/^/  c++: /'
+passed=$((passed + 1))
+
+# Rust: the official tvm-ffi crate (crates.io, pinned by the lock file)
+# finds the library through the installed tvm-ffi-config on PATH; at run
+# time through LD_LIBRARY_PATH, as the crate documents.
+PATH="$prefix/bin:$PATH" CARGO_TARGET_DIR="$root/target/install-rust" \
+  cargo build --quiet --release --locked --manifest-path "$root/tests/install/rust/Cargo.toml"
+LD_LIBRARY_PATH="$prefix/lib" "$root/target/install-rust/release/install-check-rust" \
+  "$prefix/lib/libtvm_ffi.so" | sed 's/^/  rust: /'
 passed=$((passed + 1))
 
 config="$prefix/bin/tvm-ffi-config"
