@@ -1,8 +1,9 @@
 //! Library modules: shared libraries opened with `libloading` and the
 //! process-wide system library, both exposing `__tvm_ffi_<name>` functions.
 //!
-//! A library, once loaded, stays mapped for the life of the process (see
-//! [`load_dso`]): no object can outlive the code it points into.
+//! A library, once loaded, stays mapped unless [`release`]d (see
+//! [`load_dso`]): no object can outlive the code it points into, and a
+//! released library is unloaded only when nothing registered runs its code.
 
 use super::image;
 use super::library_bin::{self, LIB_KIND};
