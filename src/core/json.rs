@@ -319,7 +319,7 @@ pub fn stringify(value: AnyView<'_>, indent: usize) -> Result<String> {
     stringify_with(value, indent, usize::MAX)
 }
 
-/// [`stringify`] for people reading it (`ffi.ArtifactInspect`): items one
+/// [`stringify()`] for people reading it (`ffi.ArtifactInspect`): items one
 /// per line down to [`READABLE_LEVELS`] levels, compact below, so the
 /// output stays linear in the input however deep it nests.
 pub fn stringify_readable(value: AnyView<'_>, indent: usize) -> Result<String> {

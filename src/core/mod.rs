@@ -1,6 +1,6 @@
 //! The safe runtime behind the C API. Nothing here is `extern "C"` except the
 //! callbacks stored in objects (deleters, `safe_call` trampolines), which run
-//! through [`boundary`] like every exported entry point.
+//! through [`boundary`](crate::core::boundary) like every exported entry point.
 
 pub mod allocator;
 pub mod any;

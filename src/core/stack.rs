@@ -69,7 +69,7 @@ fn bounds() -> (usize, usize) {
 }
 
 /// The lowest stack address at which the current thread may call a
-/// foreign callback on its own stack: [`CALLBACK_MARGIN`] above the stack's
+/// foreign callback on its own stack: `CALLBACK_MARGIN` above the stack's
 /// end, or a quarter of a small stack; 0 (no limit) when the stack is
 /// unknown. Python calling Python through functions recurses through the
 /// callbacks on the C stack; the reference overflows it and the process
@@ -80,7 +80,7 @@ pub fn thread_floor() -> usize {
 
 /// Whether a foreign callback may run at stack pointer `sp`: above the
 /// thread's floor, or off its own stack, on a segment [`deep`] moved to,
-/// with more than [`CALLBACK_MARGIN`] left there.
+/// with more than `CALLBACK_MARGIN` (64 KiB) left there.
 pub fn callback_may_run(sp: usize) -> bool {
     let (floor, low) = bounds();
     sp >= floor
