@@ -4,27 +4,33 @@
 # (pip download) repacked with our libtvm_ffi.so (release, debug info
 # stripped) under the local version 0.1.15.post2+rs<our version>.
 #   pip install DIR/apache_tvm_ffi-*.whl     (any venv of the same Python)
-# usage: scripts/build-wheel.sh --out DIR [--python PYTHON] [--no-build]
+# usage: scripts/build-wheel.sh --out DIR [--python PYTHON] [--profile NAME] [--no-build]
+#   --profile NAME  the cargo profile to build and take the library from
+#                   (default release; the test command uses `testing`)
 set -euo pipefail
 out=""
+profile=release
 python=python3
 build=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) out="${2:?--out needs a directory}"; shift 2 ;;
     --python) python="${2:?--python needs an interpreter}"; shift 2 ;;
+    --profile) profile="${2:?--profile needs a name}"; shift 2 ;;
     --no-build) build=0; shift ;;
-    -h | --help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,/^set /{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "build-wheel.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
 [ -n "$out" ] || { echo "usage: scripts/build-wheel.sh --out DIR" >&2; exit 2; }
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 version="$(sed -n 's/^version = "\(.*\)"/\1/p' "$root/Cargo.toml" | head -1)"
-[ "$build" = 0 ] || (cd "$root" && cargo build --release --locked --lib)
+[ "$build" = 0 ] || (cd "$root" && cargo build --profile "$profile" --locked --lib)
+lib="$root/target/$( [ "$profile" = dev ] && echo debug || echo "$profile")/libtvm_ffi.so"
+[ -f "$lib" ] || { echo "build-wheel.sh: $lib is missing: build first" >&2; exit 1; }
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-objcopy --strip-debug "$root/target/release/libtvm_ffi.so" "$work/libtvm_ffi.so"
+objcopy --strip-debug "$lib" "$work/libtvm_ffi.so"
 "$python" -m pip download --quiet --disable-pip-version-check --no-deps --only-binary=:all: \
   -d "$work/official" "apache-tvm-ffi==0.1.15.post2"
 "$python" "$root/scripts/repack_wheel.py" "$work"/official/*.whl "$work/libtvm_ffi.so" "$out" "rs$version"

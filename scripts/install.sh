@@ -8,13 +8,16 @@
 #   PREFIX/lib/pkgconfig/tvm_ffi.pc     pkg-config --cflags --libs tvm_ffi
 #   PREFIX/lib/cmake/tvm_ffi/           find_package(tvm_ffi CONFIG): tvm_ffi::header, tvm_ffi::shared
 #   PREFIX/bin/tvm-ffi-config           the reference's flags (--includedir --libfiles ...)
-# usage: scripts/install.sh --prefix PREFIX [--no-build] [--with-cxx-headers [WHEEL]]
-#   --no-build          install what target/release holds (built already)
+# usage: scripts/install.sh --prefix PREFIX [--profile NAME] [--no-build] [--with-cxx-headers [WHEEL]]
+#   --profile NAME      the cargo profile to build and install (default release;
+#                       the test command uses `testing`)
+#   --no-build          install what target/<profile> holds (built already)
 #   --with-cxx-headers  also the reference's C++ headers (the C++ half of the
 #                       ABI), from the pinned official wheel (downloaded with
 #                       pip unless WHEEL is given), with its LICENSE and NOTICE
 set -euo pipefail
 prefix=""
+profile=release
 build=1
 cxx=0
 wheel=""
@@ -23,30 +26,32 @@ reference="apache-tvm-ffi==0.1.15.post2"
 while [ $# -gt 0 ]; do
   case "$1" in
     --no-build) build=0; shift ;;
+    --profile) profile="${2:?--profile needs a name}"; shift 2 ;;
     --prefix) prefix="${2:?--prefix needs a directory}"; shift 2 ;;
     --prefix=*) prefix="${1#--prefix=}"; shift ;;
     --with-cxx-headers)
       cxx=1
       if [ $# -gt 1 ] && [ "${2#-}" = "$2" ]; then wheel="$2"; shift; fi
       shift ;;
-    -h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,/^set /{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "install.sh: unknown argument $1 (usage: scripts/install.sh --prefix PREFIX)" >&2; exit 2 ;;
   esac
 done
 [ -n "$prefix" ] || { echo "usage: scripts/install.sh --prefix PREFIX" >&2; exit 2; }
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 version="$(sed -n 's/^version = "\(.*\)"/\1/p' "$root/Cargo.toml" | head -1)"
-[ "$build" = 0 ] || (cd "$root" && cargo build --release --locked --lib)
+[ "$build" = 0 ] || (cd "$root" && cargo build --profile "$profile" --locked --lib)
+built="$root/target/$( [ "$profile" = dev ] && echo debug || echo "$profile")"
 for f in libtvm_ffi.so libtvm_ffi.a; do
-  [ -f "$root/target/release/$f" ] || { echo "install.sh: target/release/$f is missing: build first" >&2; exit 1; }
+  [ -f "$built/$f" ] || { echo "install.sh: $built/$f is missing: build first" >&2; exit 1; }
 done
 mkdir -p "$prefix"
 prefix="$(cd "$prefix" && pwd)"
 install -d "$prefix/include" "$prefix/lib/pkgconfig" "$prefix/lib/cmake/tvm_ffi" "$prefix/bin"
 cp -R "$root/include/tvm" "$root/include/dlpack" "$prefix/include/"
 # Debug info stays in target/; the installed files carry none.
-objcopy --strip-debug "$root/target/release/libtvm_ffi.so" "$prefix/lib/libtvm_ffi.so"
-objcopy --strip-debug "$root/target/release/libtvm_ffi.a" "$prefix/lib/libtvm_ffi.a"
+objcopy --strip-debug "$built/libtvm_ffi.so" "$prefix/lib/libtvm_ffi.so"
+objcopy --strip-debug "$built/libtvm_ffi.a" "$prefix/lib/libtvm_ffi.a"
 
 if [ "$cxx" = 1 ]; then
   fetched="$(mktemp -d)"

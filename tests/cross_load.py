@@ -1,7 +1,9 @@
 """Cross-loading with the official runtime: its Python package (from PyPI)
 loads our libtvm_ffi.so as a module beside its own library, builds a kernel
 library with an embedded module tree through our writer, loads that library
-and runs it; and reports our errors as its own exceptions."""
+and runs it; and reports our errors as its own exceptions.
+
+    python tests/cross_load.py [OUR_LIBRARY]   (default target/release/libtvm_ffi.so)"""
 
 import os
 import pathlib
@@ -12,7 +14,8 @@ import tempfile
 import tvm_ffi
 
 root = pathlib.Path(__file__).resolve().parents[1]
-ours = tvm_ffi.load_module(str(root / "target" / "release" / "libtvm_ffi.so"))
+our_lib = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else root / "target" / "release" / "libtvm_ffi.so").resolve()
+ours = tvm_ffi.load_module(str(our_lib))
 tmp = tempfile.mkdtemp()
 passed = 0
 
@@ -55,7 +58,7 @@ check("the import tree was rebuilt", len(m.imports) == 1)
 # the library's bootstrap hands the kernel its constants at dlopen, and
 # registers a loader for the set record entry, which that runtime lacks.
 tool = os.path.join(tmp, "artifact_memory")
-lib_dir = str(root / "target" / "release")
+lib_dir = str(our_lib.parent)
 subprocess.check_call(
     ["cc", "-O2", "-std=c11", "-I", str(root / "include"), str(root / "c-tests" / "bench" / "artifact_memory.c"),
      "-L", lib_dir, "-Wl,-rpath," + lib_dir, "-ltvm_ffi", "-o", tool]

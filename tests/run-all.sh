@@ -4,6 +4,9 @@
 #   1. a venv in target/venv with cmake and the official apache-tvm-ffi wheel
 #      (the oracle for the differential tests),
 #   2. cargo test (unit tests, header freshness, exported symbols, boundary),
+#      in the `testing` profile (optimized, without the release profile's fat
+#      LTO: Cargo.toml), whose target/testing/libtvm_ffi.so every later stage
+#      uses,
 #   3. the C tests under ctest, against our library and the official one,
 #      with transcript diffs, then ours again under AddressSanitizer/UBSan,
 #   4. cross-loading: the official Python package loads our library as a
@@ -28,6 +31,9 @@
 #      (tests/json_graph_cross.py),
 #   4d. C++ custom modules built by the official package's build helpers,
 #      run on both libraries with identical transcripts (tests/cxx_module.py),
+#   4e. a Rust crate depending on the rlib-only package (tests/rust-dependent),
+#      the kernel-DSL quick start in Python (examples/kernel_dsl.py) and the
+#      C examples, whose exported library is also loaded by the official one,
 #   5. the C tests under valgrind (leaks and invalid accesses), when present.
 set -euo pipefail
 mkdir -p "$(dirname "${BASH_SOURCE[0]}")/../target"
@@ -58,34 +64,41 @@ fi
 # pkgconf (PyPI's build of pkg-config) for the install test.
 [ -x "$venv/bin/pkgconf" ] || "$venv/bin/pip" install --quiet --disable-pip-version-check pkgconf
 official_dir="$(echo "$venv"/lib/python3*/site-packages/tvm_ffi)"
+# Every stage tests the library `cargo test` builds in this profile.
+profile=testing
+lib="$root/target/$profile/libtvm_ffi.so"
 
 stage "cargo test"
-cargo build --release --locked
-TVM_FFI_OFFICIAL_DIR="$official_dir" cargo test --release --locked 2>&1 | tee target/cargo-test.log
+# The cdylib (`cargo test` builds only the rlib), with the examples selected
+# so that dev-dependencies take part in feature resolution as they do for
+# `cargo test`: one build of the crate serves both.
+cargo build --profile "$profile" --locked --lib --examples
+TVM_FFI_OFFICIAL_DIR="$official_dir" cargo test --profile "$profile" --locked 2>&1 | tee target/cargo-test.log
 cargo_passed=$(awk '/^test result: ok/ { n += $4 } END { print n + 0 }' target/cargo-test.log)
 
 stage "C tests (ours and official, with transcript diffs)"
-"$venv/bin/cmake" -S c-tests -B target/c-tests -DTVM_FFI_OFFICIAL_DIR="$official_dir" >/dev/null
+"$venv/bin/cmake" -S c-tests -B target/c-tests -DTVM_FFI_OFFICIAL_DIR="$official_dir" -DTVM_FFI_LIBRARY="$lib" >/dev/null
 "$venv/bin/cmake" --build target/c-tests -j2 >/dev/null
 "$venv/bin/ctest" --test-dir target/c-tests --output-on-failure | tee target/ctest.log
 ctest_passed=$(awk '/tests passed/ { print $NF }' target/ctest.log)
 
 stage "C tests on our library under AddressSanitizer and UBSan"
-"$venv/bin/cmake" -S c-tests -B target/c-tests-asan -DSANITIZE=ON -DTVM_FFI_OFFICIAL_DIR="$official_dir" >/dev/null
+"$venv/bin/cmake" -S c-tests -B target/c-tests-asan -DSANITIZE=ON -DTVM_FFI_OFFICIAL_DIR="$official_dir" \
+  -DTVM_FFI_LIBRARY="$lib" >/dev/null
 "$venv/bin/cmake" --build target/c-tests-asan -j2 >/dev/null
 "$venv/bin/ctest" --test-dir target/c-tests-asan -E "official|_diff" --output-on-failure | tee target/ctest-asan.log
 asan_passed=$(awk '/tests passed/ { print $NF }' target/ctest-asan.log)
 
 stage "cross-loading with the official Python package"
-"$venv/bin/python" tests/cross_load.py | tee target/cross-load.log
+"$venv/bin/python" tests/cross_load.py "$lib" | tee target/cross-load.log
 cross_passed=$(awk '/^cross-load:/ { print $2 }' target/cross-load.log)
 
 stage "the official Python test suite, on the official library and on ours"
-tests/suite/run.sh "$venv" target/release/libtvm_ffi.so | tee target/suite.log
+tests/suite/run.sh "$venv" "$lib" | tee target/suite.log
 suite_passed=$(awk '/^official-suite:/ { print $2 }' target/suite.log)
 
 stage "the official C++ unit tests (gtest), on the official library and on ours"
-tests/cxx_suite/run.sh "$venv" target/release/libtvm_ffi.so | tee target/cxx-suite.log
+tests/cxx_suite/run.sh "$venv" "$lib" | tee target/cxx-suite.log
 cxx_suite_passed=$(awk '/^cxx-suite:/ { print $2 }' target/cxx-suite.log)
 
 stage "artifacts through the official Python package on our library"
@@ -93,11 +106,11 @@ PYTHONPATH="$PWD/target/suite/pkg-ours" "$venv/bin/python" tests/artifacts_pytho
 artifacts_python_passed=$(awk '/^artifacts-python:/ { print $2 }' target/artifacts-python.log)
 
 stage "install: scripts/install.sh into a prefix; C via pkg-config, CMake and the static library; C++ via CMake"
-tests/install/run.sh "$venv" | tee target/install-test.log
+tests/install/run.sh "$venv" "$profile" | tee target/install-test.log
 install_passed=$(awk '/^install:/ { print $2 }' target/install-test.log)
 
 stage "wheel: scripts/build-wheel.sh, pip install into a fresh venv, import, call, check the mapped library"
-tests/wheel/run.sh | tee target/wheel-test.log
+tests/wheel/run.sh "$profile" | tee target/wheel-test.log
 wheel_passed=$(awk '/^wheel:/ { print $2 }' target/wheel-test.log)
 
 stage "deep Python -> FFI -> Python recursion: a RecursionError on ours (the official library dies)"
@@ -151,9 +164,18 @@ else
   echo "fuzzing: no crash"
 fi
 
-stage "example"
-cargo run --release --locked --example add_one_c
-cargo run --release --locked --example artifacts_c
+stage "a Rust crate on the rlib-only package: builds, runs, makes no C library, README snippet, cargo doc"
+tests/rust-dependent/run.sh | tee target/rust-dependent.log
+rust_dependent_passed=$(awk '/^rust-dependent:/ { print $2 }' target/rust-dependent.log)
+
+stage "kernel-DSL quick start (Python): on ours, then the exported library on the official package"
+rm -rf target/kernel-dsl
+PYTHONPATH="$root/target/suite/pkg-ours" "$venv/bin/python" examples/kernel_dsl.py target/kernel-dsl
+"$venv/bin/python" examples/kernel_dsl.py --call target/kernel-dsl/scale_add.so
+
+stage "examples (C): the main example, and artifacts loaded by ours and by the official library"
+cargo run --profile "$profile" --locked --example add_one_c
+TVM_FFI_OFFICIAL_DIR="$official_dir" cargo run --profile "$profile" --locked --example artifacts_c
 
 if command -v valgrind >/dev/null 2>&1; then
   stage "C tests under valgrind (our library): no leaks, no invalid accesses"
@@ -170,4 +192,4 @@ for i in "${!stage_names[@]}"; do
   printf "%6d  %s\n" "${stage_secs[$i]}" "${stage_names[$i]}"
 done
 printf "%6d  total\n" "$SECONDS"
-echo "summary: $((cargo_passed + ctest_passed + asan_passed + cross_passed + suite_passed + cxx_suite_passed + artifacts_python_passed + deep_callbacks_passed + install_passed + wheel_passed + structural_passed + subclass_py_passed + json_graph_passed + cxx_module_passed)) passed, 0 failed"
+echo "summary: $((cargo_passed + ctest_passed + asan_passed + cross_passed + suite_passed + cxx_suite_passed + artifacts_python_passed + deep_callbacks_passed + install_passed + wheel_passed + structural_passed + subclass_py_passed + json_graph_passed + cxx_module_passed + rust_dependent_passed)) passed, 0 failed"

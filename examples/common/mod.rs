@@ -33,8 +33,13 @@ pub fn build_cdylib(root: &Path, lib_dir: &Path) {
     // resolution as they do for `cargo run --example`: the library builds
     // with the same features, so neither build invalidates the other.
     cmd.current_dir(root).args(["build", "--lib", "--examples"]);
-    if lib_dir.file_name().is_some_and(|p| p == "release") {
-        cmd.arg("--release");
+    // target/debug is the dev profile's; any other directory is named after
+    // its profile (release, or the test command's `testing`).
+    match lib_dir.file_name().and_then(|p| p.to_str()) {
+        Some("debug") | None => {}
+        Some(profile) => {
+            cmd.args(["--profile", profile]);
+        }
     }
     // Into the same target directory as this example.
     if let Some(target_dir) = lib_dir.parent() {

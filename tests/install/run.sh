@@ -7,9 +7,11 @@
 # API), and Rust through the official tvm-ffi crate, whose build finds the
 # install's tvm-ffi-config; each runs and checks which library the process
 # mapped. Also checks tvm-ffi-config's answers.
-# usage: tests/install/run.sh VENV   (VENV has cmake and pkgconf)
+# usage: tests/install/run.sh VENV [PROFILE]   (VENV has cmake and pkgconf;
+#        PROFILE: the cargo profile already built, default release)
 set -euo pipefail
 venv="$1"
+profile="${2:-release}"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 work="$root/target/install-test"
 prefix="$work/prefix"
@@ -17,7 +19,7 @@ rm -rf "$work"
 mkdir -p "$work"
 # The library the test command built already (building it again here would
 # resolve other features than the tests and rebuild the crate twice).
-"$root/scripts/install.sh" --prefix "$prefix" --no-build --with-cxx-headers >"$work/install.log" 2>&1 || { cat "$work/install.log"; exit 1; }
+"$root/scripts/install.sh" --prefix "$prefix" --profile "$profile" --no-build --with-cxx-headers >"$work/install.log" 2>&1 || { cat "$work/install.log"; exit 1; }
 (cd "$prefix" && find . -type f ! -path './include/tvm/ffi/*' | sort) | sed 's/^/  installed: /'
 echo "  installed: $(find "$prefix/include/tvm/ffi" -type f | wc -l) headers under include/tvm/ffi"
 passed=0

@@ -3,14 +3,16 @@
 # fresh venv, then imports tvm_ffi, calls a global and checks that the
 # process mapped exactly the installed library and that it is ours (it has
 # our artifact API), and that pip and tvm-ffi-config say so.
-# usage: tests/wheel/run.sh
+# usage: tests/wheel/run.sh [PROFILE]   (the cargo profile already built,
+#                                      default release)
 set -euo pipefail
+profile="${1:-release}"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 work="$root/target/wheel-test"
 rm -rf "$work"
 mkdir -p "$work"
 # The library the test command built already.
-wheel="$("$root/scripts/build-wheel.sh" --out "$work/dist" --no-build | tail -1)"
+wheel="$("$root/scripts/build-wheel.sh" --out "$work/dist" --profile "$profile" --no-build | tail -1)"
 echo "  built: $(basename "$wheel")"
 python3 -m venv "$work/venv"
 "$work/venv/bin/pip" install --quiet --disable-pip-version-check "$wheel"
