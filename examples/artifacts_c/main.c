@@ -4,11 +4,9 @@
  * library and as a Model Library Format tarball, and read back.
  *
  *   main OUTPUT_DIR */
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <tvm/ffi/c_api.h>
 #include <tvm/ffi/extra/artifact.h>
+
+#include "host.h"
 
 /* The kernel a compiler would emit: it receives its weights once, through
  * __init_constants, and computes a weighted sum of its four arguments. */
@@ -44,63 +42,22 @@ static const char* kKernel =
 static float weights[4] = {0.5f, 1.0f, 2.0f, 4.0f};
 static int64_t shape[1] = {4};
 
-/* Stops with the raised error's kind and message on failure. */
-static void check(int rc, const char* what) {
-  if (rc == 0) return;
-  TVMFFIObjectHandle err = NULL;
-  TVMFFIErrorMoveFromRaised(&err);
-  if (err != NULL) {
-    const TVMFFIErrorCell* cell = (const TVMFFIErrorCell*)((const char*)err + sizeof(TVMFFIObject));
-    fprintf(stderr, "%s failed: %.*s: %.*s\n", what, (int)cell->kind.size, cell->kind.data,
-            (int)cell->message.size, cell->message.data);
+/* Prints a str result (a small string in place, or a String object) and
+ * releases it. */
+static void print_str(const char* label, TVMFFIAny s) {
+  if (s.type_index == kTVMFFISmallStr) {
+    printf("%s%.*s\n", label, (int)s.small_str_len, s.v_bytes);
+  } else if (s.type_index == kTVMFFIStr) {
+    const TVMFFIByteArray* b = (const TVMFFIByteArray*)((const char*)s.v_obj + sizeof(TVMFFIObject));
+    printf("%s%.*s\n", label, (int)b->size, b->data);
+    TVMFFIObjectDecRef(s.v_obj);
   }
-  exit(1);
-}
-
-/* Calls the packed global `name`. */
-static TVMFFIAny call_global(const char* name, TVMFFIAny* args, int n) {
-  TVMFFIByteArray b = {name, strlen(name)};
-  TVMFFIObjectHandle f = NULL;
-  check(TVMFFIFunctionGetGlobal(&b, &f), name);
-  TVMFFIAny r;
-  memset(&r, 0, sizeof(r));
-  check(TVMFFIFunctionCall(f, args, n, &r), name);
-  TVMFFIObjectDecRef(f);
-  return r;
-}
-
-static TVMFFIAny raw_str(const char* s) {
-  TVMFFIAny a;
-  memset(&a, 0, sizeof(a));
-  a.type_index = kTVMFFIRawStr;
-  a.v_c_str = s;
-  return a;
 }
 
 /* A Map<str, Any> of one entry. */
 static TVMFFIObjectHandle map1(const char* key, TVMFFIAny value) {
   TVMFFIAny args[2] = {raw_str(key), value};
   return call_global("ffi.Map", args, 2).v_obj;
-}
-
-/* Calls module.weighted_sum(1, 2, 3, 4). */
-static double weighted_sum(TVMFFIObjectHandle module) {
-  TVMFFIAny args[3] = {{0}, raw_str("weighted_sum"), {0}};
-  args[0].type_index = kTVMFFIModule;
-  args[0].v_obj = module;
-  args[2].type_index = kTVMFFIBool;
-  TVMFFIAny f = call_global("ffi.ModuleGetFunction", args, 3);
-  TVMFFIAny xs[4];
-  for (int i = 0; i < 4; ++i) {
-    memset(&xs[i], 0, sizeof(xs[i]));
-    xs[i].type_index = kTVMFFIInt;
-    xs[i].v_int64 = i + 1;
-  }
-  TVMFFIAny r;
-  memset(&r, 0, sizeof(r));
-  check(TVMFFIFunctionCall(f.v_obj, xs, 4, &r), "weighted_sum");
-  TVMFFIObjectDecRef(f.v_obj);
-  return r.v_float64;
 }
 
 int main(int argc, char** argv) {
@@ -161,7 +118,18 @@ int main(int argc, char** argv) {
   TVMFFIObjectDecRef(loaded.v_obj);
   TVMFFIArtifactRelease(back);
 
-  /* 4. Export as Model Library Format and read it back. */
+  /* 4. Inspect the library without running it (the functions it exports
+   *    and its embedded tree), and the weights artifact. */
+  TVMFFIAny inspect_args[1] = {raw_str(library)};
+  TVMFFIAny found = call_global("ffi.InspectFile", inspect_args, 1);
+  print_str("inspected (functions, module tree): ", call_global("ffi.ReprPrint", &found, 1));
+  TVMFFIObjectDecRef(found.v_obj);
+  TVMFFIAny weights_artifact = {0};
+  weights_artifact.type_index = ((const TVMFFIObject*)constants)->type_index;
+  weights_artifact.v_obj = constants;
+  print_str("", call_global("ffi.ArtifactInspect", &weights_artifact, 1));
+
+  /* 5. Export as Model Library Format and read it back. */
   check(TVMFFIArtifactSetExportModelLibraryFormat(set, tarball),
         "TVMFFIArtifactSetExportModelLibraryFormat");
   check(TVMFFIArtifactSetFromModelLibraryFormat(tarball, &back),
@@ -172,7 +140,7 @@ int main(int argc, char** argv) {
   TVMFFIArtifactRelease(module);
   TVMFFIArtifactRelease(back);
 
-  /* 5. A bad name gets an error that names the field. */
+  /* 6. A bad name gets an error that names the field. */
   TVMFFIObjectHandle bad = NULL;
   if (TVMFFIArtifactCreate("host", "native", "../escape.c", "", 0, NULL, &bad) != 0) {
     TVMFFIObjectHandle err = NULL;

@@ -1,12 +1,15 @@
 //! `ffi.ArtifactInspect`: a human-readable description of an artifact. A
 //! registered `ffi.Artifact.inspect.<format>` (`(ffi.Artifact) -> str`)
 //! describes its format; built in are JSON (pretty-printed), ELF objects,
-//! shared libraries and CUDA cubins (their symbols, read with `object`), and
-//! for anything else the size and SHA-256.
+//! shared libraries and CUDA cubins (their symbols, read with `object`),
+//! constants (`params`: each tensor's name, dtype, shape and place), and for
+//! anything else the size and SHA-256.
 #![forbid(unsafe_code)]
 
 use super::artifact::{Artifact, ArtifactT};
+use super::params;
 use crate::core::any::Any;
+use crate::core::dtype;
 use crate::core::error::{Error, Result};
 use crate::core::json;
 use crate::core::registry::{self, Globals};
@@ -63,6 +66,25 @@ fn symbols(content: &[u8]) -> Option<String> {
     Some(out)
 }
 
+/// The tensors a constants artifact holds, one line each.
+fn constants(content: &[u8]) -> Result<String> {
+    let entries = params::decode(content)?;
+    let mut out = format!("{} tensors\n", entries.len());
+    for e in entries {
+        let shape: Vec<String> = e.shape.iter().map(i64::to_string).collect();
+        let _ = writeln!(
+            out,
+            "  {}: {}[{}], {} bytes at offset {}",
+            e.name,
+            dtype::to_string(e.dtype)?,
+            shape.join(", "),
+            e.size,
+            e.offset
+        );
+    }
+    Ok(out)
+}
+
 /// Describes `a` (see the module docs).
 pub fn inspect(a: &Artifact) -> Result<String> {
     let format = a.format().unwrap_or_default();
@@ -81,6 +103,8 @@ pub fn inspect(a: &Artifact) -> Result<String> {
             .map_err(|e| e.rewrap(|m| format!("artifact {}: {m}", a.file_name())))?;
         out += &json::stringify_readable(value.view(), 2)?;
         out.push('\n');
+    } else if format == "params" {
+        out += &constants(a.content())?;
     } else if let Some(listing) = symbols(a.content()) {
         out += &listing;
     }
@@ -102,6 +126,7 @@ pub fn register_globals(g: &mut Globals<'_>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::abi::DLDataType;
 
     #[test]
     fn json_objects_and_raw_bytes() {
@@ -127,6 +152,21 @@ mod tests {
             .unwrap();
         let text = inspect(&o).unwrap();
         assert!(text.contains("__tvm_ffi__library_bin (data, "), "{text}");
+        let f32 = DLDataType {
+            code: 2,
+            bits: 32,
+            lanes: 1,
+        };
+        let p = Artifact::builder("c", "constants", "w.params")
+            .content(&params::encode(&[("w", f32, &[2, 3], &[0; 24])]).unwrap())
+            .format("params")
+            .build()
+            .unwrap();
+        let text = inspect(&p).unwrap();
+        assert!(
+            text.ends_with("\n1 tensors\n  w: float32[2, 3], 24 bytes at offset 64\n"),
+            "{text}"
+        );
         let raw = Artifact::builder("c", "x", "blob")
             .content(b"abc")
             .build()
