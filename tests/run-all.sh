@@ -32,6 +32,8 @@
 #   4d. C++ custom modules built by the official package's build helpers,
 #      run on both libraries with identical transcripts (tests/cxx_module.py),
 #   4e. a Rust crate depending on the rlib-only package (tests/rust-dependent),
+#      the library linked by GNU ld and gold (and mold when present) with the
+#      same exports (tests/linkers),
 #      the kernel-DSL quick start in Python (examples/kernel_dsl.py) and the
 #      C examples, whose exported library is also loaded by the official one,
 #   5. the C tests under valgrind (leaks and invalid accesses), when present.
@@ -168,6 +170,13 @@ stage "a Rust crate on the rlib-only package: builds, runs, makes no C library, 
 tests/rust-dependent/run.sh | tee target/rust-dependent.log
 rust_dependent_passed=$(awk '/^rust-dependent:/ { print $2 }' target/rust-dependent.log)
 
+stage "any linker: the library linked by GNU ld and by gold exports exactly what this build exports"
+# (After the Rust crate above: this build reuses its dependencies.)
+linkers=(bfd gold)
+command -v mold >/dev/null 2>&1 && linkers+=(mold)
+tests/linkers/run.sh "$lib" "${linkers[@]}" 2>&1 | grep -v -e '^warning: the gold linker' -e '^  [|=]' -e '^$' | tee target/linkers.log
+linkers_passed=$(awk '/^linkers:/ { print $2 }' target/linkers.log)
+
 stage "kernel-DSL quick start (Python): on ours, then the exported library on the official package"
 rm -rf target/kernel-dsl
 PYTHONPATH="$root/target/suite/pkg-ours" "$venv/bin/python" examples/kernel_dsl.py target/kernel-dsl
@@ -192,4 +201,4 @@ for i in "${!stage_names[@]}"; do
   printf "%6d  %s\n" "${stage_secs[$i]}" "${stage_names[$i]}"
 done
 printf "%6d  total\n" "$SECONDS"
-echo "summary: $((cargo_passed + ctest_passed + asan_passed + cross_passed + suite_passed + cxx_suite_passed + artifacts_python_passed + deep_callbacks_passed + install_passed + wheel_passed + structural_passed + subclass_py_passed + json_graph_passed + cxx_module_passed + rust_dependent_passed)) passed, 0 failed"
+echo "summary: $((cargo_passed + ctest_passed + asan_passed + cross_passed + suite_passed + cxx_suite_passed + artifacts_python_passed + deep_callbacks_passed + install_passed + wheel_passed + structural_passed + subclass_py_passed + json_graph_passed + cxx_module_passed + rust_dependent_passed + linkers_passed)) passed, 0 failed"
