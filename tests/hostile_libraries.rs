@@ -6,10 +6,12 @@
 //! memory of loading a large library, and option-like object names given
 //! to the library builder.
 
+mod common;
+
 use std::io::Write as _;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 use tvm_ffi::core::registry::get_global;
 use tvm_ffi::core::string::{TextKind, make_text};
@@ -42,7 +44,7 @@ fn lib_only_blob() -> Vec<u8> {
 fn build_asm(dir: &Path, asm: &str, out: &Path) {
     let src = dir.join("lib.s");
     std::fs::write(&src, asm).unwrap();
-    let status = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
+    let status = common::c_compiler()
         .args(["-shared", "-nostdlib", "-o"])
         .arg(out)
         .arg(&src)
@@ -75,7 +77,7 @@ fn blob_asm(bytes: &[u8], size: Option<u64>, padding: usize) -> String {
 /// What a child process saw: `ok <detail>`, `err <kind: message>`, or how
 /// it ended if it printed neither (a signal, a hang).
 fn in_child(case: &str, arg: &[u8], env: &[(&str, &Path)]) -> String {
-    let mut cmd = Command::new(std::env::current_exe().unwrap());
+    let mut cmd = common::target_command(std::env::current_exe().unwrap());
     cmd.args(["child_probe", "--exact", "--nocapture", "--test-threads=1"])
         .env("HOSTILE_CASE", case)
         .env("HOSTILE_ARG", std::ffi::OsStr::from_bytes(arg))
@@ -344,7 +346,7 @@ fn build_versioned(dir: &Path, version: i64, out: &Path) {
         ),
     )
     .unwrap();
-    let status = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
+    let status = common::c_compiler()
         .args(["-shared", "-fPIC", "-o"])
         .arg(out)
         .arg(&src)
@@ -605,11 +607,10 @@ fn released_libraries_are_unloaded_across_rebuild_cycles() {
 /// library `out` whose `version` returns `dep() + version`, finding
 /// `libdep.so` through `$ORIGIN`.
 fn build_with_origin(dir: &Path, version: i64, out: &Path) {
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
     let dep = dir.join("libdep.so");
     if !dep.exists() {
         std::fs::write(dir.join("dep.c"), "long dep(void) { return 40; }\n").unwrap();
-        let status = Command::new(&cc)
+        let status = common::c_compiler()
             .args(["-shared", "-fPIC", "-Wl,-soname,libdep.so", "-o"])
             .arg(&dep)
             .arg(dir.join("dep.c"))
@@ -627,7 +628,7 @@ fn build_with_origin(dir: &Path, version: i64, out: &Path) {
         ),
     )
     .unwrap();
-    let status = Command::new(&cc)
+    let status = common::c_compiler()
         .args(["-shared", "-fPIC", "-o"])
         .arg(out)
         .arg(&src)

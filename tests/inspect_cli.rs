@@ -1,6 +1,8 @@
 //! The inspector CLI and the object-file writer together: a relocatable
 //! object carrying a written tree is decoded without being loaded.
 
+mod common;
+
 use std::path::Path;
 use std::process::Command;
 use tvm_ffi::module::emit::to_object_file;
@@ -26,7 +28,7 @@ fn inspects_an_object_file_written_by_the_writer() {
     std::fs::create_dir_all(&dir).unwrap();
     let obj = dir.join("tree.o");
     std::fs::write(&obj, to_object_file(&blob).unwrap()).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_tvm-ffi-inspect"))
+    let out = common::target_command(env!("CARGO_BIN_EXE_tvm-ffi-inspect"))
         .arg(&obj)
         .output()
         .unwrap();
@@ -37,7 +39,7 @@ fn inspects_an_object_file_written_by_the_writer() {
 
     let garbage = dir.join("garbage.so");
     std::fs::write(&garbage, b"not an object file at all").unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_tvm-ffi-inspect"))
+    let out = common::target_command(env!("CARGO_BIN_EXE_tvm-ffi-inspect"))
         .arg(&garbage)
         .output()
         .unwrap();
@@ -82,7 +84,7 @@ fn lists_and_extracts_artifacts_and_cubins() {
         std::env::temp_dir().join(format!("tvm-ffi-inspect-artifacts-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let cli = || Command::new(env!("CARGO_BIN_EXE_tvm-ffi-inspect"));
+    let cli = || common::target_command(env!("CARGO_BIN_EXE_tvm-ffi-inspect"));
 
     let cubin = dir.join("kernels.o");
     std::fs::write(&cubin, object_with_cubin("gemm", &[0u8; 100])).unwrap();
@@ -173,7 +175,7 @@ fn lists_and_extracts_artifacts_and_cubins() {
 
 /// Runs the inspector with `args`, killed after 20 s (a hang fails).
 fn run_bounded(args: &[&std::ffi::OsStr]) -> std::process::Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tvm-ffi-inspect"))
+    let mut child = common::target_command(env!("CARGO_BIN_EXE_tvm-ffi-inspect"))
         .args(args)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

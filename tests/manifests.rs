@@ -26,13 +26,26 @@ fn read(path: &str) -> String {
 fn the_rlib_package_builds_what_the_top_package_builds() {
     let (top, rlib) = (read("Cargo.toml"), read("rlib/Cargo.toml"));
     for name in ["dependencies", "build-dependencies"] {
-        assert_eq!(section(&top, name), section(&rlib, name), "[{name}] differs");
+        assert_eq!(
+            section(&top, name),
+            section(&rlib, name),
+            "[{name}] differs"
+        );
     }
     let lib = section(&rlib, "lib");
     assert!(lib.contains(&r#"name = "tvm_ffi""#.to_owned()), "{lib:?}");
-    assert!(lib.contains(&r#"path = "../src/lib.rs""#.to_owned()), "{lib:?}");
-    assert!(lib.contains(&r#"crate-type = ["rlib"]"#.to_owned()), "{lib:?}");
+    assert!(
+        lib.contains(&r#"path = "../src/lib.rs""#.to_owned()),
+        "{lib:?}"
+    );
+    assert!(
+        lib.contains(&r#"crate-type = ["rlib"]"#.to_owned()),
+        "{lib:?}"
+    );
     let package = section(&rlib, "package");
-    assert!(package.contains(&r#"build = "../build.rs""#.to_owned()), "{package:?}");
+    assert!(
+        package.contains(&r#"build = "../build.rs""#.to_owned()),
+        "{package:?}"
+    );
     assert!(section(&top, "lib").contains(&r#"name = "tvm_ffi""#.to_owned()));
 }

@@ -36,6 +36,9 @@
 #      same exports (tests/linkers),
 #      the kernel-DSL quick start in Python (examples/kernel_dsl.py) and the
 #      C examples, whose exported library is also loaded by the official one,
+#   4f. aarch64 Linux: the library cross-built, its cargo tests and C tests
+#      run under qemu-aarch64 (tests/aarch64; installs the cross compilers
+#      and qemu-user with apt when missing),
 #   5. the C tests under valgrind (leaks and invalid accesses), when present.
 set -euo pipefail
 mkdir -p "$(dirname "${BASH_SOURCE[0]}")/../target"
@@ -156,7 +159,7 @@ echo "cxx-module: $cxx_module_passed checks, identical transcripts"
 
 stage "fuzzing every parser of untrusted bytes (bounded)"
 fuzz_rc=0
-fuzz/run.sh "${TVM_FFI_FUZZ_SECONDS:-20}" || fuzz_rc=$?
+fuzz/run.sh "${TVM_FFI_FUZZ_SECONDS:-10}" || fuzz_rc=$?
 if [ "$fuzz_rc" -eq 3 ]; then
   echo "warning: cargo-fuzz could not be installed; the deterministic mutation test ran instead"
 elif [ "$fuzz_rc" -ne 0 ]; then
@@ -186,6 +189,10 @@ stage "examples (C): the main example, and artifacts loaded by ours and by the o
 cargo run --profile "$profile" --locked --example add_one_c
 TVM_FFI_OFFICIAL_DIR="$official_dir" cargo run --profile "$profile" --locked --example artifacts_c
 
+stage "aarch64 Linux: cross-built, exports, cargo test and the C tests (ours and official) under qemu-aarch64"
+tests/aarch64/run.sh "$venv" "$lib" "$profile" | tee target/aarch64.log
+aarch64_passed=$(awk '/^aarch64:/ { print ($2 == "skipped" ? 0 : $2) }' target/aarch64.log)
+
 if command -v valgrind >/dev/null 2>&1; then
   stage "C tests under valgrind (our library): no leaks, no invalid accesses"
   for t in target/c-tests/test_*; do
@@ -201,4 +208,4 @@ for i in "${!stage_names[@]}"; do
   printf "%6d  %s\n" "${stage_secs[$i]}" "${stage_names[$i]}"
 done
 printf "%6d  total\n" "$SECONDS"
-echo "summary: $((cargo_passed + ctest_passed + asan_passed + cross_passed + suite_passed + cxx_suite_passed + artifacts_python_passed + deep_callbacks_passed + install_passed + wheel_passed + structural_passed + subclass_py_passed + json_graph_passed + cxx_module_passed + rust_dependent_passed + linkers_passed)) passed, 0 failed"
+echo "summary: $((cargo_passed + ctest_passed + asan_passed + cross_passed + suite_passed + cxx_suite_passed + artifacts_python_passed + deep_callbacks_passed + install_passed + wheel_passed + structural_passed + subclass_py_passed + json_graph_passed + cxx_module_passed + rust_dependent_passed + linkers_passed + aarch64_passed)) passed, 0 failed"

@@ -4,9 +4,10 @@
 //! set/get, and module load/call/release. Every result is checked, and the
 //! shared object's reference count is back where it started at the end.
 
+mod common;
+
 use std::ffi::CString;
 use std::path::Path;
-use std::process::Command;
 use std::sync::Barrier;
 use tvm_ffi::abi::*;
 use tvm_ffi::core::string::{TextKind, make_text};
@@ -71,7 +72,7 @@ fn build_library(dir: &Path) -> std::path::PathBuf {
     )
     .unwrap();
     let lib = dir.join("libstress_add.so");
-    let status = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
+    let status = common::c_compiler()
         .args(["-shared", "-fPIC", "-o"])
         .arg(&lib)
         .arg(&src)

@@ -251,17 +251,16 @@ mod tests {
             }
             let path = dir.join(format!("{name}.c"));
             std::fs::write(&path, c).unwrap();
-            let status =
-                std::process::Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
-                    .args([
-                        "-std=c11", "-Wall", "-Wextra", "-Werror", "-fPIC", "-c", "-I",
-                    ])
-                    .arg(&include)
-                    .arg(&path)
-                    .arg("-o")
-                    .arg(dir.join(format!("{name}.o")))
-                    .status()
-                    .unwrap();
+            let status = std::process::Command::new(super::super::emit::c_compiler())
+                .args([
+                    "-std=c11", "-Wall", "-Wextra", "-Werror", "-fPIC", "-c", "-I",
+                ])
+                .arg(&include)
+                .arg(&path)
+                .arg("-o")
+                .arg(dir.join(format!("{name}.o")))
+                .status()
+                .unwrap();
             assert!(
                 status.success(),
                 "{name}: the bootstrap does not compile cleanly"

@@ -110,11 +110,44 @@ pub fn check_operand(what: &str, p: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Runs the system C compiler (`$CC`, else `cc`) with `args`, in `cwd` if
-/// given; a failure is a RuntimeError carrying the compiler's message.
+/// The C compiler for code this process loads: `$CC` when set; else `cc`
+/// when it builds for this process's architecture; else the Debian-style
+/// cross compiler `<arch>-linux-gnu-gcc` when it is on PATH (a process run
+/// under qemu-user beside a host `cc` that targets another architecture);
+/// else `cc`. Decided once per process.
+pub fn c_compiler() -> &'static str {
+    static CHOSEN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    CHOSEN.get_or_init(|| {
+        if let Ok(cc) = std::env::var("CC") {
+            return cc;
+        }
+        let arch = std::env::consts::ARCH;
+        let targets_this_arch = |cc: &str| {
+            Command::new(cc)
+                .arg("-dumpmachine")
+                .output()
+                .ok()
+                .filter(|o| o.status.success())
+                .map(|o| {
+                    let machine = String::from_utf8_lossy(&o.stdout);
+                    machine.trim().split('-').next() == Some(arch)
+                })
+        };
+        if targets_this_arch("cc") == Some(false) {
+            let cross = format!("{arch}-linux-gnu-gcc");
+            if targets_this_arch(&cross) == Some(true) {
+                return cross;
+            }
+        }
+        "cc".into()
+    })
+}
+
+/// Runs the C compiler ([`c_compiler`]) with `args`, in `cwd` if given; a
+/// failure is a RuntimeError carrying the compiler's message.
 pub fn run_c_compiler(args: &[&OsStr], cwd: Option<&Path>) -> Result<()> {
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
-    let mut command = Command::new(&cc);
+    let cc = c_compiler();
+    let mut command = Command::new(cc);
     command.args(args);
     if let Some(dir) = cwd {
         command.current_dir(dir);
