@@ -39,6 +39,8 @@
 #   4f. aarch64 Linux: the library cross-built, its cargo tests and C tests
 #      run under qemu-aarch64 (tests/aarch64; installs the cross compilers
 #      and qemu-user with apt when missing),
+#   4g. macOS, first step: cargo check of the library for both Apple targets
+#      (tests/macos/check.sh),
 #   5. the C tests under valgrind (leaks and invalid accesses), when present.
 set -euo pipefail
 mkdir -p "$(dirname "${BASH_SOURCE[0]}")/../target"
@@ -193,6 +195,10 @@ stage "aarch64 Linux: cross-built, exports, cargo test and the C tests (ours and
 tests/aarch64/run.sh "$venv" "$lib" "$profile" | tee target/aarch64.log
 aarch64_passed=$(awk '/^aarch64:/ { print ($2 == "skipped" ? 0 : $2) }' target/aarch64.log)
 
+stage "macOS, first step: cargo check of the library for aarch64- and x86_64-apple-darwin"
+tests/macos/check.sh | tee target/macos-check.log
+macos_passed=$(awk '/^macos-check:/ { print ($2 == "skipped" ? 0 : $2) }' target/macos-check.log)
+
 if command -v valgrind >/dev/null 2>&1; then
   stage "C tests under valgrind (our library): no leaks, no invalid accesses"
   for t in target/c-tests/test_*; do
@@ -208,4 +214,4 @@ for i in "${!stage_names[@]}"; do
   printf "%6d  %s\n" "${stage_secs[$i]}" "${stage_names[$i]}"
 done
 printf "%6d  total\n" "$SECONDS"
-echo "summary: $((cargo_passed + ctest_passed + asan_passed + cross_passed + suite_passed + cxx_suite_passed + artifacts_python_passed + deep_callbacks_passed + install_passed + wheel_passed + structural_passed + subclass_py_passed + json_graph_passed + cxx_module_passed + rust_dependent_passed + linkers_passed + aarch64_passed)) passed, 0 failed"
+echo "summary: $((cargo_passed + ctest_passed + asan_passed + cross_passed + suite_passed + cxx_suite_passed + artifacts_python_passed + deep_callbacks_passed + install_passed + wheel_passed + structural_passed + subclass_py_passed + json_graph_passed + cxx_module_passed + rust_dependent_passed + linkers_passed + aarch64_passed + macos_passed)) passed, 0 failed"

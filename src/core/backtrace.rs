@@ -193,7 +193,15 @@ static OWN_RANGE: LazyLock<(usize, usize)> = LazyLock::new(|| {
     let Some(base) = *OWN_BASE else {
         return (0, 0);
     };
+    #[cfg_attr(
+        not(target_os = "linux"),
+        expect(
+            unused_mut,
+            reason = "no segment walk outside Linux: no frame is hidden"
+        )
+    )]
     let mut range = (base, base);
+    #[cfg(target_os = "linux")]
     // SAFETY: the callback only reads the program headers it is handed.
     unsafe {
         libc::dl_iterate_phdr(
@@ -206,6 +214,7 @@ static OWN_RANGE: LazyLock<(usize, usize)> = LazyLock::new(|| {
 
 /// `dl_iterate_phdr` callback: widens `data` (a `(base, end)` pair) to the
 /// end of the loaded segments of the object whose base is `base`.
+#[cfg(target_os = "linux")]
 unsafe extern "C" fn own_segments(
     info: *mut libc::dl_phdr_info,
     _size: usize,

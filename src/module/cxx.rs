@@ -629,7 +629,12 @@ extern "C" fn install_core() {
 }
 
 /// Hands the core table to the C++ layer when the library is loaded (an
-/// ELF initialiser), before anything can call a C++ entry point.
+/// ELF initialiser; on macOS a Mach-O one), before anything can call a C++
+/// entry point.
 #[used]
-#[unsafe(link_section = ".init_array")]
+#[cfg_attr(not(target_vendor = "apple"), unsafe(link_section = ".init_array"))]
+#[cfg_attr(
+    target_vendor = "apple",
+    unsafe(link_section = "__DATA,__mod_init_func")
+)]
 static INSTALL_CORE: extern "C" fn() = install_core;

@@ -16,7 +16,7 @@
 //!   shared object (what native code built at run time links against).
 
 use crate::core::error::{Error, Result};
-use core::ffi::{c_int, c_void};
+use core::ffi::c_void;
 use object::elf;
 use object::read::elf::{FileHeader, ProgramHeader};
 use std::fs::File;
@@ -214,155 +214,197 @@ fn origin_in<'d, H: FileHeader<Endian = object::Endianness>, R: object::ReadRef<
     }))
 }
 
-/// The search of [`mapped_extent`]: an address, and what was found.
-struct Extent {
-    addr: usize,
-    need_write: bool,
-    found: Option<usize>,
-}
+#[cfg(target_os = "linux")]
+pub use loaded::{mapped_extent, name_loaded, segments_of};
 
-unsafe extern "C" fn visit_object(
-    info: *mut libc::dl_phdr_info,
-    _size: usize,
-    data: *mut c_void,
-) -> c_int {
-    // SAFETY: `dl_iterate_phdr` passes a valid record and our `Extent`.
-    let (info, extent) = unsafe { (&*info, &mut *data.cast::<Extent>()) };
-    if info.dlpi_phdr.is_null() {
-        return 0;
+/// The loaded objects, as the Linux dynamic loader lists them
+/// (`dl_iterate_phdr`, `dlinfo`).
+#[cfg(target_os = "linux")]
+mod loaded {
+    use core::ffi::{c_int, c_void};
+    use std::path::Path;
+
+    /// The search of [`mapped_extent`]: an address, and what was found.
+    struct Extent {
+        addr: usize,
+        need_write: bool,
+        found: Option<usize>,
     }
-    // SAFETY: the loader's program header table of this object holds
-    // `dlpi_phnum` entries.
-    let phdrs =
-        unsafe { core::slice::from_raw_parts(info.dlpi_phdr, usize::from(info.dlpi_phnum)) };
-    for ph in phdrs {
-        if ph.p_type != libc::PT_LOAD || ph.p_flags & libc::PF_R == 0 {
-            continue;
+
+    unsafe extern "C" fn visit_object(
+        info: *mut libc::dl_phdr_info,
+        _size: usize,
+        data: *mut c_void,
+    ) -> c_int {
+        // SAFETY: `dl_iterate_phdr` passes a valid record and our `Extent`.
+        let (info, extent) = unsafe { (&*info, &mut *data.cast::<Extent>()) };
+        if info.dlpi_phdr.is_null() {
+            return 0;
         }
-        if extent.need_write && ph.p_flags & libc::PF_W == 0 {
-            continue;
+        // SAFETY: the loader's program header table of this object holds
+        // `dlpi_phnum` entries.
+        let phdrs =
+            unsafe { core::slice::from_raw_parts(info.dlpi_phdr, usize::from(info.dlpi_phnum)) };
+        for ph in phdrs {
+            if ph.p_type != libc::PT_LOAD || ph.p_flags & libc::PF_R == 0 {
+                continue;
+            }
+            if extent.need_write && ph.p_flags & libc::PF_W == 0 {
+                continue;
+            }
+            let start = (info.dlpi_addr as usize).wrapping_add(ph.p_vaddr as usize);
+            let end = start.wrapping_add(ph.p_memsz as usize);
+            if (start..end).contains(&extent.addr) {
+                extent.found = Some(end - extent.addr);
+                return 1;
+            }
         }
-        let start = (info.dlpi_addr as usize).wrapping_add(ph.p_vaddr as usize);
-        let end = start.wrapping_add(ph.p_memsz as usize);
-        if (start..end).contains(&extent.addr) {
-            extent.found = Some(end - extent.addr);
-            return 1;
+        0
+    }
+
+    /// How many bytes from `addr` lie within the readable (and, with
+    /// `need_write`, writable) loaded segment that contains it, among every
+    /// object the dynamic loader has mapped; `None` if no such segment holds it.
+    pub fn mapped_extent(addr: *const c_void, need_write: bool) -> Option<usize> {
+        let mut extent = Extent {
+            addr: addr as usize,
+            need_write,
+            found: None,
+        };
+        // SAFETY: the callback matches what dl_iterate_phdr expects and only
+        // touches `extent` for the duration of the call.
+        unsafe { libc::dl_iterate_phdr(Some(visit_object), (&raw mut extent).cast()) };
+        extent.found
+    }
+
+    /// The search of [`segments_of`]: a loaded object's base and name, and
+    /// the address ranges of its loadable segments.
+    struct Segments {
+        base: usize,
+        name: *const libc::c_char,
+        found: Vec<core::ops::Range<usize>>,
+    }
+
+    unsafe extern "C" fn collect_segments(
+        info: *mut libc::dl_phdr_info,
+        _size: usize,
+        data: *mut c_void,
+    ) -> c_int {
+        // SAFETY: `dl_iterate_phdr` passes a valid record and our `Segments`.
+        let (info, seg) = unsafe { (&*info, &mut *data.cast::<Segments>()) };
+        if info.dlpi_addr as usize != seg.base
+            || info.dlpi_name != seg.name
+            || info.dlpi_phdr.is_null()
+        {
+            return 0;
         }
+        // SAFETY: the loader's program header table holds `dlpi_phnum` entries.
+        let phdrs =
+            unsafe { core::slice::from_raw_parts(info.dlpi_phdr, usize::from(info.dlpi_phnum)) };
+        seg.found = phdrs
+            .iter()
+            .filter(|ph| ph.p_type == libc::PT_LOAD)
+            .map(|ph| {
+                let start = seg.base.wrapping_add(ph.p_vaddr as usize);
+                start..start.wrapping_add(ph.p_memsz as usize)
+            })
+            .collect();
+        1
     }
-    0
-}
 
-/// How many bytes from `addr` lie within the readable (and, with
-/// `need_write`, writable) loaded segment that contains it, among every
-/// object the dynamic loader has mapped; `None` if no such segment holds it.
-pub fn mapped_extent(addr: *const c_void, need_write: bool) -> Option<usize> {
-    let mut extent = Extent {
-        addr: addr as usize,
-        need_write,
-        found: None,
-    };
-    // SAFETY: the callback matches what dl_iterate_phdr expects and only
-    // touches `extent` for the duration of the call.
-    unsafe { libc::dl_iterate_phdr(Some(visit_object), (&raw mut extent).cast()) };
-    extent.found
-}
-
-/// The search of [`segments_of`]: a loaded object's base and name, and
-/// the address ranges of its loadable segments.
-struct Segments {
-    base: usize,
-    name: *const libc::c_char,
-    found: Vec<core::ops::Range<usize>>,
-}
-
-unsafe extern "C" fn collect_segments(
-    info: *mut libc::dl_phdr_info,
-    _size: usize,
-    data: *mut c_void,
-) -> c_int {
-    // SAFETY: `dl_iterate_phdr` passes a valid record and our `Segments`.
-    let (info, seg) = unsafe { (&*info, &mut *data.cast::<Segments>()) };
-    if info.dlpi_addr as usize != seg.base || info.dlpi_name != seg.name || info.dlpi_phdr.is_null()
-    {
-        return 0;
+    /// The head of the loader's `struct link_map` of the object `handle` (a
+    /// `dlopen` handle): its base address and name.
+    fn link_map_head(handle: *mut c_void) -> Option<(usize, *const libc::c_char)> {
+        let mut map: *const usize = core::ptr::null();
+        // SAFETY: a live handle, and a slot for the link map pointer.
+        let found = unsafe { libc::dlinfo(handle, libc::RTLD_DI_LINKMAP, (&raw mut map).cast()) };
+        if found != 0 || map.is_null() {
+            return None;
+        }
+        // SAFETY: the loader's `struct link_map` of a loaded object, whose
+        // public head (<link.h>) starts with `ElfW(Addr) l_addr; char *l_name;`.
+        Some(unsafe { (*map, *map.add(1) as *const libc::c_char) })
     }
-    // SAFETY: the loader's program header table holds `dlpi_phnum` entries.
-    let phdrs =
-        unsafe { core::slice::from_raw_parts(info.dlpi_phdr, usize::from(info.dlpi_phnum)) };
-    seg.found = phdrs
-        .iter()
-        .filter(|ph| ph.p_type == libc::PT_LOAD)
-        .map(|ph| {
-            let start = seg.base.wrapping_add(ph.p_vaddr as usize);
-            start..start.wrapping_add(ph.p_memsz as usize)
-        })
-        .collect();
-    1
-}
 
-/// The head of the loader's `struct link_map` of the object `handle` (a
-/// `dlopen` handle): its base address and name.
-fn link_map_head(handle: *mut c_void) -> Option<(usize, *const libc::c_char)> {
-    let mut map: *const usize = core::ptr::null();
-    // SAFETY: a live handle, and a slot for the link map pointer.
-    let found = unsafe { libc::dlinfo(handle, libc::RTLD_DI_LINKMAP, (&raw mut map).cast()) };
-    if found != 0 || map.is_null() {
-        return None;
+    /// The address ranges of the loadable segments of the object `handle`
+    /// (a `dlopen` handle) maps; empty if the loader cannot say.
+    pub fn segments_of(handle: *mut c_void) -> Vec<core::ops::Range<usize>> {
+        let Some((base, name)) = link_map_head(handle) else {
+            return Vec::new();
+        };
+        let mut seg = Segments {
+            base,
+            name,
+            found: Vec::new(),
+        };
+        // SAFETY: the callback matches what dl_iterate_phdr expects and only
+        // touches `seg` for the duration of the call.
+        unsafe { libc::dl_iterate_phdr(Some(collect_segments), (&raw mut seg).cast()) };
+        seg.found
     }
-    // SAFETY: the loader's `struct link_map` of a loaded object, whose
-    // public head (<link.h>) starts with `ElfW(Addr) l_addr; char *l_name;`.
-    Some(unsafe { (*map, *map.add(1) as *const libc::c_char) })
+
+    /// The search of [`name_loaded`]: a name, and whether an object has it.
+    struct NameSearch<'n> {
+        name: &'n [u8],
+        found: bool,
+    }
+
+    unsafe extern "C" fn match_name(
+        info: *mut libc::dl_phdr_info,
+        _size: usize,
+        data: *mut c_void,
+    ) -> c_int {
+        // SAFETY: `dl_iterate_phdr` passes a valid record and our `NameSearch`.
+        let (info, search) = unsafe { (&*info, &mut *data.cast::<NameSearch<'_>>()) };
+        // SAFETY: a loaded object's name is NUL-terminated when present.
+        search.found = !info.dlpi_name.is_null()
+            && unsafe { core::ffi::CStr::from_ptr(info.dlpi_name) }.to_bytes() == search.name;
+        c_int::from(search.found)
+    }
+
+    /// Whether a loaded object has the name `name` (so `dlopen(name)` would
+    /// answer with it, whatever file the name leads to now). Walks the loaded
+    /// objects; opens nothing.
+    pub fn name_loaded(name: &Path) -> bool {
+        use std::os::unix::ffi::OsStrExt;
+        let mut search = NameSearch {
+            name: name.as_os_str().as_bytes(),
+            found: false,
+        };
+        // SAFETY: the callback matches what dl_iterate_phdr expects and only
+        // touches `search` for the duration of the call.
+        unsafe { libc::dl_iterate_phdr(Some(match_name), (&raw mut search).cast()) };
+        search.found
+    }
 }
 
-/// The address ranges of the loadable segments of the object `handle`
-/// (a `dlopen` handle) maps; empty if the loader cannot say.
-pub fn segments_of(handle: *mut c_void) -> Vec<core::ops::Range<usize>> {
-    let Some((base, name)) = link_map_head(handle) else {
-        return Vec::new();
-    };
-    let mut seg = Segments {
-        base,
-        name,
-        found: Vec::new(),
-    };
-    // SAFETY: the callback matches what dl_iterate_phdr expects and only
-    // touches `seg` for the duration of the call.
-    unsafe { libc::dl_iterate_phdr(Some(collect_segments), (&raw mut seg).cast()) };
-    seg.found
-}
+#[cfg(not(target_os = "linux"))]
+pub use elsewhere::{mapped_extent, name_loaded, segments_of};
 
-/// The search of [`name_loaded`]: a name, and whether an object has it.
-struct NameSearch<'n> {
-    name: &'n [u8],
-    found: bool,
-}
+/// Outside Linux (macOS), no walk of the loaded objects yet: the answers
+/// are the conservative "cannot say". So a library's embedded blob and
+/// context symbols are not used (loading it reports the symbol is not in a
+/// loaded segment), and a released library is never unmapped.
+#[cfg(not(target_os = "linux"))]
+mod elsewhere {
+    use core::ffi::c_void;
+    use std::path::Path;
 
-unsafe extern "C" fn match_name(
-    info: *mut libc::dl_phdr_info,
-    _size: usize,
-    data: *mut c_void,
-) -> c_int {
-    // SAFETY: `dl_iterate_phdr` passes a valid record and our `NameSearch`.
-    let (info, search) = unsafe { (&*info, &mut *data.cast::<NameSearch<'_>>()) };
-    // SAFETY: a loaded object's name is NUL-terminated when present.
-    search.found = !info.dlpi_name.is_null()
-        && unsafe { core::ffi::CStr::from_ptr(info.dlpi_name) }.to_bytes() == search.name;
-    c_int::from(search.found)
-}
+    /// See the Linux version: `None`, the extent is unknown here.
+    pub fn mapped_extent(_addr: *const c_void, _need_write: bool) -> Option<usize> {
+        None
+    }
 
-/// Whether a loaded object has the name `name` (so `dlopen(name)` would
-/// answer with it, whatever file the name leads to now). Walks the loaded
-/// objects; opens nothing.
-pub fn name_loaded(name: &Path) -> bool {
-    use std::os::unix::ffi::OsStrExt;
-    let mut search = NameSearch {
-        name: name.as_os_str().as_bytes(),
-        found: false,
-    };
-    // SAFETY: the callback matches what dl_iterate_phdr expects and only
-    // touches `search` for the duration of the call.
-    unsafe { libc::dl_iterate_phdr(Some(match_name), (&raw mut search).cast()) };
-    search.found
+    /// See the Linux version: empty, the loader cannot say here.
+    pub fn segments_of(_handle: *mut c_void) -> Vec<core::ops::Range<usize>> {
+        Vec::new()
+    }
+
+    /// See the Linux version: `false` (names are not reused here: the
+    /// loader is not handed `/proc/self/fd/N`).
+    pub fn name_loaded(_name: &Path) -> bool {
+        false
+    }
 }
 
 /// A regular file mapped read-only; its bytes are bounded by its length.

@@ -612,7 +612,6 @@ fn proc_fds() -> bool {
 /// fresh private directory instead.
 fn dlopen_copy(path: &Path, file: &File, bytes: Option<&[u8]>) -> Result<Loaded> {
     use std::io::{Seek, SeekFrom, Write};
-    use std::os::fd::{AsRawFd, FromRawFd};
     let failed = |e: std::io::Error| load_error(path, format!("cannot copy it: {e}"));
     let copy_into = |out: &mut File| -> Result<()> {
         if let Some(bytes) = bytes {
@@ -639,6 +638,16 @@ fn dlopen_copy(path: &Path, file: &File, bytes: Option<&[u8]>) -> Result<Loaded>
             Ok((dlopen(&copy, path)?, None))
         });
     }
+    let mut copy = memfd(path).map_err(failed)?;
+    copy_into(&mut copy)?;
+    seal(&copy).map_err(failed)?;
+    dlopen_fd(path, copy)
+}
+
+/// A new anonymous memory file named after `path`, sealable.
+#[cfg(target_os = "linux")]
+fn memfd(path: &Path) -> std::io::Result<File> {
+    use std::os::fd::FromRawFd;
     let name = path.file_name().unwrap_or(path.as_os_str()).as_bytes();
     // A path holds no NUL, so neither does its file name.
     let name = std::ffi::CString::new(name).unwrap_or_default();
@@ -646,17 +655,41 @@ fn dlopen_copy(path: &Path, file: &File, bytes: Option<&[u8]>) -> Result<Loaded>
     let fd =
         unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING) };
     if fd < 0 {
-        return Err(failed(std::io::Error::last_os_error()));
+        return Err(std::io::Error::last_os_error());
     }
     // SAFETY: a descriptor memfd_create just made, owned from here on.
-    let mut copy = unsafe { File::from_raw_fd(fd) };
-    copy_into(&mut copy)?;
+    Ok(unsafe { File::from_raw_fd(fd) })
+}
+
+/// Seals a memory file against any change.
+#[cfg(target_os = "linux")]
+fn seal(copy: &File) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
     let seals = libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_WRITE | libc::F_SEAL_SEAL;
     // SAFETY: adds seals to a memfd we own.
     if unsafe { libc::fcntl(copy.as_raw_fd(), libc::F_ADD_SEALS, seals) } != 0 {
-        return Err(failed(std::io::Error::last_os_error()));
+        return Err(std::io::Error::last_os_error());
     }
-    dlopen_fd(path, copy)
+    Ok(())
+}
+
+/// Outside Linux there is no `/proc/self/fd` ([`proc_fds`] is false), so
+/// the copy goes into a private directory and these are never reached.
+#[cfg(not(target_os = "linux"))]
+fn memfd(_path: &Path) -> std::io::Result<File> {
+    Err(std::io::Error::new(
+        std::io::ErrorKind::Unsupported,
+        "no memfd_create outside Linux",
+    ))
+}
+
+/// See [`memfd`].
+#[cfg(not(target_os = "linux"))]
+fn seal(_copy: &File) -> std::io::Result<()> {
+    Err(std::io::Error::new(
+        std::io::ErrorKind::Unsupported,
+        "no file seals outside Linux",
+    ))
 }
 
 /// Loads the opened `file` itself through `/proc/self/fd/N` (without
