@@ -29,8 +29,8 @@ if ! command -v aarch64-linux-gnu-g++ >/dev/null || ! command -v qemu-aarch64 >/
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
   [ -z "$sudo" ] || command -v sudo >/dev/null || skip "no cross compiler or qemu-user, and no root to install them"
   packages=(gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user)
-  $sudo apt-get install -y -q "${packages[@]}" >"$work/apt.log" 2>&1 ||
-    { $sudo apt-get update -q >>"$work/apt.log" 2>&1 && $sudo apt-get install -y -q "${packages[@]}" >>"$work/apt.log" 2>&1; } ||
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${packages[@]}" >"$work/apt.log" 2>&1 ||
+    { $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -q >>"$work/apt.log" 2>&1 && $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${packages[@]}" >>"$work/apt.log" 2>&1; } ||
     skip "apt-get could not install ${packages[*]} (log: $work/apt.log)"
 fi
 rustup target list --installed 2>/dev/null | grep -qx "$triple" ||

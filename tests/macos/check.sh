@@ -16,8 +16,8 @@ if ! command -v clang >/dev/null; then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
   [ -z "$sudo" ] || command -v sudo >/dev/null || skip "no clang, and no root to install it"
-  $sudo apt-get install -y -q clang >"$work/apt.log" 2>&1 ||
-    { $sudo apt-get update -q >>"$work/apt.log" 2>&1 && $sudo apt-get install -y -q clang >>"$work/apt.log" 2>&1; } ||
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q clang >"$work/apt.log" 2>&1 ||
+    { $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -q >>"$work/apt.log" 2>&1 && $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q clang >>"$work/apt.log" 2>&1; } ||
     skip "apt-get could not install clang (log: $work/apt.log)"
 fi
 passed=0
