@@ -65,7 +65,17 @@ gcc -O2 -std=c11 -I"$root/include" "$root/c-tests/bench/artifact_memory.c" -L"$r
 [ -f "$out/artifact_set.so" ] || "$out/artifact_memory" make "$out/artifact_set.so" 256 998 >/dev/null
 echo "artifact set: 1,000 artifacts, 256 MiB of constants, $(($(stat -c %s "$out/artifact_set.so") / 1024)) KiB library"
 "$out/artifact_memory" load "$out/artifact_set.so"
+# A compiler's import (issue 25): registrations, lookups, name listings,
+# backtraces and an error, by phase, in ns per operation (one process each).
+gcc -O2 -std=c11 -I"$root/include" "$root/c-tests/bench/import_pattern.c" -L"$root/target/release" \
+  -Wl,-rpath,"$root/target/release" -ltvm_ffi -o "$out/import_ours"
+gcc -O2 -std=c11 -I"$official/include" "$root/c-tests/bench/import_pattern.c" -L"$official/lib" \
+  -Wl,-rpath,"$official/lib" -ltvm_ffi -o "$out/import_official"
+printf "%-28s %10s %10s %8s\n" import_phase official_ns ours_ns ratio
+join <("$out/import_official" | sort) <("$out/import_ours" | sort) |
+  awk '{ printf "%-28s %10.2f %10.2f %8.3f\n", $1, $2, $3, $3 / $2 }'
 # Instructions per operation (callgrind), when valgrind is there.
 if command -v valgrind >/dev/null 2>&1; then
   "$root/c-tests/bench/ir.sh"
+  "$root/c-tests/bench/import_ir.sh"
 fi

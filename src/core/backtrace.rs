@@ -15,7 +15,7 @@
 
 use std::collections::HashMap;
 use std::fmt::Write;
-use std::sync::{LazyLock, Mutex};
+use std::sync::{Arc, LazyLock, Mutex};
 
 /// Frames whose symbol starts with one of these are the FFI boundary: the
 /// walk stops there unless asked to cross it.
@@ -187,6 +187,10 @@ const MAX_NAMED: usize = 1 << 16;
 /// The most frames a raise-time backtrace walks.
 const MAX_RAISE_FRAMES: usize = 64;
 
+/// Room for this library's own frames at the top of a walk (the capture,
+/// the entry point, trampolines), which are left out.
+const MAX_OWN_FRAMES: usize = 16;
+
 /// The address range of this library's loaded segments: its frames (the
 /// raise itself, the Rust runtime linked in) are never shown.
 static OWN_RANGE: LazyLock<(usize, usize)> = LazyLock::new(|| {
@@ -318,7 +322,7 @@ pub fn capture_on_raise() -> String {
     let (own_start, own_end) = *OWN_RANGE;
     let limit = (*LIMIT).min(MAX_RAISE_FRAMES);
     // Room for this library's own frames, which are left out.
-    let mut ips = [0usize; MAX_RAISE_FRAMES + 16];
+    let mut ips = [0usize; MAX_RAISE_FRAMES + MAX_OWN_FRAMES];
     let walked = walk(&mut ips);
     // Frames of this library (the raise itself, trampolines) are left out.
     let mut n = 0;
@@ -347,13 +351,43 @@ fn push_line(out: &mut String, file: &str, line: u32, func: &str) {
     let _ = writeln!(out, "  File \"{file}\", line {line}, in {func}");
 }
 
+/// One symbol a code address resolves to (an address inside inlined code
+/// resolves to several, innermost first).
+struct Symbol {
+    name: Box<str>,
+    file: Option<Box<str>>,
+    line: u32,
+}
+
+/// Return addresses resolved from debug information so far (each resolved
+/// once: a backtrace from a site seen before parses nothing). Bounded as
+/// [`NAMED`] is.
+type Resolved = crate::core::traversal::AddrMap<usize, Arc<[Symbol]>>;
+static RESOLVED: LazyLock<Mutex<Resolved>> = LazyLock::new(Default::default);
+
+/// The symbols of return address `ip`, from debug information.
+fn resolve(ip: usize) -> Arc<[Symbol]> {
+    let mut found = Vec::new();
+    backtrace::resolve(ip as *mut core::ffi::c_void, |symbol| {
+        found.push(Symbol {
+            name: symbol_name(symbol)
+                .unwrap_or_else(|| "<unknown>".into())
+                .into(),
+            file: symbol.filename().map(|f| f.display().to_string().into()),
+            line: symbol.lineno().unwrap_or(0),
+        });
+    });
+    found.into()
+}
+
 /// Captures the current stack, newest frame first. A given `file`/`func`
 /// becomes the first line (the caller's own location) and stands for the
 /// caller's frame, which the walk then skips. Unless `cross_boundary`, the
 /// walk stops at the first FFI boundary frame. Frames of this library are
-/// never shown.
+/// never shown. The stack is walked as for raise-time backtraces ([`walk`]),
+/// and each return address is resolved once per process ([`RESOLVED`]).
 pub fn capture(location: Option<(&str, u32, &str)>, cross_boundary: bool) -> String {
-    let mut out = String::new();
+    let mut out = String::with_capacity(256);
     let mut count = 0usize;
     let limit = *LIMIT;
     let mut skip_caller = location.is_some();
@@ -363,39 +397,99 @@ pub fn capture(location: Option<(&str, u32, &str)>, cross_boundary: bool) -> Str
             count += 1;
         }
     }
+    // This library's own frames come first (and are left out): room for
+    // them. Most stacks fit the small buffer; a full one is walked again
+    // into one as long as the limit asks.
+    let mut small = [0usize; MAX_RAISE_FRAMES + MAX_OWN_FRAMES];
+    let mut large = Vec::new();
+    let mut walked = walk(&mut small);
+    let mut ips = &small[..];
+    if walked == small.len() && limit > MAX_RAISE_FRAMES {
+        large.resize(limit.saturating_add(MAX_OWN_FRAMES), 0);
+        walked = walk(&mut large);
+        ips = &large;
+    }
+    let (own_start, own_end) = *OWN_RANGE;
     let own = *OWN_BASE;
-    let mut stop = false;
-    backtrace::trace(|frame| {
-        if own.is_some() && object_base(frame.ip()) == own {
-            return true;
+    let foreign = ips[..walked].iter().copied().filter(|&ip| {
+        if own_start < own_end {
+            !(own_start..own_end).contains(&ip)
+        } else {
+            own.is_none() || object_base(ip as *const core::ffi::c_void) != own
         }
-        backtrace::resolve_frame(frame, |symbol| {
-            if stop || count >= limit {
-                stop = true;
-                return;
+    });
+    for ip in foreign {
+        // The symbol table first (cheap, remembered): a boundary or a frame
+        // left out needs no debug information, so the first backtrace of a
+        // process parses none for them (libc's start-up frames, say, whose
+        // separate debug file can take tens of milliseconds to read). The
+        // caller's own frame is resolved as it is, as it may be inlined.
+        if !skip_caller {
+            let named = NAMED.lock().unwrap_or_else(|e| e.into_inner());
+            let screened = named.get(&ip).map(|f| match f {
+                Frame::Boundary => Some(true),
+                Frame::Hidden => Some(false),
+                Frame::Shown(_) => None,
+            });
+            drop(named);
+            let screened = screened.unwrap_or_else(|| {
+                let frame = name_frame(ip);
+                let verdict = match frame {
+                    Frame::Boundary => Some(true),
+                    Frame::Hidden => Some(false),
+                    Frame::Shown(_) => None,
+                };
+                let mut named = NAMED.lock().unwrap_or_else(|e| e.into_inner());
+                if named.len() >= MAX_NAMED {
+                    named.clear();
+                }
+                named.insert(ip, frame);
+                verdict
+            });
+            match screened {
+                Some(true) if !cross_boundary => return out,
+                Some(false) => continue,
+                _ => {}
             }
-            let name = symbol_name(symbol).unwrap_or_else(|| "<unknown>".into());
+        }
+        let symbols = {
+            let resolved = RESOLVED.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(found) = resolved.get(&ip) {
+                found.clone()
+            } else {
+                drop(resolved);
+                let found = resolve(ip);
+                let mut resolved = RESOLVED.lock().unwrap_or_else(|e| e.into_inner());
+                if resolved.len() >= MAX_NAMED {
+                    resolved.clear();
+                }
+                resolved.insert(ip, found.clone());
+                found
+            }
+        };
+        for symbol in symbols.iter() {
+            if count >= limit {
+                return out;
+            }
+            let name = &*symbol.name;
             if !cross_boundary && BOUNDARY_SYMBOLS.iter().any(|b| name.starts_with(b)) {
-                stop = true;
-                return;
+                return out;
             }
             if skip_caller {
                 skip_caller = false;
-                return;
+                continue;
             }
-            let file = symbol.filename().map(|f| f.display().to_string());
-            if excluded(file.as_deref(), &name) {
-                return;
+            let file = symbol.file.as_deref();
+            if excluded(file, name) {
+                continue;
             }
             if file.is_none() && (name == "<unknown>" || name.starts_with("0x0")) {
-                return;
+                continue;
             }
-            let file = file.as_deref().unwrap_or("<unknown>");
-            push_line(&mut out, file, symbol.lineno().unwrap_or(0), &name);
+            push_line(&mut out, file.unwrap_or("<unknown>"), symbol.line, name);
             count += 1;
-        });
-        !stop
-    });
+        }
+    }
     out
 }
 

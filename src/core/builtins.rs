@@ -10,7 +10,7 @@ use super::{Error, ObjectRef, Result};
 use crate::abi::*;
 use crate::typed_fn;
 use core::ffi::c_void;
-use std::sync::{Arc, LazyLock};
+use std::sync::LazyLock;
 
 /// Registers every built-in global of the core.
 pub fn register(g: &mut Globals<'_>) {
@@ -109,9 +109,10 @@ pub fn invalid_object() -> ObjectRef {
 }
 
 /// `ffi.FunctionListGlobalNamesFunctor()`: a functor over a snapshot of the
-/// names, `f(-1)` = count, `f(i)` = i-th name.
+/// names, `f(-1)` = count, `f(i)` = i-th name (a value the snapshot shares:
+/// the caller's release frees nothing, see [`registry::names`]).
 fn list_global_names_functor() -> Function {
-    let names: Arc<[Box<[u8]>]> = registry::list_names().into();
+    let names = registry::names();
     Function::from_closure(move |args| {
         const NAME: &str = "ffi.FunctionListGlobalNamesFunctor.<functor>";
         args.expect_len(NAME, 1)?;
@@ -125,7 +126,7 @@ fn list_global_names_functor() -> Function {
         let name = names
             .get(i as usize)
             .ok_or_else(|| Error::index(format!("Index {i} out of bounds {}", names.len())))?;
-        Ok(make_text(name, TextKind::Str))
+        Ok(name.clone())
     })
 }
 

@@ -7,10 +7,13 @@
 #![forbid(unsafe_code)]
 
 use super::Function;
+use super::any::Any;
 use super::error::{Error, Result};
 use super::signature::Described;
+use super::string::{TextKind, make_text};
 use std::collections::HashMap;
-use std::sync::{LazyLock, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, LazyLock, Mutex, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 /// One registered global.
 struct Entry {
@@ -107,6 +110,7 @@ pub fn set_global(
             metadata: metadata.into(),
         },
     );
+    GENERATION.fetch_add(1, Ordering::Release);
     Ok(())
 }
 
@@ -124,12 +128,46 @@ pub fn builtin(name: &[u8]) -> Option<Function> {
 
 /// Removes `name`; whether it was there.
 pub fn remove_global(name: &[u8]) -> bool {
-    write().remove(name).is_some()
+    let mut table = write();
+    let removed = table.remove(name).is_some();
+    if removed {
+        GENERATION.fetch_add(1, Ordering::Release);
+    }
+    removed
 }
 
-/// The names of all globals, in no particular order.
-pub fn list_names() -> Vec<Box<[u8]>> {
-    read().keys().cloned().collect()
+/// Counts the changes to the table's names: bumped under the write lock by
+/// every registration and removal, so it cannot change while a reader
+/// holds the read lock.
+static GENERATION: AtomicU64 = AtomicU64::new(0);
+
+/// The last [`names`] snapshot and the generation it was taken at.
+static NAMES: Mutex<Option<(u64, Arc<[Any]>)>> = Mutex::new(None);
+
+/// The names of all globals as `str` values, in no particular order. The
+/// same snapshot is handed out until a global is added or removed, so
+/// listing the names again (the Python package does, at every import)
+/// copies nothing: its values are shared, and releasing one frees nothing.
+pub fn names() -> Arc<[Any]> {
+    let current = GENERATION.load(Ordering::Acquire);
+    let cached = NAMES.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((taken, names)) = cached.as_ref()
+        && *taken == current
+    {
+        return names.clone();
+    }
+    drop(cached);
+    let (taken, names) = {
+        let table = read();
+        let taken = GENERATION.load(Ordering::Acquire);
+        let names: Arc<[Any]> = table.keys().map(|k| make_text(k, TextKind::Str)).collect();
+        (taken, names)
+    };
+    let mut cached = NAMES.lock().unwrap_or_else(|e| e.into_inner());
+    if cached.as_ref().is_none_or(|(t, _)| *t < taken) {
+        *cached = Some((taken, names.clone()));
+    }
+    names
 }
 
 /// The JSON metadata registered with `name`.

@@ -45,8 +45,49 @@ pub struct Table {
     columns: Vec<Box<Column>>,
     column_by_name: HashMap<Box<[u8]>, usize>,
     /// Strings and values copied from registrations, kept forever.
-    strings: Vec<Box<[u8]>>,
+    strings: StringPool,
     values: Vec<Any>,
+}
+
+/// Strings kept for the rest of the process, packed into chunks that never
+/// move: a registration copies its names without an allocation each.
+#[derive(Default)]
+struct StringPool {
+    chunks: Vec<Vec<u8>>,
+}
+
+impl StringPool {
+    /// Bytes per chunk (a longer string gets a chunk of its own).
+    const CHUNK: usize = 16 << 10;
+
+    /// Keeps `s` followed by a NUL; the address of the kept copy, stable
+    /// for the pool's life (a chunk is never grown past its capacity, so
+    /// it never moves).
+    fn keep(&mut self, s: &[u8]) -> *const u8 {
+        let need = s.len() + 1;
+        if self
+            .chunks
+            .last()
+            .is_none_or(|c| c.capacity() - c.len() < need)
+        {
+            self.chunks.push(Vec::with_capacity(need.max(Self::CHUNK)));
+        }
+        let chunk = self.chunks.last_mut().expect("a chunk was just ensured");
+        // A string handed back from the pool itself (a caller re-registering
+        // a name it read from the table) is copied out first: the chunk is
+        // written while `s` is read.
+        let owned;
+        let s = if chunk.as_ptr_range().contains(&s.as_ptr()) {
+            owned = s.to_vec();
+            &owned[..]
+        } else {
+            s
+        };
+        let start = chunk.len();
+        chunk.extend_from_slice(s);
+        chunk.push(0);
+        chunk[start..].as_ptr()
+    }
 }
 
 // SAFETY: the raw pointers in the table point into boxes the table owns (or
@@ -301,7 +342,7 @@ impl Table {
             next_dynamic: kTVMFFIDynObjectBegin,
             columns: Vec::new(),
             column_by_name: HashMap::new(),
-            strings: Vec::new(),
+            strings: StringPool::default(),
             values: Vec::new(),
         };
         let builtin = |t: &mut Table, key: &str, index, depth, can_overflow, parent| {
@@ -521,16 +562,10 @@ impl Table {
                 size: 0,
             };
         }
-        let mut v = Vec::with_capacity(s.len() + 1);
-        v.extend_from_slice(s);
-        v.push(0);
-        let stored: Box<[u8]> = v.into();
-        let arr = TVMFFIByteArray {
-            data: stored.as_ptr().cast(),
+        TVMFFIByteArray {
+            data: self.strings.keep(s).cast(),
             size: s.len(),
-        };
-        self.strings.push(stored);
-        arr
+        }
     }
 
     /// Copies a value into the pool and returns a view of the kept copy.
@@ -542,9 +577,10 @@ impl Table {
     }
 
     fn copy_text(&mut self, arr: &TVMFFIByteArray) -> TVMFFIByteArray {
-        // SAFETY: the C caller passes valid byte arrays in its info structs.
-        let bytes = unsafe { super::string::byte_slice(*arr) }.to_vec();
-        self.copy_string(&bytes)
+        // SAFETY: the C caller passes valid byte arrays in its info structs
+        // (which may point into the pool: kept strings never move).
+        let bytes = unsafe { super::string::byte_slice(*arr) };
+        self.copy_string(bytes)
     }
 
     /// See the public function of the same name.
@@ -556,7 +592,7 @@ impl Table {
         // The type is checked before anything `info` points to is read.
         let entry = self.entry_mut(type_index)?;
         // SAFETY: see `copy_text`.
-        let name = unsafe { super::string::byte_slice(info.name) }.to_vec();
+        let name = unsafe { super::string::byte_slice(info.name) };
         let same_name = |f: &TVMFFIFieldInfo| {
             // SAFETY: stored names live in the pool.
             (unsafe { super::string::byte_slice(f.name) }) == name
