@@ -425,27 +425,16 @@ pub fn capture(location: Option<(&str, u32, &str)>, cross_boundary: bool) -> Str
         // separate debug file can take tens of milliseconds to read). The
         // caller's own frame is resolved as it is, as it may be inlined.
         if !skip_caller {
-            let named = NAMED.lock().unwrap_or_else(|e| e.into_inner());
-            let screened = named.get(&ip).map(|f| match f {
+            let mut named = NAMED.lock().unwrap_or_else(|e| e.into_inner());
+            if named.len() >= MAX_NAMED {
+                named.clear();
+            }
+            let screened = match named.entry(ip).or_insert_with(|| name_frame(ip)) {
                 Frame::Boundary => Some(true),
                 Frame::Hidden => Some(false),
                 Frame::Shown(_) => None,
-            });
+            };
             drop(named);
-            let screened = screened.unwrap_or_else(|| {
-                let frame = name_frame(ip);
-                let verdict = match frame {
-                    Frame::Boundary => Some(true),
-                    Frame::Hidden => Some(false),
-                    Frame::Shown(_) => None,
-                };
-                let mut named = NAMED.lock().unwrap_or_else(|e| e.into_inner());
-                if named.len() >= MAX_NAMED {
-                    named.clear();
-                }
-                named.insert(ip, frame);
-                verdict
-            });
             match screened {
                 Some(true) if !cross_boundary => return out,
                 Some(false) => continue,
