@@ -603,7 +603,7 @@ impl Table {
                 format!(
                     "Check failed: (std::string_view(existing.name.data, existing.name.size) != \
                      new_name) is false: Duplicate field name \"{}\" in type \"{}\"",
-                    String::from_utf8_lossy(&name),
+                    String::from_utf8_lossy(name),
                     // SAFETY: the key lives in the pool.
                     String::from_utf8_lossy(unsafe {
                         super::string::byte_slice(entry.info.type_key)
