@@ -170,8 +170,10 @@ pub static ON_RAISE: LazyLock<OnRaise> =
 
 /// What a return address stands for in a raise-time backtrace.
 enum Frame {
-    /// A line to show.
-    Shown(Box<str>),
+    /// A line to show; whether a symbol named the function (else the line
+    /// gives the offset in the module); whether the module is stripped
+    /// (see [`stripped`]).
+    Shown(Box<str>, bool, bool),
     /// A frame left out (see [`excluded`]).
     Hidden,
     /// An FFI boundary: the walk stops.
@@ -292,7 +294,11 @@ fn name_frame(ip: usize) -> Frame {
     }
     let mut line = String::new();
     push_line(&mut line, &file, 0, &name);
-    Frame::Shown(line.into_boxed_str())
+    Frame::Shown(
+        line.into_boxed_str(),
+        !info.sname.is_null(),
+        stripped(info.fbase as usize, info.fname),
+    )
 }
 
 /// Fills `ips` with the return addresses of the calling stack, newest first;
@@ -339,7 +345,7 @@ pub fn capture_on_raise() -> String {
     }
     for &ip in &ips[..n] {
         match named.entry(ip).or_insert_with(|| name_frame(ip)) {
-            Frame::Shown(line) => out.push_str(line),
+            Frame::Shown(line, ..) => out.push_str(line),
             Frame::Hidden => {}
             Frame::Boundary => break,
         }
@@ -349,6 +355,47 @@ pub fn capture_on_raise() -> String {
 
 fn push_line(out: &mut String, file: &str, line: u32, func: &str) {
     let _ = writeln!(out, "  File \"{file}\", line {line}, in {func}");
+}
+
+/// Objects (by load address) and whether each is stripped.
+static STRIPPED: LazyLock<Mutex<HashMap<usize, bool>>> = LazyLock::new(Default::default);
+
+/// Whether the object loaded at `base` from `fname` (as `dladdr` names
+/// them) is stripped: it has neither a symbol table (`.symtab`) nor debug
+/// information (`.debug_info`, compressed or not) of its own. Read once per
+/// object, from its section headers; an object that cannot be read counts
+/// as not stripped (its debug information is then looked for as for any
+/// other).
+fn stripped(base: usize, fname: *const core::ffi::c_char) -> bool {
+    if fname.is_null() {
+        return false;
+    }
+    if let Some(&known) = STRIPPED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(&base)
+    {
+        return known;
+    }
+    // SAFETY: dladdr's file name is NUL-terminated and lives with the module.
+    let path = unsafe { std::ffi::CStr::from_ptr(fname) };
+    let found = {
+        use object::{Object, ObjectSection};
+        use std::os::unix::ffi::OsStrExt;
+        let path = std::path::Path::new(std::ffi::OsStr::from_bytes(path.to_bytes()));
+        std::fs::File::open(path).ok().is_some_and(|file| {
+            let cache = object::ReadCache::new(file);
+            object::File::parse(&cache).is_ok_and(|o| {
+                !o.sections()
+                    .any(|s| matches!(s.name(), Ok(".symtab" | ".debug_info" | ".zdebug_info")))
+            })
+        })
+    };
+    STRIPPED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(base, found);
+    found
 }
 
 /// One symbol a code address resolves to (an address inside inlined code
@@ -384,8 +431,8 @@ fn resolve(ip: usize) -> Arc<[Symbol]> {
 /// becomes the first line (the caller's own location) and stands for the
 /// caller's frame, which the walk then skips. Unless `cross_boundary`, the
 /// walk stops at the first FFI boundary frame. Frames of this library are
-/// never shown. The stack is walked as for raise-time backtraces ([`walk`]),
-/// and each return address is resolved once per process ([`RESOLVED`]).
+/// never shown. The stack is walked as for raise-time backtraces,
+/// and each return address is resolved once per process.
 pub fn capture(location: Option<(&str, u32, &str)>, cross_boundary: bool) -> String {
     let mut out = String::with_capacity(256);
     let mut count = 0usize;
@@ -429,16 +476,28 @@ pub fn capture(location: Option<(&str, u32, &str)>, cross_boundary: bool) -> Str
             if named.len() >= MAX_NAMED {
                 named.clear();
             }
-            let screened = match named.entry(ip).or_insert_with(|| name_frame(ip)) {
-                Frame::Boundary => Some(true),
-                Frame::Hidden => Some(false),
-                Frame::Shown(_) => None,
+            let by_symbol = match named.entry(ip).or_insert_with(|| name_frame(ip)) {
+                Frame::Boundary if !cross_boundary => return out,
+                Frame::Boundary => None,
+                Frame::Hidden => continue,
+                Frame::Shown(line, named, stripped) => Some((line.clone(), *named, *stripped)),
             };
             drop(named);
-            match screened {
-                Some(true) if !cross_boundary => return out,
-                Some(false) => continue,
-                _ => {}
+            // A stripped object (no symbol table, no debug information of
+            // its own) is named by its dynamic symbols, all it has: its
+            // separate debug file (`libc6-dbg`, say) is not read, which would
+            // make a first backtrace take tens of milliseconds. A frame no
+            // dynamic symbol names is left out, as one nothing names is.
+            if let Some((line, named, true)) = by_symbol {
+                if !named {
+                    continue;
+                }
+                if count >= limit {
+                    return out;
+                }
+                out.push_str(&line);
+                count += 1;
+                continue;
             }
         }
         let symbols = {
