@@ -171,9 +171,8 @@ pub static ON_RAISE: LazyLock<OnRaise> =
 /// What a return address stands for in a raise-time backtrace.
 enum Frame {
     /// A line to show; whether a symbol named the function (else the line
-    /// gives the offset in the module); whether the module is stripped
-    /// (see [`stripped`]).
-    Shown(Box<str>, bool, bool),
+    /// gives the offset in the module); the module's load address.
+    Shown(Box<str>, bool, usize),
     /// A frame left out (see [`excluded`]).
     Hidden,
     /// An FFI boundary: the walk stops.
@@ -297,7 +296,7 @@ fn name_frame(ip: usize) -> Frame {
     Frame::Shown(
         line.into_boxed_str(),
         !info.sname.is_null(),
-        stripped(info.fbase as usize, info.fname),
+        info.fbase as usize,
     )
 }
 
@@ -360,16 +359,13 @@ fn push_line(out: &mut String, file: &str, line: u32, func: &str) {
 /// Objects (by load address) and whether each is stripped.
 static STRIPPED: LazyLock<Mutex<HashMap<usize, bool>>> = LazyLock::new(Default::default);
 
-/// Whether the object loaded at `base` from `fname` (as `dladdr` names
-/// them) is stripped: it has neither a symbol table (`.symtab`) nor debug
-/// information (`.debug_info`, compressed or not) of its own. Read once per
-/// object, from its section headers; an object that cannot be read counts
-/// as not stripped (its debug information is then looked for as for any
-/// other).
-fn stripped(base: usize, fname: *const core::ffi::c_char) -> bool {
-    if fname.is_null() {
-        return false;
-    }
+/// Whether the object loaded at `base` (holding `ip`) is stripped: it has
+/// neither a symbol table (`.symtab`) nor debug information (`.debug_info`,
+/// compressed or not) of its own. Read once per object, from its section
+/// headers, when `TVMFFIBacktrace` first shows one of its frames (never on
+/// the raise path); an object that cannot be read counts as not stripped
+/// (its debug information is then looked for as for any other).
+fn stripped(base: usize, ip: usize) -> bool {
     if let Some(&known) = STRIPPED
         .lock()
         .unwrap_or_else(|e| e.into_inner())
@@ -377,6 +373,19 @@ fn stripped(base: usize, fname: *const core::ffi::c_char) -> bool {
     {
         return known;
     }
+    let mut info = DlInfo {
+        fname: core::ptr::null(),
+        fbase: core::ptr::null_mut(),
+        sname: core::ptr::null(),
+        saddr: core::ptr::null_mut(),
+    };
+    // SAFETY: dladdr only reads the address and fills `info`.
+    if unsafe { dladdr(ip.saturating_sub(1) as *const core::ffi::c_void, &mut info) } == 0
+        || info.fname.is_null()
+    {
+        return false;
+    }
+    let fname = info.fname;
     // SAFETY: dladdr's file name is NUL-terminated and lives with the module.
     let path = unsafe { std::ffi::CStr::from_ptr(fname) };
     let found = {
@@ -480,7 +489,7 @@ pub fn capture(location: Option<(&str, u32, &str)>, cross_boundary: bool) -> Str
                 Frame::Boundary if !cross_boundary => return out,
                 Frame::Boundary => None,
                 Frame::Hidden => continue,
-                Frame::Shown(line, named, stripped) => Some((line.clone(), *named, *stripped)),
+                Frame::Shown(line, named, base) => Some((line.clone(), *named, *base)),
             };
             drop(named);
             // A stripped object (no symbol table, no debug information of
@@ -488,7 +497,9 @@ pub fn capture(location: Option<(&str, u32, &str)>, cross_boundary: bool) -> Str
             // separate debug file (`libc6-dbg`, say) is not read, which would
             // make a first backtrace take tens of milliseconds. A frame no
             // dynamic symbol names is left out, as one nothing names is.
-            if let Some((line, named, true)) = by_symbol {
+            if let Some((line, named, base)) = by_symbol
+                && stripped(base, ip)
+            {
                 if !named {
                     continue;
                 }
