@@ -25,13 +25,9 @@ mkdir -p "$work"
 
 skip() { echo "aarch64: skipped ($1)"; exit 0; }
 if ! command -v aarch64-linux-gnu-g++ >/dev/null || ! command -v qemu-aarch64 >/dev/null; then
-  sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  [ -z "$sudo" ] || command -v sudo >/dev/null || skip "no cross compiler or qemu-user, and no root to install them"
   packages=(gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user)
-  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${packages[@]}" >"$work/apt.log" 2>&1 ||
-    { $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -q >>"$work/apt.log" 2>&1 && $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${packages[@]}" >>"$work/apt.log" 2>&1; } ||
-    skip "apt-get could not install ${packages[*]} (log: $work/apt.log)"
+  "$root/tests/tools/apt-install.sh" "$work/apt.log" "${packages[@]}" ||
+    skip "could not install ${packages[*]} (log: $work/apt.log)"
 fi
 rustup target list --installed 2>/dev/null | grep -qx "$triple" ||
   rustup target add "$triple" >"$work/rustup.log" 2>&1 || skip "rustup could not add $triple"
@@ -46,9 +42,7 @@ ok() { echo "ok: $1"; passed=$((passed + 1)); }
 # 2. Build; compare the exports with the x86-64 library's.
 (cd "$root" && cargo build --locked --profile "$profile" --target "$triple" --lib --examples)
 lib="$root/target/$triple/$profile/libtvm_ffi.so"
-exports() { # defined, not LOCAL (see tests/linkers/run.sh)
-  readelf --dyn-syms -W "$1" | awk '$1 ~ /^[0-9]+:$/ && $0 !~ / LOCAL / && $0 !~ / UND / { print $NF }' | sort -u
-}
+exports() { "$root/tests/tools/exported-symbols.sh" "$1"; }
 readelf -h "$lib" | grep -q 'Machine:.*AArch64' || { echo "FAILED: $lib is not an AArch64 library"; exit 1; }
 diff <(exports "$x86_lib") <(exports "$lib") || { echo "FAILED: the aarch64 library exports other symbols"; exit 1; }
 ok "built for $triple: the same $(exports "$lib" | wc -l) exported symbols as on x86-64"

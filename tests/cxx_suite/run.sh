@@ -16,12 +16,8 @@ py="$venv/bin/python"
 # download and dpkg -x need no root).
 gtest_prefix=""
 if [ ! -f /usr/include/gtest/gtest.h ]; then
-  sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  if [ -z "$sudo" ] || command -v sudo >/dev/null; then
-    $sudo apt-get install -y -q libgtest-dev >/dev/null 2>&1 ||
-      { $sudo apt-get update -q >/dev/null 2>&1 && $sudo apt-get install -y -q libgtest-dev >/dev/null 2>&1; } || true
-  fi
+  mkdir -p "$work"
+  "$root/tests/tools/apt-install.sh" "$work/apt.log" libgtest-dev || true
   if [ ! -f /usr/include/gtest/gtest.h ]; then
     deb="$root/target/gtest-deb"
     rm -rf "$deb" && mkdir -p "$deb"

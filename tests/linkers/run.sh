@@ -13,13 +13,7 @@ reference="$1"
 shift
 linkers=("${@:-bfd}")
 target="$root/target/rust-dependent"
-# The exported symbols: defined, and bound GLOBAL, WEAK or UNIQUE (gold also
-# puts thread-locals it keeps LOCAL in the dynamic symbol table).
-exports() {
-  # (GNU_UNIQUE shows as "<OS specific>: 10" where the ELF header says SYSV,
-  # so the name is taken as the last field.)
-  readelf --dyn-syms -W "$1" | awk '$1 ~ /^[0-9]+:$/ && $0 !~ / LOCAL / && $0 !~ / UND / { print $NF }' | sort -u
-}
+exports() { "$root/tests/tools/exported-symbols.sh" "$1"; }
 passed=0
 for ld in "${linkers[@]}"; do
   (cd "$root" && cargo rustc --locked --quiet --lib --crate-type cdylib --target-dir "$target" \

@@ -13,12 +13,7 @@ work="$root/target/macos-check"
 mkdir -p "$work"
 skip() { echo "macos-check: skipped ($1)"; exit 0; }
 if ! command -v clang >/dev/null; then
-  sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  [ -z "$sudo" ] || command -v sudo >/dev/null || skip "no clang, and no root to install it"
-  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q clang >"$work/apt.log" 2>&1 ||
-    { $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -q >>"$work/apt.log" 2>&1 && $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q clang >>"$work/apt.log" 2>&1; } ||
-    skip "apt-get could not install clang (log: $work/apt.log)"
+  "$root/tests/tools/apt-install.sh" "$work/apt.log" clang || skip "could not install clang (log: $work/apt.log)"
 fi
 passed=0
 for triple in aarch64-apple-darwin x86_64-apple-darwin; do
