@@ -25,9 +25,9 @@ done
 [ -n "$out" ] || { echo "usage: scripts/build-wheel.sh --out DIR" >&2; exit 2; }
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 version="$(sed -n 's/^version = "\(.*\)"/\1/p' "$root/Cargo.toml" | head -1)"
-[ "$build" = 0 ] || (cd "$root" && cargo build --profile "$profile" --locked --lib)
-lib="$root/target/$( [ "$profile" = dev ] && echo debug || echo "$profile")/libtvm_ffi.so"
-[ -f "$lib" ] || { echo "build-wheel.sh: $lib is missing: build first" >&2; exit 1; }
+no_build=""
+[ "$build" = 1 ] || no_build=--no-build
+lib="$("$root/scripts/built-library.sh" $no_build "$profile" libtvm_ffi.so)/libtvm_ffi.so"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 objcopy --strip-debug "$lib" "$work/libtvm_ffi.so"

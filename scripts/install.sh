@@ -40,11 +40,9 @@ done
 [ -n "$prefix" ] || { echo "usage: scripts/install.sh --prefix PREFIX" >&2; exit 2; }
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 version="$(sed -n 's/^version = "\(.*\)"/\1/p' "$root/Cargo.toml" | head -1)"
-[ "$build" = 0 ] || (cd "$root" && cargo build --profile "$profile" --locked --lib)
-built="$root/target/$( [ "$profile" = dev ] && echo debug || echo "$profile")"
-for f in libtvm_ffi.so libtvm_ffi.a; do
-  [ -f "$built/$f" ] || { echo "install.sh: $built/$f is missing: build first" >&2; exit 1; }
-done
+no_build=""
+[ "$build" = 1 ] || no_build=--no-build
+built="$("$root/scripts/built-library.sh" $no_build "$profile" libtvm_ffi.so libtvm_ffi.a)"
 mkdir -p "$prefix"
 prefix="$(cd "$prefix" && pwd)"
 install -d "$prefix/include" "$prefix/lib/pkgconfig" "$prefix/lib/cmake/tvm_ffi" "$prefix/bin"
