@@ -30,7 +30,7 @@ pub use capi::*;
 
 /// Who registers the built-in globals, layer by layer: the core's, then the
 /// module layer's. The registry runs them when it is first touched.
-pub(crate) const BUILTIN_GLOBALS: &[fn(&mut core::registry::Globals<'_>)] = &[
+pub(crate) const BUILTIN_GLOBALS: &[fn(&mut core::call::registry::Globals<'_>)] = &[
     core::builtins::register,
     module::globals::register,
     module::artifact::register_globals,

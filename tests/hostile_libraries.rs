@@ -13,8 +13,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
-use tvm_ffi::core::registry::get_global;
-use tvm_ffi::core::string::{TextKind, make_text};
+use tvm_ffi::core::call::registry::get_global;
+use tvm_ffi::core::model::string::{TextKind, make_text};
 use tvm_ffi::core::{Any, Function};
 use tvm_ffi::module::library_bin::{LibraryBin, ModuleEntry, write};
 
@@ -317,7 +317,7 @@ fn option_like_object_names_are_refused_by_the_library_builder() {
     let out = make_text(dir.join("out.so").as_os_str().as_bytes(), TextKind::Str);
     for name in ["-nostdlib", "-o/tmp/evil", ""] {
         let objects =
-            tvm_ffi::core::seq::new_array(vec![make_text(name.as_bytes(), TextKind::Str)]);
+            tvm_ffi::core::value::seq::new_array(vec![make_text(name.as_bytes(), TextKind::Str)]);
         let objects = Any::from(objects);
         let err = f
             .call(&[blob.view(), objects.view(), out.view()])

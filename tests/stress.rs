@@ -10,7 +10,7 @@ use std::ffi::CString;
 use std::path::Path;
 use std::sync::Barrier;
 use tvm_ffi::abi::*;
-use tvm_ffi::core::string::{TextKind, make_text};
+use tvm_ffi::core::model::string::{TextKind, make_text};
 use tvm_ffi::core::{Any, Function};
 use tvm_ffi::*;
 
@@ -161,9 +161,9 @@ fn eight_threads_through_the_c_api() {
                         ::core::ptr::NonNull::new(err.cast::<TVMFFIObject>()).expect("raised");
                     // SAFETY: MoveFromRaised hands over a reference.
                     let err = unsafe { tvm_ffi::core::ObjectRef::from_raw(err) };
-                    let cell = tvm_ffi::core::error::error_cell(&err).unwrap();
+                    let cell = tvm_ffi::core::model::error::error_cell(&err).unwrap();
                     // SAFETY: the cell describes the error's own storage.
-                    let got = unsafe { tvm_ffi::core::string::byte_slice(cell.message) };
+                    let got = unsafe { tvm_ffi::core::model::string::byte_slice(cell.message) };
                     assert_eq!(got, message.as_bytes());
 
                     // Streams are per thread.

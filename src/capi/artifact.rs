@@ -6,9 +6,9 @@
 
 use super::{arg_cstr, arg_handle, arg_out, ffi_call, null_arg};
 use crate::abi::*;
-use crate::core::error::{Error, Result};
-use crate::core::object::ObjectRef;
-use crate::core::string::{TextKind, make_text};
+use crate::core::model::error::{Error, Result};
+use crate::core::model::object::ObjectRef;
+use crate::core::model::string::{TextKind, make_text};
 use crate::module::artifact::{Artifact, ArtifactSet, artifact_from_constants};
 use crate::module::{artifact_export, artifact_load};
 use core::ffi::{c_char, c_int, c_void};
@@ -58,7 +58,7 @@ unsafe fn optional_map(p: TVMFFIObjectHandle, name: &str) -> Result<Option<Objec
     if m.type_index() != kTVMFFIMap {
         return Err(Error::type_error(format!(
             "`{name}` must be an ffi.Map, got {}",
-            crate::core::type_table::type_key_of(m.type_index())
+            crate::core::model::type_table::type_key_of(m.type_index())
         )));
     }
     Ok(Some(m))

@@ -2,7 +2,7 @@
 
 use super::{arg_bytes, arg_out, arg_ref, ffi_call};
 use crate::abi::*;
-use crate::core::dtype;
+use crate::core::value::dtype;
 use core::ffi::c_int;
 
 /// Parses a dtype string (`int32`, `float16x4`, `bfloat16`, `bool`,

@@ -2,8 +2,8 @@
 
 use super::{arg_bytes, arg_cstr, arg_out, ffi_call, ffi_call_or};
 use crate::abi::*;
-use crate::core::error::{new_error, set_raised, take_raised};
-use crate::core::{Error, ObjectRef, backtrace};
+use crate::core::model::error::{new_error, set_raised, take_raised};
+use crate::core::{Error, ObjectRef, model::backtrace};
 use core::cell::RefCell;
 use core::ffi::{c_char, c_int};
 use core::ptr::NonNull;

@@ -2,8 +2,8 @@
 
 use super::{arg_bytes, arg_handle, arg_out, arg_ref, ffi_call, null_arg, raise_null};
 use crate::abi::*;
-use crate::core::boundary::raise_code;
-use crate::core::{AnyView, Error, Function, ObjectRef, registry};
+use crate::core::model::boundary::raise_code;
+use crate::core::{AnyView, Error, Function, ObjectRef, call::registry};
 use core::ffi::{c_int, c_void};
 
 /// Creates a Function from a C callback. Calls run `safe_call(self, args,
@@ -94,7 +94,8 @@ pub unsafe extern "C" fn TVMFFIFunctionCall(
         return raise_func_null();
     };
     // SAFETY: a non-NULL handle is a live object per the contract.
-    let Ok(cell) = (unsafe { crate::core::object::cell_at::<TVMFFIFunctionCell>(obj) }) else {
+    let Ok(cell) = (unsafe { crate::core::model::object::cell_at::<TVMFFIFunctionCell>(obj) })
+    else {
         // SAFETY: `func` is live, per the contract.
         return unsafe { raise_not_function(func) };
     };

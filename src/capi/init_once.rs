@@ -1,7 +1,7 @@
 //! `TVMFFIHandleInitOnce` / `TVMFFIHandleDeinitOnce`.
 
 use super::{ffi_call, null_arg};
-use crate::core::init_once::{deinit_once, init_once};
+use crate::core::model::init_once::{deinit_once, init_once};
 use core::ffi::{c_int, c_void};
 use core::sync::atomic::AtomicPtr;
 

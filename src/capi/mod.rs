@@ -36,17 +36,17 @@ use core::ffi::{CStr, c_char, c_int};
 use core::ptr::NonNull;
 
 /// Runs an entry point body: 0 on success, -1 (or -2) with the error raised
-/// (the protocol of [`crate::core::boundary`]).
+/// (the protocol of [`crate::core::model::boundary`]).
 #[inline]
 fn ffi_call(f: impl FnOnce() -> Result<()>) -> c_int {
-    crate::core::boundary::catch_to_code(f)
+    crate::core::model::boundary::catch_to_code(f)
 }
 
 /// Runs the body of an entry point that returns a value rather than a code
 /// (void, a pointer): a panic raises an `InternalError` and gives `fallback`.
 #[inline]
 fn ffi_call_or<T>(fallback: T, f: impl FnOnce() -> T) -> T {
-    crate::core::boundary::catch_or(fallback, f)
+    crate::core::model::boundary::catch_or(fallback, f)
 }
 
 /// The error for a NULL argument `name` (out of line: hot paths only
@@ -61,7 +61,7 @@ fn null_arg(name: &str) -> Error {
 #[cold]
 #[inline(never)]
 fn raise_null(name: &str) -> c_int {
-    crate::core::boundary::raise_code(null_arg(name))
+    crate::core::model::boundary::raise_code(null_arg(name))
 }
 
 /// A required pointer argument as a reference.
@@ -105,7 +105,7 @@ unsafe fn arg_bytes<'a>(p: *const TVMFFIByteArray, name: &str) -> Result<&'a [u8
         return Err(null_data(name, arr.size));
     }
     // SAFETY: per the contract; (NULL, 0) is the empty slice.
-    Ok(unsafe { crate::core::string::byte_slice(*arr) })
+    Ok(unsafe { crate::core::model::string::byte_slice(*arr) })
 }
 
 /// The bytes of a required NUL-terminated C string argument.

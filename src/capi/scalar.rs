@@ -2,7 +2,7 @@
 
 use super::{arg_bytes, arg_out, ffi_call};
 use crate::abi::*;
-use crate::core::scalar::{big_int_from_bytes, big_int_words};
+use crate::core::value::scalar::{big_int_from_bytes, big_int_words};
 use crate::core::{AnyView, Error};
 use core::ffi::c_int;
 

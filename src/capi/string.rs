@@ -2,8 +2,8 @@
 
 use super::{arg_bytes, raise_null};
 use crate::abi::*;
-use crate::core::boundary::raise_code;
-use crate::core::string::{SMALL_MAX, TextKind, write_heap_text, write_small_text};
+use crate::core::model::boundary::raise_code;
+use crate::core::model::string::{SMALL_MAX, TextKind, write_heap_text, write_small_text};
 use crate::core::{Error, ErrorKind};
 use core::ffi::c_int;
 

@@ -2,8 +2,8 @@
 
 use super::{arg_handle, arg_out, arg_ref, ffi_call, null_arg};
 use crate::abi::*;
-use crate::core::boundary::raise_code;
-use crate::core::{ObjectRef, tensor};
+use crate::core::model::boundary::raise_code;
+use crate::core::{ObjectRef, value::tensor};
 use core::ffi::c_int;
 
 /// A new reference to a borrowed handle argument.

@@ -2,7 +2,7 @@
 
 use super::{arg_bytes, arg_out, arg_ref, ffi_call};
 use crate::abi::*;
-use crate::core::{AnyView, type_table};
+use crate::core::{AnyView, model::type_table};
 use core::ffi::c_int;
 
 /// Finds the type index of a type key.

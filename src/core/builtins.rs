@@ -1,16 +1,18 @@
 //! The built-in global functions (`ffi.*`) the reference runtime registers,
 //! with the same names and calling conventions.
 
-use super::any::{Any, AnyView};
-use super::function::{Function, arg_type_error};
-use super::registry::{self, Globals};
-use super::signature::{ArrayRet, BytesAny, BytesArg, ObjectT, Owned, Str, StrAny, StrRet};
-use super::string::{TextKind, make_text};
-use super::{Error, ObjectRef, Result};
 use crate::abi::*;
+use crate::core::call::function::{Function, arg_type_error};
+use crate::core::call::registry::{self, Globals};
+use crate::core::call::signature::{
+    ArrayRet, BytesAny, BytesArg, ObjectT, Owned, Str, StrAny, StrRet,
+};
+use crate::core::model::any::{Any, AnyView};
+use crate::core::model::error::{Error, Result};
+use crate::core::model::object::{invalid_object, kwargs_object};
+use crate::core::model::string::{TextKind, make_text};
 use crate::typed_fn;
 use core::ffi::c_void;
-use std::sync::LazyLock;
 
 /// Registers every built-in global of the core.
 pub fn register(g: &mut Globals<'_>) {
@@ -50,7 +52,7 @@ pub fn register(g: &mut Globals<'_>) {
     g.packed(
         "ffi.Shape",
         Function::from_closure(|args| {
-            let shape = super::scalar::try_new_shape(args.len(), |i| {
+            let shape = crate::core::value::scalar::try_new_shape(args.len(), |i| {
                 args.get(i)
                     .as_i64()
                     .ok_or_else(|| Error::value("Expect shape to take list of int arguments"))
@@ -61,51 +63,32 @@ pub fn register(g: &mut Globals<'_>) {
     g.add(typed_fn!("ffi.GetInvalidObject", || -> Owned<ObjectT> {
         Ok(Owned::new(invalid_object()))
     }));
-    super::containers::register(g);
+    crate::core::value::containers::register(g);
     g.add(typed_fn!("ffi.GetKwargsObject", || -> Owned<ObjectT> {
-        Ok(Owned::new(singleton(&KWARGS)))
+        Ok(Owned::new(kwargs_object()))
     }));
     g.add(typed_fn!(
         "ffi.GetRegisteredTypeKeys",
         || -> ArrayRet<StrRet> {
-            let keys = super::type_table::registered_keys()
+            let keys = crate::core::model::type_table::registered_keys()
                 .iter()
                 .map(|k| make_text(k, TextKind::Str))
                 .collect();
-            Ok(ArrayRet::new(super::seq::new_array(keys)))
+            Ok(ArrayRet::new(crate::core::value::seq::new_array(keys)))
         }
     ));
-    g.add(super::reflected::visit_interrupt_global());
+    g.add(crate::core::reflect::reflected::visit_interrupt_global());
     g.add(typed_fn!("ffi.DeepCopy", |value: AnyView<'_>| -> Any {
-        super::deep_copy::deep_copy(value)
+        crate::core::algo::deep_copy::deep_copy(value)
     }));
-    super::serialization::register(g);
-    super::recursive::register(g);
-    super::structural_equal::register(g);
-    super::structural_hash::register(g);
-    super::structural_visit::register(g);
-    super::structural_mutate::register(g);
-    super::visit_error_context::register(g);
-    super::dataclass::register(g);
-}
-
-/// Process-wide plain `ffi.Object` markers handed to frontends.
-static INVALID: LazyLock<ObjectRef> =
-    LazyLock::new(|| super::object::new_object(kTVMFFIObject, ()));
-static KWARGS: LazyLock<ObjectRef> = LazyLock::new(|| super::object::new_object(kTVMFFIObject, ()));
-
-fn singleton(cell: &LazyLock<ObjectRef>) -> ObjectRef {
-    ObjectRef::clone(cell)
-}
-
-/// The process-wide KWARGS marker (`ffi.GetKwargsObject`).
-pub fn kwargs_object() -> ObjectRef {
-    singleton(&KWARGS)
-}
-
-/// The process-wide "missing" marker (`ffi.GetInvalidObject`).
-pub fn invalid_object() -> ObjectRef {
-    singleton(&INVALID)
+    crate::core::algo::serialization::register(g);
+    crate::core::algo::recursive::register(g);
+    crate::core::algo::structural_equal::register(g);
+    crate::core::algo::structural_hash::register(g);
+    crate::core::algo::structural_visit::register(g);
+    crate::core::algo::structural_mutate::register(g);
+    crate::core::algo::visit_error_context::register(g);
+    crate::core::reflect::dataclass::register(g);
 }
 
 /// `ffi.FunctionListGlobalNamesFunctor()`: a functor over a snapshot of the

@@ -43,17 +43,17 @@
 
 use super::params;
 use crate::abi::*;
-use crate::core::any::{Any, AnyView};
-use crate::core::error::{Error, Result};
-use crate::core::field::Storage;
-use crate::core::object::{Cell, FrozenCell, ObjectRef, new_object};
-use crate::core::reflected::AnyField;
-use crate::core::registry::Globals;
-use crate::core::signature::{ArrayT, MapT, Obj, ObjType, Owned, Schema, Str};
-use crate::core::string::{TextKind, make_text, str_bytes_of};
-use crate::core::type_def::TypeDef;
-use crate::core::type_table::{Table, with_table};
-use crate::core::{map, seq, tensor};
+use crate::core::call::registry::Globals;
+use crate::core::call::signature::{ArrayT, MapT, Obj, ObjType, Owned, Schema, Str};
+use crate::core::model::any::{Any, AnyView};
+use crate::core::model::error::{Error, Result};
+use crate::core::model::object::{Cell, FrozenCell, ObjectRef, new_object};
+use crate::core::model::string::{TextKind, make_text, str_bytes_of};
+use crate::core::model::type_table::{Table, with_table};
+use crate::core::reflect::field::Storage;
+use crate::core::reflect::reflected::AnyField;
+use crate::core::reflect::type_def::TypeDef;
+use crate::core::{value::map, value::seq, value::tensor};
 use crate::typed_fn;
 use core::mem::offset_of;
 use std::sync::OnceLock;
@@ -283,7 +283,7 @@ fn as_text(v: AnyView<'_>) -> Option<&str> {
 
 /// The type key of a value, for messages.
 fn key_of(v: AnyView<'_>) -> String {
-    crate::core::type_table::type_key_of(v.type_index())
+    crate::core::model::type_table::type_key_of(v.type_index())
 }
 
 /// The pairs of a `Map<str, Any>` argument named `field`.
@@ -341,7 +341,7 @@ fn expect_type<K: ObjType>(obj: ObjectRef, key: &str) -> Result<ObjectRef> {
     } else {
         Err(Error::type_error(format!(
             "expected an {key}, got {}",
-            crate::core::type_table::type_key_of(obj.type_index())
+            crate::core::model::type_table::type_key_of(obj.type_index())
         )))
     }
 }

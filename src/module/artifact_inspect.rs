@@ -8,13 +8,13 @@
 
 use super::artifact::{Artifact, ArtifactT};
 use super::params;
-use crate::core::any::Any;
-use crate::core::dtype;
-use crate::core::error::{Error, Result};
-use crate::core::json;
-use crate::core::registry::{self, Globals};
-use crate::core::signature::{Obj, StrRet};
-use crate::core::string::{TextKind, str_bytes_of};
+use crate::core::call::registry::{self, Globals};
+use crate::core::call::signature::{Obj, StrRet};
+use crate::core::model::any::Any;
+use crate::core::model::error::{Error, Result};
+use crate::core::model::string::{TextKind, str_bytes_of};
+use crate::core::value::dtype;
+use crate::core::value::json;
 use crate::typed_fn;
 use object::{Object, ObjectSymbol};
 use std::fmt::Write as _;

@@ -27,12 +27,12 @@ use super::native::{NATIVE_LOADER, build_native_library};
 use super::object::Module;
 use super::{params, set_record};
 use crate::abi::kTVMFFIMap;
-use crate::core::any::Any;
-use crate::core::error::{Error, Result};
-use crate::core::registry::Globals;
-use crate::core::signature::{BytesArg, ModuleT, Obj, Owned};
-use crate::core::string::{TextKind, make_text};
-use crate::core::{map, registry, seq, tensor};
+use crate::core::call::registry::Globals;
+use crate::core::call::signature::{BytesArg, ModuleT, Obj, Owned};
+use crate::core::model::any::Any;
+use crate::core::model::error::{Error, Result};
+use crate::core::model::string::{TextKind, make_text};
+use crate::core::{call::registry, value::map, value::seq, value::tensor};
 use crate::typed_fn;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -123,7 +123,7 @@ fn run_loader(loader: &str, artifacts: &[Artifact]) -> Result<Module> {
         .ok_or_else(|| {
             Error::type_error(format!(
                 "`{name}` must return an ffi.Module, got {}",
-                crate::core::type_table::type_key_of(result.view().type_index())
+                crate::core::model::type_table::type_key_of(result.view().type_index())
             ))
         })
 }

@@ -18,7 +18,7 @@ use super::artifact::{ArtifactSet, CONSTANTS_LOADER};
 use super::library_bin;
 use super::native::NATIVE_LOADER;
 use super::{params, set_record};
-use crate::core::error::{Error, Result};
+use crate::core::model::error::{Error, Result};
 use std::collections::{BTreeSet, HashSet};
 use std::fmt::Write as _;
 

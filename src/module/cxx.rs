@@ -12,10 +12,10 @@
 
 use super::object::{Module, ModuleKind};
 use crate::abi::*;
-use crate::core::boundary::{catch_or, catch_to_code};
-use crate::core::error::{Error, ErrorKind, Result};
-use crate::core::string::{TextKind, make_text};
-use crate::core::{Any, AnyView, Function, ObjectRef, registry, seq};
+use crate::core::model::boundary::{catch_or, catch_to_code};
+use crate::core::model::error::{Error, ErrorKind, Result};
+use crate::core::model::string::{TextKind, make_text};
+use crate::core::{Any, AnyView, Function, ObjectRef, call::registry, value::seq};
 use core::ffi::{CStr, c_char, c_int, c_void};
 use core::mem::ManuallyDrop;
 use core::ptr::NonNull;

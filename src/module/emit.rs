@@ -7,7 +7,7 @@
 use super::library_bin::{self, LIB_KIND, LibraryBin, ModuleEntry};
 use super::object::Module;
 use super::symbols::{LIBRARY_BIN, LIBRARY_KIND};
-use crate::core::error::{Error, Result};
+use crate::core::model::error::{Error, Result};
 use std::ffi::OsStr;
 use std::fmt::Write as _;
 use std::path::Path;

@@ -12,7 +12,7 @@
 use super::object::{Module, ModuleKind};
 use super::symbols::property;
 use crate::abi::*;
-use crate::core::error::{Error, Result};
+use crate::core::model::error::{Error, Result};
 use crate::core::{Any, Function, ObjectRef};
 use core::ffi::{c_char, c_int, c_void};
 use std::ffi::CString;

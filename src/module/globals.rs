@@ -7,14 +7,14 @@ use super::library_bin::{self, LIB_KIND, LibraryBin, ModuleEntry};
 use super::object::Module;
 use super::symbols::LOAD_FROM_FILE_PREFIX;
 use crate::abi::*;
-use crate::core::error::{Error, Result};
-use crate::core::registry::Globals;
-use crate::core::signature::{
+use crate::core::call::registry::Globals;
+use crate::core::call::signature::{
     ArrayRet, BytesAny, BytesArg, ModuleT, Obj, ObjType, Owned, Param, Schema, Str, StrRet,
     obj_type,
 };
-use crate::core::string::{TextKind, make_text};
-use crate::core::{Any, AnyView, Function, ObjectRef, registry, seq};
+use crate::core::model::error::{Error, Result};
+use crate::core::model::string::{TextKind, make_text};
+use crate::core::{Any, AnyView, Function, ObjectRef, call::registry, value::seq};
 use crate::typed_fn;
 use core::ffi::c_void;
 use std::os::unix::ffi::OsStrExt;
@@ -84,7 +84,7 @@ pub fn load_from_file(path: &[u8]) -> Result<Module> {
         out.view()
             .to_object()
             .filter(|o| o.type_index() == kTVMFFIModule)
-            .ok_or_else(|| crate::core::field::convert_error(out.view(), "ffi.Module"))?,
+            .ok_or_else(|| crate::core::reflect::field::convert_error(out.view(), "ffi.Module"))?,
     )
 }
 
@@ -115,7 +115,7 @@ pub fn register(g: &mut Globals<'_>) {
                     let s = v.as_str_bytes().ok_or_else(|| {
                         Error::type_error(format!(
                             "Cannot convert from type `{}` to `str`",
-                            crate::core::type_table::type_key_of(v.type_index())
+                            crate::core::model::type_table::type_key_of(v.type_index())
                         ))
                     })?;
                     String::from_utf8_lossy(s).into_owned()

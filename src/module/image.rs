@@ -15,7 +15,7 @@
 //! - [`own_shared_object`]: the path of this library when it is loaded as a
 //!   shared object (what native code built at run time links against).
 
-use crate::core::error::{Error, Result};
+use crate::core::model::error::{Error, Result};
 use core::ffi::c_void;
 use object::elf;
 use object::read::elf::{FileHeader, ProgramHeader};

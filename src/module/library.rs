@@ -11,9 +11,9 @@ use super::object::{Module, ModuleKind};
 use super::symbols::*;
 use super::{artifact_load, bootstrap, set_record};
 use crate::abi::*;
-use crate::core::error::{Error, ErrorKind, Result};
-use crate::core::string::{TextKind, make_text};
-use crate::core::{Any, Function, registry, type_table};
+use crate::core::model::error::{Error, ErrorKind, Result};
+use crate::core::model::string::{TextKind, make_text};
+use crate::core::{Any, Function, call::registry, model::type_table};
 use core::ffi::{c_int, c_void};
 use core::mem::ManuallyDrop;
 use core::ops::Range;
@@ -275,7 +275,7 @@ unsafe extern "C" fn lib_function_call(
 
 unsafe extern "C" fn lib_function_drop(this: *mut c_void) {
     // A panicking drop of the module is contained.
-    crate::core::boundary::catch_or((), || {
+    crate::core::model::boundary::catch_or((), || {
         // SAFETY: `this` came from `Box::into_raw` below; dropped once.
         drop(unsafe { Box::from_raw(this.cast::<LibFunction>()) })
     });
@@ -715,7 +715,10 @@ fn dlopen_fd(path: &Path, file: File) -> Result<Loaded> {
     }
     let name = name.join(number);
     let lib = dlopen(&name, path)?;
-    crate::core::backtrace::show_file_as(name.as_os_str().as_bytes(), path.as_os_str().as_bytes());
+    crate::core::model::backtrace::show_file_as(
+        name.as_os_str().as_bytes(),
+        path.as_os_str().as_bytes(),
+    );
     Ok((lib, Some(file)))
 }
 
@@ -867,7 +870,7 @@ fn bootstrap_outcome(symbols: &Symbols) -> Result<bool> {
             "{} has constants for its native code but no `__tvm_ffi___init_constants` function",
             symbols.describe()
         ))),
-        -1 => Err(crate::core::error::take_raised().map_or_else(
+        -1 => Err(crate::core::model::error::take_raised().map_or_else(
             || {
                 Error::runtime(format!(
                     "the constants bootstrap of {} failed",

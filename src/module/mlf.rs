@@ -25,10 +25,10 @@
 
 use super::artifact::{Artifact, ArtifactSet, CONSTANTS_LOADER};
 use crate::abi::{kTVMFFIArray, kTVMFFIMap};
-use crate::core::any::Any;
-use crate::core::error::{Error, Result};
-use crate::core::string::{TextKind, make_text, str_bytes_of};
-use crate::core::{json, map, seq};
+use crate::core::model::any::Any;
+use crate::core::model::error::{Error, Result};
+use crate::core::model::string::{TextKind, make_text, str_bytes_of};
+use crate::core::{value::json, value::map, value::seq};
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Component, Path};

@@ -6,7 +6,7 @@
 
 use super::artifact::Artifact;
 use super::emit::run_c_compiler;
-use crate::core::error::{Error, Result};
+use crate::core::model::error::{Error, Result};
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 

@@ -7,10 +7,10 @@
 //! lookup cache) are implemented here.
 
 use crate::abi::*;
-use crate::core::any::Any;
-use crate::core::error::{Error, Result};
-use crate::core::object::{Cell, ObjectRef};
-use crate::core::{Function, map, seq};
+use crate::core::model::any::Any;
+use crate::core::model::error::{Error, Result};
+use crate::core::model::object::{Cell, ObjectRef};
+use crate::core::{Function, value::map, value::seq};
 use core::ffi::c_void;
 use core::mem::ManuallyDrop;
 use core::ptr::NonNull;
@@ -88,7 +88,7 @@ unsafe impl Cell for ModuleCell {
 fn not_a_module(type_index: i32) -> Error {
     Error::type_error(format!(
         "expected an ffi.Module, got {}",
-        crate::core::type_table::type_key_of(type_index)
+        crate::core::model::type_table::type_key_of(type_index)
     ))
 }
 
@@ -331,7 +331,7 @@ impl Module {
         }
         let f = match found {
             Some(f) => f,
-            None => crate::core::registry::get_global(name.as_bytes()).ok_or_else(|| {
+            None => crate::core::call::registry::get_global(name.as_bytes()).ok_or_else(|| {
                 Error::runtime(format!(
                     "Cannot find function {name} in the imported modules or global registry."
                 ))

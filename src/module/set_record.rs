@@ -28,11 +28,11 @@
 
 use super::artifact::{Artifact, ArtifactSet};
 use crate::abi::{kTVMFFIArray, kTVMFFIInt, kTVMFFIMap};
-use crate::core::any::Any;
-use crate::core::error::{Error, Result};
-use crate::core::object::ObjectRef;
-use crate::core::string::{TextKind, make_text, static_bytes, str_bytes_of};
-use crate::core::{json, map, seq};
+use crate::core::model::any::Any;
+use crate::core::model::error::{Error, Result};
+use crate::core::model::object::ObjectRef;
+use crate::core::model::string::{TextKind, make_text, static_bytes, str_bytes_of};
+use crate::core::{value::json, value::map, value::seq};
 
 /// The magic bytes that start a record.
 pub const MAGIC: &[u8; 8] = b"TVMFFIAS";

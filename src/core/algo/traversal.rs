@@ -1,0 +1,129 @@
+//! What the recursive structural traversals share: state bound to the
+//! thread running the traversal (hook callbacks must be `Send + Sync`
+//! closures, but only ever run on that thread), maps keyed by object
+//! address with a cheap hash, and the guard against cycles and depth.
+
+use crate::core::algo::recursive::MAX_DEPTH;
+use crate::core::model::error::{Error, Result};
+use core::cell::{RefCell, RefMut};
+use core::hash::{BuildHasherDefault, Hash, Hasher};
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+/// Traversal state usable only on the thread that made it.
+pub(crate) struct Local<T> {
+    owner: usize,
+    cell: RefCell<T>,
+}
+
+// SAFETY: the cell is only reached through `get`, which checks that the
+// caller runs on the owning thread; `T: Send` lets the state be dropped on
+// another thread.
+unsafe impl<T: Send> Send for Local<T> {}
+// SAFETY: as above.
+unsafe impl<T: Send> Sync for Local<T> {}
+
+/// An address unique to the calling thread while it lives.
+fn thread_mark() -> usize {
+    thread_local! {
+        static MARK: u8 = const { 0 };
+    }
+    MARK.with(|m| m as *const u8 as usize)
+}
+
+impl<T> Local<T> {
+    /// Binds `value` to the calling thread.
+    pub(crate) fn new(value: T) -> Arc<Self> {
+        Arc::new(Local {
+            owner: thread_mark(),
+            cell: RefCell::new(value),
+        })
+    }
+
+    /// The state, borrowed for a moment (never across a nested traversal
+    /// step or a hook). A hook callback run on another thread is a bug of
+    /// the hook: it panics, and the boundary reports an `InternalError`.
+    pub(crate) fn get(&self) -> RefMut<'_, T> {
+        assert!(
+            thread_mark() == self.owner,
+            "a structural traversal's callback was called on another thread"
+        );
+        self.cell.borrow_mut()
+    }
+}
+
+/// A multiplicative hash for object addresses (and pairs of them).
+#[derive(Default)]
+pub(crate) struct AddrHasher(u64);
+
+impl Hasher for AddrHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(29) ^ n).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+    fn finish(&self) -> u64 {
+        self.0 ^ (self.0 >> 32)
+    }
+}
+
+/// A map keyed by object address.
+pub(crate) type AddrMap<K, V> = HashMap<K, V, BuildHasherDefault<AddrHasher>>;
+
+/// The objects on the current path from the root, against cycles and
+/// nesting beyond [`MAX_DEPTH`].
+pub(crate) struct PathGuard<K> {
+    depth: usize,
+    /// Objects below [`TRACK_FROM`] levels: no cycle can hide above it, so
+    /// shallow trees pay no set operations.
+    on_path: HashSet<K, BuildHasherDefault<AddrHasher>>,
+}
+
+/// Depth from which the path's objects are remembered.
+const TRACK_FROM: usize = 256;
+
+impl<K: Hash + Eq> Default for PathGuard<K> {
+    fn default() -> Self {
+        PathGuard {
+            depth: 0,
+            on_path: HashSet::default(),
+        }
+    }
+}
+
+impl<K: Hash + Eq + Copy> PathGuard<K> {
+    /// Steps into `key`; `what` names the algorithm in errors. The answer
+    /// is handed back to [`PathGuard::leave`].
+    pub(crate) fn enter(&mut self, key: K, what: &str) -> Result<bool> {
+        if self.depth >= MAX_DEPTH {
+            return Err(Error::value(format!(
+                "{what}: maximum recursion depth ({MAX_DEPTH}) exceeded"
+            )));
+        }
+        let tracked = self.depth >= TRACK_FROM;
+        if tracked && !self.on_path.insert(key) {
+            let what_has = if what == "StructuralEqual" {
+                "the values contain"
+            } else {
+                "the value contains"
+            };
+            return Err(Error::value(format!("{what}: {what_has} a cycle")));
+        }
+        self.depth += 1;
+        Ok(tracked)
+    }
+
+    /// Steps back out of `key`.
+    pub(crate) fn leave(&mut self, key: K, tracked: bool) {
+        self.depth -= 1;
+        if tracked {
+            self.on_path.remove(&key);
+        }
+    }
+}

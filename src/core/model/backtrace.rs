@@ -1,0 +1,559 @@
+//! Backtraces in the format frontends parse:
+//! `  File "<file>", line <n>, in <func>` lines, newest frame first.
+//!
+//! Two captures:
+//! - [`capture`] walks the stack and resolves every frame from debug
+//!   information (file and line): `TVMFFIBacktrace`, and errors raised from
+//!   C strings when `TVM_FFI_ERROR_BACKTRACE=1`;
+//! - [`capture_on_raise`], the default for errors raised from C strings:
+//!   the stack's return addresses are taken on raise, and each address is
+//!   named once, from the dynamic symbol table (`dladdr`: module and
+//!   function), then remembered, so a raise site met again costs the walk
+//!   and a lookup per frame. Nothing is loaded on first use (the
+//!   reference's first backtrace parses debug information for about a
+//!   quarter of a second). `TVM_FFI_ERROR_BACKTRACE=0` turns it off.
+
+use std::collections::HashMap;
+use std::fmt::Write;
+use std::sync::{Arc, LazyLock, Mutex};
+
+/// Frames whose symbol starts with one of these are the FFI boundary: the
+/// walk stops there unless asked to cross it.
+const BOUNDARY_SYMBOLS: &[&str] = &[
+    "TVMFFIFunctionCall",
+    "slot_tp_call",
+    "object_is_not_callable",
+    "_Py",
+    "PyObject",
+];
+
+/// Frames left out by symbol prefix: the C++ function machinery and the
+/// capture entry points (the reference's list).
+const EXCLUDED_SYMBOLS: &[&str] = &[
+    "tvm::ffi::Function",
+    "tvm::ffi::detail::",
+    "TVMFFIBacktrace",
+    "TVMFFIErrorSetRaisedFromCStr",
+    "__libc_",
+    "ffi_call_",
+];
+
+/// Frames left out by file: the official C++ headers' plumbing and the C++
+/// standard library.
+const EXCLUDED_FILES: &[&str] = &[
+    "include/tvm/ffi/error.h",
+    "include/tvm/ffi/function_detail.h",
+    "include/tvm/ffi/function.h",
+    "include/tvm/ffi/any.h",
+    "include/c++/",
+];
+
+/// `Dl_info` of `dladdr`.
+#[repr(C)]
+struct DlInfo {
+    fname: *const core::ffi::c_char,
+    fbase: *mut core::ffi::c_void,
+    sname: *const core::ffi::c_char,
+    saddr: *mut core::ffi::c_void,
+}
+
+unsafe extern "C" {
+    fn dladdr(addr: *const core::ffi::c_void, info: *mut DlInfo) -> core::ffi::c_int;
+    fn dlsym(
+        handle: *mut core::ffi::c_void,
+        name: *const core::ffi::c_char,
+    ) -> *mut core::ffi::c_void;
+    fn free(ptr: *mut core::ffi::c_void);
+}
+
+/// The load address of the object containing `addr`, if any.
+fn object_base(addr: *const core::ffi::c_void) -> Option<usize> {
+    let mut info = DlInfo {
+        fname: core::ptr::null(),
+        fbase: core::ptr::null_mut(),
+        sname: core::ptr::null(),
+        saddr: core::ptr::null_mut(),
+    };
+    // SAFETY: dladdr only reads the address and fills `info`.
+    let found = unsafe { dladdr(addr, &mut info) } != 0;
+    (found && !info.fbase.is_null()).then_some(info.fbase as usize)
+}
+
+/// The base of this library: its own frames (the capture, the Rust
+/// runtime linked into it) never appear in backtraces.
+static OWN_BASE: LazyLock<Option<usize>> =
+    LazyLock::new(|| object_base(capture as *const core::ffi::c_void));
+
+type CxaDemangle = unsafe extern "C" fn(
+    *const core::ffi::c_char,
+    *mut core::ffi::c_char,
+    *mut usize,
+    *mut core::ffi::c_int,
+) -> *mut core::ffi::c_char;
+
+/// libstdc++'s `__cxa_demangle` when the process has it (every C++ host):
+/// C++ frames then read exactly as the reference prints them.
+static CXA_DEMANGLE: LazyLock<Option<CxaDemangle>> = LazyLock::new(|| {
+    // SAFETY: RTLD_DEFAULT (NULL) lookup of a NUL-terminated name.
+    let f = unsafe { dlsym(core::ptr::null_mut(), c"__cxa_demangle".as_ptr()) };
+    // SAFETY: `__cxa_demangle` has this signature (Itanium C++ ABI).
+    (!f.is_null())
+        .then(|| unsafe { core::mem::transmute::<*mut core::ffi::c_void, CxaDemangle>(f) })
+});
+
+/// The readable name of a symbol: C++ names through `__cxa_demangle`,
+/// others as the `backtrace` crate demangles them.
+fn symbol_name(symbol: &backtrace::Symbol) -> Option<String> {
+    Some(readable(symbol.name()?.as_bytes()))
+}
+
+/// A mangled name made readable: C++ names (`_Z...`) through the process's
+/// `__cxa_demangle`, exactly as the reference prints them, others (Rust
+/// names) as the `backtrace` crate demangles them.
+fn readable(raw: &[u8]) -> String {
+    if raw.starts_with(b"_Z") {
+        if let (Some(demangle), Ok(c)) = (*CXA_DEMANGLE, std::ffi::CString::new(raw)) {
+            let mut status = 0;
+            // SAFETY: a NUL-terminated input; NULL buffer asks for a malloc'd result.
+            let out = unsafe {
+                demangle(
+                    c.as_ptr(),
+                    core::ptr::null_mut(),
+                    core::ptr::null_mut(),
+                    &mut status,
+                )
+            };
+            if !out.is_null() {
+                // SAFETY: a NUL-terminated string malloc'd by __cxa_demangle.
+                let text = unsafe { std::ffi::CStr::from_ptr(out) }
+                    .to_string_lossy()
+                    .into_owned();
+                // SAFETY: we own the buffer.
+                unsafe { free(out.cast()) };
+                if status == 0 {
+                    return text;
+                }
+            }
+        }
+    }
+    backtrace::SymbolName::new(raw).to_string()
+}
+
+/// The most frames written (`TVM_TRACEBACK_LIMIT`, default 512).
+static LIMIT: LazyLock<usize> = LazyLock::new(|| {
+    std::env::var("TVM_TRACEBACK_LIMIT")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(512)
+});
+
+/// What errors raised from C strings record (`TVM_FFI_ERROR_BACKTRACE`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum OnRaise {
+    /// `0`: no backtrace.
+    Off,
+    /// Unset (or any other value): [`capture_on_raise`].
+    Named,
+    /// `1`: [`capture`], with files and lines from debug information.
+    Full,
+}
+
+/// The setting for errors raised from C strings, read once.
+pub static ON_RAISE: LazyLock<OnRaise> =
+    LazyLock::new(
+        || match std::env::var("TVM_FFI_ERROR_BACKTRACE").as_deref() {
+            Ok("0") => OnRaise::Off,
+            Ok("1") => OnRaise::Full,
+            _ => OnRaise::Named,
+        },
+    );
+
+/// What a return address stands for in a raise-time backtrace.
+enum Frame {
+    /// A line to show; whether a symbol named the function (else the line
+    /// gives the offset in the module); the module's load address.
+    Shown(Box<str>, bool, usize),
+    /// A frame left out (see [`excluded`]).
+    Hidden,
+    /// An FFI boundary: the walk stops.
+    Boundary,
+}
+
+/// Return addresses named so far. Bounded: emptied when it reaches
+/// [`MAX_NAMED`] addresses (a process raising from that many sites).
+static NAMED: LazyLock<std::sync::Mutex<crate::core::algo::traversal::AddrMap<usize, Frame>>> =
+    LazyLock::new(Default::default);
+const MAX_NAMED: usize = 1 << 16;
+
+/// The most frames a raise-time backtrace walks.
+const MAX_RAISE_FRAMES: usize = 64;
+
+/// Room for this library's own frames at the top of a walk (the capture,
+/// the entry point, trampolines), which are left out.
+const MAX_OWN_FRAMES: usize = 16;
+
+/// The address range of this library's loaded segments: its frames (the
+/// raise itself, the Rust runtime linked in) are never shown.
+static OWN_RANGE: LazyLock<(usize, usize)> = LazyLock::new(|| {
+    let Some(base) = *OWN_BASE else {
+        return (0, 0);
+    };
+    #[cfg_attr(
+        not(target_os = "linux"),
+        expect(
+            unused_mut,
+            reason = "no segment walk outside Linux: no frame is hidden"
+        )
+    )]
+    let mut range = (base, base);
+    #[cfg(target_os = "linux")]
+    // SAFETY: the callback only reads the program headers it is handed.
+    unsafe {
+        libc::dl_iterate_phdr(
+            Some(own_segments),
+            (&mut range as *mut (usize, usize)).cast(),
+        )
+    };
+    range
+});
+
+/// `dl_iterate_phdr` callback: widens `data` (a `(base, end)` pair) to the
+/// end of the loaded segments of the object whose base is `base`.
+#[cfg(target_os = "linux")]
+unsafe extern "C" fn own_segments(
+    info: *mut libc::dl_phdr_info,
+    _size: usize,
+    data: *mut core::ffi::c_void,
+) -> core::ffi::c_int {
+    // SAFETY: the loader hands a valid record and our `(usize, usize)`.
+    let (info, range) = unsafe { (&*info, &mut *data.cast::<(usize, usize)>()) };
+    if info.dlpi_addr as usize != range.0 || info.dlpi_phdr.is_null() {
+        return 0;
+    }
+    // SAFETY: `dlpi_phnum` headers are readable at `dlpi_phdr`.
+    let headers = unsafe { core::slice::from_raw_parts(info.dlpi_phdr, info.dlpi_phnum.into()) };
+    for h in headers.iter().filter(|h| h.p_type == libc::PT_LOAD) {
+        range.1 = range.1.max(range.0 + (h.p_vaddr + h.p_memsz) as usize);
+    }
+    1
+}
+
+/// Loaded objects whose name tells nothing (`/proc/self/fd/N`), by that
+/// name, with the file to show instead.
+type ShownAs = HashMap<Box<[u8]>, Box<str>>;
+static SHOWN_AS: LazyLock<Mutex<ShownAs>> = LazyLock::new(Default::default);
+
+/// Shows frames of the object loaded as `loaded` as from `file`.
+pub fn show_file_as(loaded: &[u8], file: &[u8]) {
+    SHOWN_AS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(loaded.into(), String::from_utf8_lossy(file).into());
+}
+
+/// Names a return address from the dynamic symbol table: the module as the
+/// file (line 0), the function, or the offset in the module when no symbol
+/// covers it (readable with `addr2line`).
+fn name_frame(ip: usize) -> Frame {
+    let mut info = DlInfo {
+        fname: core::ptr::null(),
+        fbase: core::ptr::null_mut(),
+        sname: core::ptr::null(),
+        saddr: core::ptr::null_mut(),
+    };
+    // The call instruction precedes the return address.
+    let pc = ip.saturating_sub(1);
+    // SAFETY: dladdr only reads the address and fills `info`.
+    if unsafe { dladdr(pc as *const core::ffi::c_void, &mut info) } == 0 {
+        return Frame::Hidden;
+    }
+    // SAFETY: dladdr's strings are NUL-terminated and live with the module.
+    let text =
+        |p: *const core::ffi::c_char| unsafe { std::ffi::CStr::from_ptr(p) }.to_string_lossy();
+    let file = if info.fname.is_null() {
+        "<unknown>".into()
+    } else {
+        // SAFETY: as for `text`.
+        let loaded = unsafe { std::ffi::CStr::from_ptr(info.fname) }.to_bytes();
+        let shown = SHOWN_AS.lock().unwrap_or_else(|e| e.into_inner());
+        shown
+            .get(loaded)
+            .map_or_else(|| text(info.fname), |f| f.to_string().into())
+    };
+    let name = if info.sname.is_null() {
+        format!("{:#x}", pc - info.fbase as usize)
+    } else {
+        readable(text(info.sname).as_bytes())
+    };
+    if BOUNDARY_SYMBOLS.iter().any(|b| name.starts_with(b)) {
+        return Frame::Boundary;
+    }
+    if excluded(None, &name) {
+        return Frame::Hidden;
+    }
+    let mut line = String::new();
+    push_line(&mut line, &file, 0, &name);
+    Frame::Shown(
+        line.into_boxed_str(),
+        !info.sname.is_null(),
+        info.fbase as usize,
+    )
+}
+
+/// Fills `ips` with the return addresses of the calling stack, newest first;
+/// answers how many. The remembering walk where it applies (`unwind`),
+/// else `_Unwind_Backtrace`.
+fn walk(ips: &mut [usize]) -> usize {
+    #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+    if let Some(n) = crate::core::model::unwind::return_addresses(ips) {
+        return n;
+    }
+    let mut n = 0;
+    // SAFETY: on Unix the unsynchronized walk is `_Unwind_Backtrace`, which
+    // is thread-safe; the closure neither panics nor walks again.
+    unsafe {
+        backtrace::trace_unsynchronized(|frame| {
+            ips[n] = frame.ip() as usize;
+            n += 1;
+            n < ips.len()
+        })
+    };
+    n
+}
+
+/// The backtrace of an error raised from C (see the module comment),
+/// newest frame first, stopping at the FFI boundary.
+pub fn capture_on_raise() -> String {
+    let (own_start, own_end) = *OWN_RANGE;
+    let limit = (*LIMIT).min(MAX_RAISE_FRAMES);
+    // Room for this library's own frames, which are left out.
+    let mut ips = [0usize; MAX_RAISE_FRAMES + MAX_OWN_FRAMES];
+    let walked = walk(&mut ips);
+    // Frames of this library (the raise itself, trampolines) are left out.
+    let mut n = 0;
+    for i in 0..walked {
+        if !(own_start..own_end).contains(&ips[i]) && n < limit {
+            ips[n] = ips[i];
+            n += 1;
+        }
+    }
+    let mut out = String::new();
+    let mut named = NAMED.lock().unwrap_or_else(|e| e.into_inner());
+    if named.len() + n > MAX_NAMED {
+        named.clear();
+    }
+    for &ip in &ips[..n] {
+        match named.entry(ip).or_insert_with(|| name_frame(ip)) {
+            Frame::Shown(line, ..) => out.push_str(line),
+            Frame::Hidden => {}
+            Frame::Boundary => break,
+        }
+    }
+    out
+}
+
+fn push_line(out: &mut String, file: &str, line: u32, func: &str) {
+    let _ = writeln!(out, "  File \"{file}\", line {line}, in {func}");
+}
+
+/// Objects (by load address) and whether each is stripped.
+static STRIPPED: LazyLock<Mutex<HashMap<usize, bool>>> = LazyLock::new(Default::default);
+
+/// Whether the object loaded at `base` (holding `ip`) is stripped: it has
+/// neither a symbol table (`.symtab`) nor debug information (`.debug_info`,
+/// compressed or not) of its own. Read once per object, from its section
+/// headers, when `TVMFFIBacktrace` first shows one of its frames (never on
+/// the raise path); an object that cannot be read counts as not stripped
+/// (its debug information is then looked for as for any other).
+fn stripped(base: usize, ip: usize) -> bool {
+    if let Some(&known) = STRIPPED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(&base)
+    {
+        return known;
+    }
+    let mut info = DlInfo {
+        fname: core::ptr::null(),
+        fbase: core::ptr::null_mut(),
+        sname: core::ptr::null(),
+        saddr: core::ptr::null_mut(),
+    };
+    // SAFETY: dladdr only reads the address and fills `info`.
+    if unsafe { dladdr(ip.saturating_sub(1) as *const core::ffi::c_void, &mut info) } == 0
+        || info.fname.is_null()
+    {
+        return false;
+    }
+    let fname = info.fname;
+    // SAFETY: dladdr's file name is NUL-terminated and lives with the module.
+    let path = unsafe { std::ffi::CStr::from_ptr(fname) };
+    let found = {
+        use object::{Object, ObjectSection};
+        use std::os::unix::ffi::OsStrExt;
+        let path = std::path::Path::new(std::ffi::OsStr::from_bytes(path.to_bytes()));
+        std::fs::File::open(path).ok().is_some_and(|file| {
+            let cache = object::ReadCache::new(file);
+            object::File::parse(&cache).is_ok_and(|o| {
+                !o.sections()
+                    .any(|s| matches!(s.name(), Ok(".symtab" | ".debug_info" | ".zdebug_info")))
+            })
+        })
+    };
+    STRIPPED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(base, found);
+    found
+}
+
+/// One symbol a code address resolves to (an address inside inlined code
+/// resolves to several, innermost first).
+struct Symbol {
+    name: Box<str>,
+    file: Option<Box<str>>,
+    line: u32,
+}
+
+/// Return addresses resolved from debug information so far (each resolved
+/// once: a backtrace from a site seen before parses nothing). Bounded as
+/// [`NAMED`] is.
+type Resolved = crate::core::algo::traversal::AddrMap<usize, Arc<[Symbol]>>;
+static RESOLVED: LazyLock<Mutex<Resolved>> = LazyLock::new(Default::default);
+
+/// The symbols of return address `ip`, from debug information.
+fn resolve(ip: usize) -> Arc<[Symbol]> {
+    let mut found = Vec::new();
+    backtrace::resolve(ip as *mut core::ffi::c_void, |symbol| {
+        found.push(Symbol {
+            name: symbol_name(symbol)
+                .unwrap_or_else(|| "<unknown>".into())
+                .into(),
+            file: symbol.filename().map(|f| f.display().to_string().into()),
+            line: symbol.lineno().unwrap_or(0),
+        });
+    });
+    found.into()
+}
+
+/// Captures the current stack, newest frame first. A given `file`/`func`
+/// becomes the first line (the caller's own location) and stands for the
+/// caller's frame, which the walk then skips. Unless `cross_boundary`, the
+/// walk stops at the first FFI boundary frame. Frames of this library are
+/// never shown. The stack is walked as for raise-time backtraces,
+/// and each return address is resolved once per process.
+pub fn capture(location: Option<(&str, u32, &str)>, cross_boundary: bool) -> String {
+    let mut out = String::with_capacity(256);
+    let mut count = 0usize;
+    let limit = *LIMIT;
+    let mut skip_caller = location.is_some();
+    if let Some((file, line, func)) = location {
+        if !excluded(Some(file), func) {
+            push_line(&mut out, file, line, func);
+            count += 1;
+        }
+    }
+    // This library's own frames come first (and are left out): room for
+    // them. Most stacks fit the small buffer; a full one is walked again
+    // into one as long as the limit asks.
+    let mut small = [0usize; MAX_RAISE_FRAMES + MAX_OWN_FRAMES];
+    let mut large = Vec::new();
+    let mut walked = walk(&mut small);
+    let mut ips = &small[..];
+    if walked == small.len() && limit > MAX_RAISE_FRAMES {
+        large.resize(limit.saturating_add(MAX_OWN_FRAMES), 0);
+        walked = walk(&mut large);
+        ips = &large;
+    }
+    let (own_start, own_end) = *OWN_RANGE;
+    let own = *OWN_BASE;
+    let foreign = ips[..walked].iter().copied().filter(|&ip| {
+        if own_start < own_end {
+            !(own_start..own_end).contains(&ip)
+        } else {
+            own.is_none() || object_base(ip as *const core::ffi::c_void) != own
+        }
+    });
+    for ip in foreign {
+        // The symbol table first (cheap, remembered): a boundary or a frame
+        // left out needs no debug information, so the first backtrace of a
+        // process parses none for them (libc's start-up frames, say, whose
+        // separate debug file can take tens of milliseconds to read). The
+        // caller's own frame is resolved as it is, as it may be inlined.
+        if !skip_caller {
+            let mut named = NAMED.lock().unwrap_or_else(|e| e.into_inner());
+            if named.len() >= MAX_NAMED {
+                named.clear();
+            }
+            let by_symbol = match named.entry(ip).or_insert_with(|| name_frame(ip)) {
+                Frame::Boundary if !cross_boundary => return out,
+                Frame::Boundary => None,
+                Frame::Hidden => continue,
+                Frame::Shown(line, named, base) => Some((line.clone(), *named, *base)),
+            };
+            drop(named);
+            // A stripped object (no symbol table, no debug information of
+            // its own) is named by its dynamic symbols, all it has: its
+            // separate debug file (`libc6-dbg`, say) is not read, which would
+            // make a first backtrace take tens of milliseconds. A frame no
+            // dynamic symbol names is left out, as one nothing names is.
+            if let Some((line, named, base)) = by_symbol
+                && stripped(base, ip)
+            {
+                if !named {
+                    continue;
+                }
+                if count >= limit {
+                    return out;
+                }
+                out.push_str(&line);
+                count += 1;
+                continue;
+            }
+        }
+        let symbols = {
+            let resolved = RESOLVED.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(found) = resolved.get(&ip) {
+                found.clone()
+            } else {
+                drop(resolved);
+                let found = resolve(ip);
+                let mut resolved = RESOLVED.lock().unwrap_or_else(|e| e.into_inner());
+                if resolved.len() >= MAX_NAMED {
+                    resolved.clear();
+                }
+                resolved.insert(ip, found.clone());
+                found
+            }
+        };
+        for symbol in symbols.iter() {
+            if count >= limit {
+                return out;
+            }
+            let name = &*symbol.name;
+            if !cross_boundary && BOUNDARY_SYMBOLS.iter().any(|b| name.starts_with(b)) {
+                return out;
+            }
+            if skip_caller {
+                skip_caller = false;
+                continue;
+            }
+            let file = symbol.file.as_deref();
+            if excluded(file, name) {
+                continue;
+            }
+            if file.is_none() && (name == "<unknown>" || name.starts_with("0x0")) {
+                continue;
+            }
+            push_line(&mut out, file.unwrap_or("<unknown>"), symbol.line, name);
+            count += 1;
+        }
+    }
+    out
+}
+
+/// Whether a frame is left out (see [`EXCLUDED_SYMBOLS`], [`EXCLUDED_FILES`]).
+fn excluded(file: Option<&str>, name: &str) -> bool {
+    EXCLUDED_SYMBOLS.iter().any(|e| name.starts_with(e))
+        || file.is_some_and(|f| EXCLUDED_FILES.iter().any(|e| f.contains(e)))
+}
