@@ -28,6 +28,11 @@ pub mod module;
 
 pub use capi::*;
 
+/// Who describes the built-in types beyond their keys and indices (layouts,
+/// methods, attributes). The type table runs them when it is first touched.
+pub(crate) const BUILTIN_TYPES: &[fn(&mut core::model::type_table::Table)] =
+    &[core::builtins::register_types];
+
 /// Who registers the built-in globals, layer by layer: the core's, then the
 /// module layer's. The registry runs them when it is first touched.
 pub(crate) const BUILTIN_GLOBALS: &[fn(&mut core::call::registry::Globals<'_>)] = &[

@@ -13,7 +13,7 @@ fn raised() -> (String, String) {
     let cell = tvm_ffi::core::model::error::error_cell(&err).expect("an Error object");
     // SAFETY: the cell's arrays describe the error's own storage.
     let text = |a: TVMFFIByteArray| unsafe {
-        String::from_utf8_lossy(tvm_ffi::core::model::string::byte_slice(a)).into_owned()
+        String::from_utf8_lossy(tvm_ffi::core::model::bytes::byte_slice(a)).into_owned()
     };
     (text(cell.kind), text(cell.message))
 }

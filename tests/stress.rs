@@ -163,7 +163,7 @@ fn eight_threads_through_the_c_api() {
                     let err = unsafe { tvm_ffi::core::ObjectRef::from_raw(err) };
                     let cell = tvm_ffi::core::model::error::error_cell(&err).unwrap();
                     // SAFETY: the cell describes the error's own storage.
-                    let got = unsafe { tvm_ffi::core::model::string::byte_slice(cell.message) };
+                    let got = unsafe { tvm_ffi::core::model::bytes::byte_slice(cell.message) };
                     assert_eq!(got, message.as_bytes());
 
                     // Streams are per thread.

@@ -61,7 +61,7 @@ fn relay_error_to_host() {
     let text = |a: Option<crate::abi::TVMFFIByteArray>| {
         // SAFETY: the cell's arrays describe the error's own storage.
         let bytes = a
-            .map(|a| unsafe { crate::core::model::string::byte_slice(a) })
+            .map(|a| unsafe { crate::core::model::bytes::byte_slice(a) })
             .unwrap_or(b"");
         CString::new(
             bytes

@@ -105,7 +105,7 @@ unsafe fn arg_bytes<'a>(p: *const TVMFFIByteArray, name: &str) -> Result<&'a [u8
         return Err(null_data(name, arr.size));
     }
     // SAFETY: per the contract; (NULL, 0) is the empty slice.
-    Ok(unsafe { crate::core::model::string::byte_slice(*arr) })
+    Ok(unsafe { crate::core::model::bytes::byte_slice(*arr) })
 }
 
 /// The bytes of a required NUL-terminated C string argument.

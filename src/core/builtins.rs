@@ -11,8 +11,18 @@ use crate::core::model::any::{Any, AnyView};
 use crate::core::model::error::{Error, Result};
 use crate::core::model::object::{invalid_object, kwargs_object};
 use crate::core::model::string::{TextKind, make_text};
+use crate::core::model::type_table::Table;
 use crate::typed_fn;
 use core::ffi::c_void;
+
+/// Describes the core's built-in types beyond their keys and indices:
+/// reflected layouts and methods, visitor and mutator attributes.
+pub fn register_types(t: &mut Table) {
+    crate::core::reflect::reflected::register(t);
+    crate::core::algo::structural_key::register_type(t);
+    crate::core::algo::structural_visit::register_attrs(t);
+    crate::core::algo::structural_mutate::register_attrs(t);
+}
 
 /// Registers every built-in global of the core.
 pub fn register(g: &mut Globals<'_>) {
@@ -83,6 +93,7 @@ pub fn register(g: &mut Globals<'_>) {
     }));
     crate::core::algo::serialization::register(g);
     crate::core::algo::recursive::register(g);
+    crate::core::algo::structural_key::register(g);
     crate::core::algo::structural_equal::register(g);
     crate::core::algo::structural_hash::register(g);
     crate::core::algo::structural_visit::register(g);

@@ -13,7 +13,7 @@ use super::{artifact_load, bootstrap, set_record};
 use crate::abi::*;
 use crate::core::model::error::{Error, ErrorKind, Result};
 use crate::core::model::string::{TextKind, make_text};
-use crate::core::{Any, Function, call::registry, model::type_table};
+use crate::core::{Any, Function, call::function, call::registry, model::type_table};
 use core::ffi::{c_int, c_void};
 use core::mem::ManuallyDrop;
 use core::ops::Range;
@@ -244,7 +244,7 @@ fn unload_released() {
     for (handle, segments) in pending {
         let inside = |addr: usize| segments.iter().any(|r| r.contains(&addr));
         let in_use = registry::runs_code_in(&inside)
-            || type_table::runs_code_in(&inside)
+            || type_table::runs_code_in(&inside, &|o| function::runs_code_in(o, &inside))
             || lock(&SYSTEM_SYMBOLS).values().any(|&p| inside(p));
         if in_use {
             core::mem::forget(handle);

@@ -20,7 +20,7 @@ use crate::core::{value::map, value::seq};
 use std::collections::{HashMap, HashSet};
 
 /// The deepest object nesting copied (the reference's bound).
-const MAX_DEPTH: usize = 1 << 20;
+use crate::core::model::stack::MAX_DEPTH;
 
 /// What a frame copies.
 enum Kind {

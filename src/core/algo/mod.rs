@@ -7,6 +7,7 @@ pub mod recursive;
 pub mod serialization;
 pub mod structural_equal;
 pub mod structural_hash;
+pub mod structural_key;
 pub mod structural_mutate;
 pub mod structural_visit;
 pub(crate) mod traversal;

@@ -17,6 +17,7 @@ use crate::core::call::signature::StrAny;
 use crate::core::model::any::{Any, AnyView, is_object_index};
 use crate::core::model::error::{Error, Result};
 use crate::core::model::object::ObjectRef;
+use crate::core::model::stack::{MAX_DEPTH, deep, too_deep};
 use crate::core::model::string::{TextKind, str_bytes_of};
 use crate::core::model::type_table::{self, fields_with_ancestors, type_key_of};
 use crate::core::reflect::reflected::kEnum;
@@ -26,15 +27,6 @@ use crate::core::{value::map, value::seq};
 use crate::typed_fn;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
-
-/// The deepest nesting the recursive walks follow (the reference's bound).
-pub const MAX_DEPTH: usize = 1 << 20;
-
-fn too_deep(what: &str) -> Error {
-    Error::value(format!(
-        "{what}: maximum recursion depth ({MAX_DEPTH}) exceeded"
-    ))
-}
 
 /// The elements of an Array or List, owned.
 fn elements(obj: &ObjectRef) -> Result<Vec<Any>> {
@@ -144,7 +136,7 @@ fn compare(
     depth: usize,
     in_map: bool,
 ) -> Result<i32> {
-    crate::core::model::stack::deep(|| compare_level(ctx, lhs, rhs, depth, in_map))
+    deep(|| compare_level(ctx, lhs, rhs, depth, in_map))
 }
 
 fn compare_level(
@@ -427,7 +419,7 @@ fn hash_pod(v: &TVMFFIAny) -> u64 {
 }
 
 fn hash_value(state: &Arc<Mutex<HashState>>, value: AnyView<'_>, depth: usize) -> Result<u64> {
-    crate::core::model::stack::deep(|| hash_level(state, value, depth))
+    deep(|| hash_level(state, value, depth))
 }
 
 fn hash_level(state: &Arc<Mutex<HashState>>, value: AnyView<'_>, depth: usize) -> Result<u64> {
@@ -709,7 +701,7 @@ fn is_container(ti: i32) -> bool {
 }
 
 fn repr(state: &Arc<Mutex<ReprState>>, value: AnyView<'_>, depth: usize) -> Result<String> {
-    crate::core::model::stack::deep(|| repr_level(state, value, depth))
+    deep(|| repr_level(state, value, depth))
 }
 
 fn repr_level(state: &Arc<Mutex<ReprState>>, value: AnyView<'_>, depth: usize) -> Result<String> {
@@ -911,7 +903,7 @@ fn repr_children(
             let mut parts = Vec::new();
             for (info, v) in &fields {
                 // SAFETY: field names live in the type table's pool.
-                let name = unsafe { crate::core::model::string::byte_slice(info.name) };
+                let name = unsafe { crate::core::model::bytes::byte_slice(info.name) };
                 let text = repr(state, v.view(), depth + 1)?;
                 if seen.insert(name) {
                     parts.push(format!("{}={text}", String::from_utf8_lossy(name)));

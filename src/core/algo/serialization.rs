@@ -55,7 +55,7 @@ fn has_creator(facts: &Facts) -> bool {
 }
 
 /// The deepest object nesting (de)serialized.
-const MAX_DEPTH: usize = crate::core::algo::recursive::MAX_DEPTH;
+use crate::core::model::stack::MAX_DEPTH;
 
 /// Whether values of `type_index` have a node form in a JSON graph.
 fn has_json_form(type_index: i32) -> bool {
@@ -241,7 +241,7 @@ impl Serializer {
             let value = get_field(obj, info)?;
             // SAFETY: field names live in the type table's pool.
             let name = String::from_utf8_lossy(unsafe {
-                crate::core::model::string::byte_slice(info.name)
+                crate::core::model::bytes::byte_slice(info.name)
             })
             .into_owned();
             // A field this type cannot write is named with its type (the
@@ -396,12 +396,20 @@ impl Deserializer {
             .to_object()
             .filter(|o| o.type_index() == kTVMFFIMap)
             .ok_or_else(|| convert_error(node.view(), "Map<str, Any>"))?;
-        let key = get(&obj, "type")
-            .ok_or_else(|| Error::new(crate::core::ErrorKind::KeyError, "key is not in Map"))?;
+        let key = get(&obj, "type").ok_or_else(|| {
+            Error::new(
+                crate::core::model::error::ErrorKind::KeyError,
+                "key is not in Map",
+            )
+        })?;
         let type_index = self.type_index(as_str(&key)?)?;
         let data = || {
-            get(&obj, "data")
-                .ok_or_else(|| Error::new(crate::core::ErrorKind::KeyError, "key is not in Map"))
+            get(&obj, "data").ok_or_else(|| {
+                Error::new(
+                    crate::core::model::error::ErrorKind::KeyError,
+                    "key is not in Map",
+                )
+            })
         };
         Ok(match type_index {
             kTVMFFINone => Any::NONE,
@@ -501,7 +509,7 @@ impl Deserializer {
             .ok_or_else(|| convert_error(data.view(), "Map<str, Any>"))?;
         for info in facts.fields.iter() {
             // SAFETY: field names live in the type table's pool.
-            let name = unsafe { crate::core::model::string::byte_slice(info.name) };
+            let name = unsafe { crate::core::model::bytes::byte_slice(info.name) };
             let addr = obj
                 .as_ptr()
                 .cast::<u8>()

@@ -23,18 +23,17 @@
 
 use crate::abi::*;
 use crate::core::algo::deep_copy::get_field;
-use crate::core::algo::traversal::{AddrMap, Local, PathGuard};
+use crate::core::algo::traversal::{Local, PathGuard};
 use crate::core::call::function::Function;
 use crate::core::call::registry::Globals;
-use crate::core::call::signature::{Owned, Ret, Schema};
+use crate::core::call::signature::{Ret, Schema};
+use crate::core::model::address_map::AddrMap;
 use crate::core::model::any::{Any, AnyView, is_object_index};
 use crate::core::model::error::{Error, Result};
 use crate::core::model::object::ObjectRef;
 use crate::core::model::string::{TextKind, str_bytes_of};
 use crate::core::model::type_table::{self, Facts, Hook, type_key_of};
-use crate::core::reflect::reflected::{
-    AnyField, StructuralKeyObj, StructuralKeyT, extend_path, kStructuralKey, new_step, root_path,
-};
+use crate::core::reflect::reflected::{extend_path, new_step, root_path};
 use crate::core::value::scalar::{big_int_words, shape_dims};
 use crate::core::{value::map, value::seq, value::tensor};
 use crate::typed_fn;
@@ -394,7 +393,7 @@ fn equal_fields(s: &Shared, facts: &Facts, lo: &ObjectRef, ro: &ObjectRef) -> Re
         };
         if !ok {
             // SAFETY: field names live in the type table's pool forever.
-            let name = unsafe { crate::core::model::string::byte_slice(f.name) };
+            let name = unsafe { crate::core::model::bytes::byte_slice(f.name) };
             let name = crate::core::model::string::make_text(name, TextKind::Str);
             record(s, (ATTR, name.clone()), (ATTR, name));
             return Ok(false);
@@ -481,86 +480,6 @@ pub fn first_mismatch(
     Ok(Some((path(&st.lhs_steps), path(&st.rhs_steps))))
 }
 
-/// `ffi.StructuralKey(key)`: `key` with its structural hash, usable as a
-/// map key (its `__any_hash__` / `__any_equal__` are structural).
-pub fn structural_key(key: Any) -> Result<ObjectRef> {
-    let hash_i64 =
-        crate::core::algo::structural_hash::structural_hash(key.view(), false, false)? as i64;
-    Ok(crate::core::model::object::new_object(
-        kStructuralKey,
-        StructuralKeyObj {
-            key: AnyField(key),
-            hash_i64,
-        },
-    ))
-}
-
-/// The fields of a StructuralKey value, or a TypeError.
-fn key_fields(v: &ObjectRef) -> Result<&StructuralKeyObj> {
-    if v.type_index() != kStructuralKey {
-        return Err(Error::type_error(format!(
-            "expected an ffi.StructuralKey, got {}",
-            type_key_of(v.type_index())
-        )));
-    }
-    // SAFETY: objects of this type index have the StructuralKeyObj layout
-    // (ours, or the reference's C++ class it mirrors).
-    Ok(unsafe { v.payload::<StructuralKeyObj>() })
-}
-
-/// `ffi.StructuralKeyEqual`: identical, or equal hashes and structurally
-/// equal keys.
-pub fn structural_key_equal(l: AnyView<'_>, r: AnyView<'_>) -> Result<bool> {
-    let (Some(lo), Some(ro)) = (l.to_object(), r.to_object()) else {
-        return Err(Error::type_error(
-            "ffi.StructuralKeyEqual expects two ffi.StructuralKey",
-        ));
-    };
-    if lo == ro {
-        return Ok(true);
-    }
-    let (a, b) = (key_fields(&lo)?, key_fields(&ro)?);
-    Ok(a.hash_i64 == b.hash_i64 && structural_equal(a.key.0.view(), b.key.0.view(), false, false)?)
-}
-
-/// `__any_hash__` of StructuralKey (native: `TVMFFIAny(const Any&)`): its
-/// stored hash, so map lookups are structural, also for C++ readers.
-///
-/// # Safety
-/// `value` points to a valid value.
-pub unsafe extern "C" fn structural_key_any_hash(value: *const TVMFFIAny) -> TVMFFIAny {
-    crate::core::model::boundary::catch_or(TVMFFIAny::NONE, || {
-        // SAFETY: the caller passes a valid value.
-        let v = unsafe { AnyView::from_raw(&*value) };
-        let result = v
-            .to_object()
-            .ok_or_else(|| Error::type_error("expected an ffi.StructuralKey"))
-            .and_then(|o| Ok(Any::from(key_fields(&o)?.hash_i64)));
-        result
-            .unwrap_or_else(|e| Any::from(e.into_object()))
-            .into_raw()
-    })
-}
-
-/// `__any_equal__` of StructuralKey (native: `TVMFFIAny(const Any&, const
-/// Any&)`).
-///
-/// # Safety
-/// `lhs` and `rhs` point to valid values.
-pub unsafe extern "C" fn structural_key_any_equal(
-    lhs: *const TVMFFIAny,
-    rhs: *const TVMFFIAny,
-) -> TVMFFIAny {
-    crate::core::model::boundary::catch_or(TVMFFIAny::NONE, || {
-        // SAFETY: the caller passes valid values.
-        let (l, r) = unsafe { (AnyView::from_raw(&*lhs), AnyView::from_raw(&*rhs)) };
-        let result = structural_key_equal(l, r).map(Any::from);
-        result
-            .unwrap_or_else(|e| Any::from(e.into_object()))
-            .into_raw()
-    })
-}
-
 /// A `Tuple<AccessPath, AccessPath>` result: the two sides of a mismatch.
 pub struct PathPair((ObjectRef, ObjectRef));
 
@@ -577,16 +496,6 @@ impl Ret for PathPair {
 
 /// Registers the structural equality globals.
 pub fn register(g: &mut Globals<'_>) {
-    g.add(typed_fn!("ffi.StructuralKey", |key: AnyView<'_>| -> Owned<
-        StructuralKeyT,
-    > {
-        Ok(Owned::new(structural_key(key.to_owned_any()?)?))
-    }));
-    g.add(typed_fn!("ffi.StructuralKeyEqual", |lhs: AnyView<'_>,
-                                               rhs: AnyView<'_>|
-     -> bool {
-        structural_key_equal(lhs, rhs)
-    }));
     g.add(typed_fn!(
         "ffi.StructuralEqual",
         |lhs: AnyView<'_>,
@@ -647,20 +556,5 @@ mod tests {
                 && !eq(&m("k", 1), &m("k", 2))
                 && !eq(&m("k", 1), &m("j", 1))
         );
-    }
-
-    #[test]
-    fn structural_keys_find_equal_structures_in_maps() {
-        let key = || {
-            let arr = seq::new_array(vec![Any::from(1i64), s("a long string on the heap")]);
-            Any::from(structural_key(Any::from(arr)).unwrap())
-        };
-        let (k1, k2) = (key(), key());
-        assert!(structural_key_equal(k1.view(), k2.view()).unwrap());
-        let m = map::new_map(kTVMFFIDict, [(k1, Any::from(7i64))]).unwrap();
-        let found = map::get(&m, k2.view())
-            .unwrap()
-            .expect("an equal structure is found");
-        assert_eq!(found.view().as_i64(), Some(7));
     }
 }

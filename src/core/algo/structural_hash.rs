@@ -17,9 +17,10 @@ use crate::core::algo::deep_copy::get_field;
 use crate::core::algo::structural_equal::{
     entering, hook_region, kind_of, outside_simple, region_of_flags, with_region,
 };
-use crate::core::algo::traversal::{AddrMap, Local, PathGuard};
+use crate::core::algo::traversal::{Local, PathGuard};
 use crate::core::call::function::Function;
 use crate::core::call::registry::Globals;
+use crate::core::model::address_map::AddrMap;
 use crate::core::model::any::{Any, AnyView, is_object_index};
 use crate::core::model::error::{Error, Result};
 use crate::core::model::object::ObjectRef;

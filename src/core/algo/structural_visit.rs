@@ -17,7 +17,6 @@
 
 use crate::abi::*;
 use crate::core::algo::deep_copy::get_field;
-use crate::core::algo::recursive::MAX_DEPTH;
 use crate::core::algo::structural_equal::{entering, outside_simple, region_of_flags};
 use crate::core::algo::visit_error_context::attach;
 use crate::core::call::function::Function;
@@ -28,6 +27,7 @@ use crate::core::model::boundary::catch_to_expected;
 use crate::core::model::error::{Error, Result};
 use crate::core::model::lineage::is_instance;
 use crate::core::model::object::{Cell, ObjectRef, new_object};
+use crate::core::model::stack::{MAX_DEPTH, too_deep};
 use crate::core::model::type_table::{self, Facts, Hook, Table, type_key_of};
 use crate::core::reflect::reflected::{VisitInterruptT, kStructuralVisitor};
 use crate::core::reflect::type_def::TypeDef;
@@ -187,7 +187,7 @@ fn check_subclass_layout<V: TraversalVTable>(type_index: i32) -> Result<()> {
              {}..{HEAD_END}, its vtable and definition region); it cannot run as an {}",
             type_key_of(type_index),
             // SAFETY: field names live in the type table for the process.
-            String::from_utf8_lossy(unsafe { crate::core::model::string::byte_slice(f.name) }),
+            String::from_utf8_lossy(unsafe { crate::core::model::bytes::byte_slice(f.name) }),
             f.offset,
             V::KEY,
             size_of::<TVMFFIObject>(),
@@ -352,9 +352,7 @@ thread_local! {
 pub(crate) fn level<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
     let depth = DEPTH.with(|d| d.get());
     if depth >= MAX_DEPTH {
-        return Err(Error::value(format!(
-            "{what}: maximum recursion depth ({MAX_DEPTH}) exceeded"
-        )));
+        return Err(too_deep(what));
     }
     /// Puts the depth back, also when `f` panics (the boundary above
     /// catches the panic, and the thread goes on).

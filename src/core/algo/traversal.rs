@@ -1,13 +1,13 @@
 //! What the recursive structural traversals share: state bound to the
 //! thread running the traversal (hook callbacks must be `Send + Sync`
-//! closures, but only ever run on that thread), maps keyed by object
-//! address with a cheap hash, and the guard against cycles and depth.
+//! closures, but only ever run on that thread) and the guard against cycles
+//! and depth.
 
-use crate::core::algo::recursive::MAX_DEPTH;
+use crate::core::model::address_map::AddrSet;
 use crate::core::model::error::{Error, Result};
+use crate::core::model::stack::{MAX_DEPTH, too_deep};
 use core::cell::{RefCell, RefMut};
-use core::hash::{BuildHasherDefault, Hash, Hasher};
-use std::collections::{HashMap, HashSet};
+use core::hash::Hash;
 use std::sync::Arc;
 
 /// Traversal state usable only on the thread that made it.
@@ -52,37 +52,13 @@ impl<T> Local<T> {
     }
 }
 
-/// A multiplicative hash for object addresses (and pairs of them).
-#[derive(Default)]
-pub(crate) struct AddrHasher(u64);
-
-impl Hasher for AddrHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(u64::from(b));
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (self.0.rotate_left(29) ^ n).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    }
-    fn write_usize(&mut self, n: usize) {
-        self.write_u64(n as u64);
-    }
-    fn finish(&self) -> u64 {
-        self.0 ^ (self.0 >> 32)
-    }
-}
-
-/// A map keyed by object address.
-pub(crate) type AddrMap<K, V> = HashMap<K, V, BuildHasherDefault<AddrHasher>>;
-
 /// The objects on the current path from the root, against cycles and
 /// nesting beyond [`MAX_DEPTH`].
 pub(crate) struct PathGuard<K> {
     depth: usize,
     /// Objects below [`TRACK_FROM`] levels: no cycle can hide above it, so
     /// shallow trees pay no set operations.
-    on_path: HashSet<K, BuildHasherDefault<AddrHasher>>,
+    on_path: AddrSet<K>,
 }
 
 /// Depth from which the path's objects are remembered.
@@ -92,7 +68,7 @@ impl<K: Hash + Eq> Default for PathGuard<K> {
     fn default() -> Self {
         PathGuard {
             depth: 0,
-            on_path: HashSet::default(),
+            on_path: AddrSet::default(),
         }
     }
 }
@@ -102,9 +78,7 @@ impl<K: Hash + Eq + Copy> PathGuard<K> {
     /// is handed back to [`PathGuard::leave`].
     pub(crate) fn enter(&mut self, key: K, what: &str) -> Result<bool> {
         if self.depth >= MAX_DEPTH {
-            return Err(Error::value(format!(
-                "{what}: maximum recursion depth ({MAX_DEPTH}) exceeded"
-            )));
+            return Err(too_deep(what));
         }
         let tracked = self.depth >= TRACK_FROM;
         if tracked && !self.on_path.insert(key) {

@@ -6,13 +6,14 @@
 
 use crate::abi::*;
 use crate::core::algo::deep_copy::get_field;
-use crate::core::algo::recursive::MAX_DEPTH;
 use crate::core::call::registry::Globals;
 use crate::core::call::signature::{ArrayRet, Obj, ObjType, ObjectT, Owned, Schema, obj_type};
 use crate::core::model::any::{Any, AnyView, is_object_index};
+use crate::core::model::bytes::byte_slice;
 use crate::core::model::error::{Error, ErrorRepr, Result};
 use crate::core::model::object::{ObjectRef, new_object};
-use crate::core::model::string::{TextKind, byte_slice, make_text};
+use crate::core::model::stack::MAX_DEPTH;
+use crate::core::model::string::{TextKind, make_text};
 use crate::core::model::type_table::facts;
 use crate::core::reflect::reflected::{
     AccessPathT, VisitErrorContextObj, extend_path, kVisitErrorContext, new_step, root_path,

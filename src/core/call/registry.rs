@@ -6,7 +6,7 @@
 //! the layers above it.
 #![forbid(unsafe_code)]
 
-use crate::core::Function;
+use crate::core::call::function::Function;
 use crate::core::call::signature::Described;
 use crate::core::model::any::Any;
 use crate::core::model::error::{Error, Result};

@@ -31,7 +31,9 @@ unsafe extern "C" fn builtin_allocate(
         let msg = format!(
             "the builtin allocator supports power-of-two alignments up to {BODY_OFFSET}, not {alignment}"
         );
-        crate::core::model::error::set_raised(crate::core::Error::value(msg).into_object());
+        crate::core::model::error::set_raised(
+            crate::core::model::error::Error::value(msg).into_object(),
+        );
         return core::ptr::null_mut();
     }
     let Some(total) = size
@@ -39,7 +41,7 @@ unsafe extern "C" fn builtin_allocate(
         .and_then(|t| t.checked_next_multiple_of(BODY_OFFSET))
     else {
         crate::core::model::error::set_raised(
-            crate::core::Error::value("allocation size overflows").into_object(),
+            crate::core::model::error::Error::value("allocation size overflows").into_object(),
         );
         return core::ptr::null_mut();
     };
@@ -47,8 +49,11 @@ unsafe extern "C" fn builtin_allocate(
     let base = unsafe { aligned_alloc(BODY_OFFSET, total) };
     if base.is_null() {
         crate::core::model::error::set_raised(
-            crate::core::Error::new(crate::core::ErrorKind::MemoryError, "out of memory")
-                .into_object(),
+            crate::core::model::error::Error::new(
+                crate::core::model::error::ErrorKind::MemoryError,
+                "out of memory",
+            )
+            .into_object(),
         );
         return base;
     }

@@ -1,9 +1,8 @@
 //! [`Any`], an owned `TVMFFIAny`, and [`AnyView`], a borrowed one.
 
 use crate::abi::*;
+use crate::core::model::error::{Error, Result};
 use crate::core::model::object::{ObjectRef, dec_ref, inc_ref};
-use crate::core::model::string;
-use crate::core::{Error, Result};
 use core::ffi::c_void;
 use core::ptr::NonNull;
 
@@ -280,46 +279,6 @@ impl<'a> AnyView<'a> {
         // SAFETY: per `from_raw` the object is alive while the view is.
         self.as_object_ptr()
             .map(|p| unsafe { ObjectRef::from_borrowed(p) })
-    }
-
-    /// The text of a string-like value (`str` kinds, raw C string, byte array).
-    pub fn as_str_bytes(&self) -> Option<&'a [u8]> {
-        string::str_bytes_of(*self, string::TextKind::Str)
-    }
-
-    /// The content of a bytes-like value (`bytes` kinds, byte array pointer).
-    pub fn as_bytes(&self) -> Option<&'a [u8]> {
-        string::str_bytes_of(*self, string::TextKind::Bytes)
-    }
-
-    /// Converts to an owned value: objects gain a reference, raw strings
-    /// become String objects, byte-array pointers Bytes objects, and an
-    /// r-value reference is moved from (its slot left NULL), as C++ moves it
-    /// into an `Any`.
-    pub fn to_owned_any(&self) -> Result<Any> {
-        let raw = *self.0;
-        if is_object_index(raw.type_index) {
-            return Ok(match self.to_object() {
-                Some(obj) => Any::from(obj),
-                None => Any::NONE,
-            });
-        }
-        match raw.type_index {
-            kTVMFFIRawStr | kTVMFFIByteArrayPtr => {
-                let kind = if raw.type_index == kTVMFFIRawStr {
-                    string::TextKind::Str
-                } else {
-                    string::TextKind::Bytes
-                };
-                let bytes = string::str_bytes_of(*self, kind)
-                    .ok_or_else(|| Error::value("a raw string or byte array pointer is NULL"))?;
-                Ok(string::make_text(bytes, kind))
-            }
-            // SAFETY: per `from_raw`, the slot is writable and owned.
-            kTVMFFIObjectRValueRef => unsafe { take_rvalue_ref(self.0) },
-            // SAFETY: POD kinds carry no ownership; copying them is all.
-            _ => Ok(unsafe { Any::from_raw(raw) }),
-        }
     }
 }
 

@@ -181,7 +181,7 @@ enum Frame {
 
 /// Return addresses named so far. Bounded: emptied when it reaches
 /// [`MAX_NAMED`] addresses (a process raising from that many sites).
-static NAMED: LazyLock<std::sync::Mutex<crate::core::algo::traversal::AddrMap<usize, Frame>>> =
+static NAMED: LazyLock<std::sync::Mutex<crate::core::model::address_map::AddrMap<usize, Frame>>> =
     LazyLock::new(Default::default);
 const MAX_NAMED: usize = 1 << 16;
 
@@ -418,7 +418,7 @@ struct Symbol {
 /// Return addresses resolved from debug information so far (each resolved
 /// once: a backtrace from a site seen before parses nothing). Bounded as
 /// [`NAMED`] is.
-type Resolved = crate::core::algo::traversal::AddrMap<usize, Arc<[Symbol]>>;
+type Resolved = crate::core::model::address_map::AddrMap<usize, Arc<[Symbol]>>;
 static RESOLVED: LazyLock<Mutex<Resolved>> = LazyLock::new(Default::default);
 
 /// The symbols of return address `ip`, from debug information.

@@ -15,15 +15,10 @@
 
 use crate::abi::TVMFFIAny;
 use crate::core::model::any::Any;
-use crate::core::model::error::{Error, ErrorKind, ErrorRepr, Result, set_raised};
+use crate::core::model::error::{
+    ENV_ERROR_ALREADY_SET, Error, ErrorKind, ErrorRepr, OK, RAISED, Result, set_raised,
+};
 use core::ffi::c_int;
-
-/// Success.
-pub const OK: c_int = 0;
-/// Failure; the error is in the thread's raised slot.
-pub const RAISED: c_int = -1;
-/// Failure; the frontend already holds the error (`EnvErrorAlreadySet`).
-pub const ENV_ERROR_ALREADY_SET: c_int = -2;
 
 /// Runs `f`, turning an error or a panic into a raised error and a nonzero
 /// code: the one place where the core's `Result` meets the C convention.

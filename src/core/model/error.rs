@@ -4,6 +4,15 @@
 use crate::abi::*;
 use crate::core::model::object::{ObjBox, ObjectRef, new_object};
 use core::cell::{Cell, UnsafeCell};
+use core::ffi::c_int;
+
+/// Return code of the C API and of `safe_call`: success.
+pub const OK: c_int = 0;
+/// Return code: failure; the error is in the thread's raised slot.
+pub const RAISED: c_int = -1;
+/// Return code: failure; the frontend already holds the error
+/// (`EnvErrorAlreadySet`).
+pub const ENV_ERROR_ALREADY_SET: c_int = -2;
 
 /// The result type of the core.
 pub type Result<T, E = Error> = core::result::Result<T, E>;
@@ -85,7 +94,7 @@ pub enum ErrorRepr {
     #[error("{}", describe_error_object(.0))]
     Object(ObjectRef),
     /// The frontend already has an error pending; the C return value is
-    /// [`crate::core::model::boundary::ENV_ERROR_ALREADY_SET`].
+    /// [`crate::core::model::error::ENV_ERROR_ALREADY_SET`].
     #[error("a frontend error is already pending")]
     EnvAlreadySet,
     /// A callee failed with this code and left its error raised; the code
@@ -133,7 +142,7 @@ impl Error {
     /// slot, or an `InternalError` if the callee left it empty.
     #[cold]
     pub fn from_raised(code: i32) -> Self {
-        if code == crate::core::model::boundary::ENV_ERROR_ALREADY_SET {
+        if code == crate::core::model::error::ENV_ERROR_ALREADY_SET {
             return Error(Box::new(ErrorRepr::EnvAlreadySet));
         }
         match take_raised() {
@@ -153,10 +162,10 @@ impl Error {
             // SAFETY: the cell's arrays describe the error's own storage.
             Some(cell) => unsafe {
                 (
-                    crate::core::model::string::byte_slice(cell.kind).to_vec(),
-                    String::from_utf8_lossy(crate::core::model::string::byte_slice(cell.message))
+                    crate::core::model::bytes::byte_slice(cell.kind).to_vec(),
+                    String::from_utf8_lossy(crate::core::model::bytes::byte_slice(cell.message))
                         .into_owned(),
-                    crate::core::model::string::byte_slice(cell.backtrace).to_vec(),
+                    crate::core::model::bytes::byte_slice(cell.backtrace).to_vec(),
                 )
             },
             None => (b"InternalError".to_vec(), String::new(), Vec::new()),
@@ -211,8 +220,8 @@ fn describe_error_object(obj: &ObjectRef) -> String {
             // SAFETY: the cell's arrays describe the error's own storage.
             let (kind, msg) = unsafe {
                 (
-                    crate::core::model::string::byte_slice(cell.kind),
-                    crate::core::model::string::byte_slice(cell.message),
+                    crate::core::model::bytes::byte_slice(cell.kind),
+                    crate::core::model::bytes::byte_slice(cell.message),
                 )
             };
             format!(
@@ -318,7 +327,7 @@ unsafe extern "C" fn update_backtrace(
         let payload = unsafe { &*this.cast::<ObjBox<ErrorPayload>>() };
         let payload = payload.payload();
         // SAFETY: the caller passes a valid byte array.
-        let extra = unsafe { crate::core::model::string::byte_slice(*backtrace) };
+        let extra = unsafe { crate::core::model::bytes::byte_slice(*backtrace) };
         // SAFETY: not shared yet (the contract of update_backtrace).
         let current = unsafe { &mut *payload.backtrace.get() };
         let new = if update_mode == kTVMFFIBacktraceUpdateModeAppend {
@@ -334,13 +343,13 @@ unsafe extern "C" fn update_backtrace(
 }
 
 thread_local! {
-    static RAISED: Cell<Option<ObjectRef>> = const { Cell::new(None) };
+    static RAISED_SLOT: Cell<Option<ObjectRef>> = const { Cell::new(None) };
 }
 
 /// Puts `err` in this thread's slot, releasing what was there.
 pub fn set_raised(err: ObjectRef) {
     // At thread exit the slot is gone; dropping the error then is all we can do.
-    let old = RAISED
+    let old = RAISED_SLOT
         .try_with(|slot| slot.replace(Some(err)))
         .ok()
         .flatten();
@@ -349,5 +358,5 @@ pub fn set_raised(err: ObjectRef) {
 
 /// Takes the error out of this thread's slot.
 pub fn take_raised() -> Option<ObjectRef> {
-    RAISED.try_with(|slot| slot.take()).ok().flatten()
+    RAISED_SLOT.try_with(|slot| slot.take()).ok().flatten()
 }

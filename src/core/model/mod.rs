@@ -2,10 +2,12 @@
 //! errors and the boundary that raises them, the type table, stack depth and
 //! backtraces. It uses only `abi`.
 
+pub(crate) mod address_map;
 pub mod allocator;
 pub mod any;
 pub mod backtrace;
 pub mod boundary;
+pub mod bytes;
 pub mod error;
 pub mod init_once;
 pub mod lineage;

@@ -6,7 +6,18 @@
 //! stack): [`callback_may_run`] tells them when the stack is nearly used up.
 #![deny(unsafe_code)]
 
+use crate::core::model::error::Error;
 use core::cell::Cell;
+
+/// The deepest nesting the recursive walks follow (the reference's bound).
+pub const MAX_DEPTH: usize = 1 << 20;
+
+/// The error for the walk `what` nested beyond [`MAX_DEPTH`].
+pub fn too_deep(what: &str) -> Error {
+    Error::value(format!(
+        "{what}: maximum recursion depth ({MAX_DEPTH}) exceeded"
+    ))
+}
 
 /// Stack that must remain before a level runs on the current segment.
 const RED_ZONE: usize = 128 * 1024;

@@ -6,8 +6,9 @@
 //! `{TVMFFIObject, TVMFFIByteArray, data[len], NUL}` in one allocation.
 
 use crate::abi::*;
-use crate::core::model::any::{Any, AnyView};
-use crate::core::model::error::Result;
+use crate::core::model::any::{Any, AnyView, is_object_index, take_rvalue_ref};
+use crate::core::model::bytes::byte_slice;
+use crate::core::model::error::{Error, Result};
 use crate::core::model::object::{INITIAL_REF_COUNT, ObjectRef, cell_at};
 use core::ffi::CStr;
 use core::ptr::NonNull;
@@ -320,16 +321,48 @@ pub fn str_bytes_of<'a>(view: AnyView<'a>, kind: TextKind) -> Option<&'a [u8]> {
     }
 }
 
-/// A slice over a `TVMFFIByteArray`; (NULL, n) gives an empty slice.
-///
-/// # Safety
-/// `arr.data` points to `arr.size` readable bytes for `'a`, or is NULL.
-pub unsafe fn byte_slice<'a>(arr: TVMFFIByteArray) -> &'a [u8] {
-    if arr.data.is_null() {
-        &[]
-    } else {
-        // SAFETY: per the contract (any non-NULL pointer holds 0 bytes).
-        unsafe { core::slice::from_raw_parts(arr.data.cast(), arr.size) }
+/// Text views of values, and owning a view (where a raw C string becomes a
+/// String object): methods of [`AnyView`] that build on this file, which
+/// builds on `any`.
+impl<'a> AnyView<'a> {
+    /// The text of a string-like value (`str` kinds, raw C string, byte array).
+    pub fn as_str_bytes(&self) -> Option<&'a [u8]> {
+        str_bytes_of(*self, TextKind::Str)
+    }
+
+    /// The content of a bytes-like value (`bytes` kinds, byte array pointer).
+    pub fn as_bytes(&self) -> Option<&'a [u8]> {
+        str_bytes_of(*self, TextKind::Bytes)
+    }
+
+    /// Converts to an owned value: objects gain a reference, raw strings
+    /// become String objects, byte-array pointers Bytes objects, and an
+    /// r-value reference is moved from (its slot left NULL), as C++ moves it
+    /// into an `Any`.
+    pub fn to_owned_any(&self) -> Result<Any> {
+        let raw = *self.raw();
+        if is_object_index(raw.type_index) {
+            return Ok(match self.to_object() {
+                Some(obj) => Any::from(obj),
+                None => Any::NONE,
+            });
+        }
+        match raw.type_index {
+            kTVMFFIRawStr | kTVMFFIByteArrayPtr => {
+                let kind = if raw.type_index == kTVMFFIRawStr {
+                    TextKind::Str
+                } else {
+                    TextKind::Bytes
+                };
+                let bytes = str_bytes_of(*self, kind)
+                    .ok_or_else(|| Error::value("a raw string or byte array pointer is NULL"))?;
+                Ok(make_text(bytes, kind))
+            }
+            // SAFETY: per `from_raw`, the slot is writable and owned.
+            kTVMFFIObjectRValueRef => unsafe { take_rvalue_ref(self.raw()) },
+            // SAFETY: POD kinds carry no ownership; copying them is all.
+            _ => Ok(unsafe { Any::from_raw(raw) }),
+        }
     }
 }
 

@@ -8,6 +8,7 @@ use crate::abi::*;
 use crate::core::model::any::{Any, AnyView};
 use crate::core::model::error::{Error, ErrorKind, Result};
 use crate::core::model::lineage::MAX_TYPE_INDEX;
+use crate::core::model::object::ObjectRef;
 use core::sync::atomic::{AtomicU64, Ordering};
 use std::collections::HashMap;
 use std::sync::{LazyLock, Mutex, MutexGuard};
@@ -170,7 +171,7 @@ impl Facts {
 
 type FactsCache = (
     u64,
-    crate::core::algo::traversal::AddrMap<i32, std::rc::Rc<Facts>>,
+    crate::core::model::address_map::AddrMap<i32, std::rc::Rc<Facts>>,
 );
 
 thread_local! {
@@ -371,9 +372,11 @@ impl Table {
             t.register_attr(kTVMFFINone, column.as_bytes(), AnyView::none())
                 .expect("declaring a column");
         }
-        crate::core::reflect::reflected::register(&mut t);
-        crate::core::algo::structural_visit::register_attrs(&mut t);
-        crate::core::algo::structural_mutate::register_attrs(&mut t);
+        // The layers above describe their built-in types; the crate root
+        // composes the list, so this layer names none of them.
+        for register in crate::BUILTIN_TYPES {
+            register(&mut t);
+        }
         t
     }
 
@@ -460,7 +463,7 @@ impl Table {
                         "Conflicting static index {static_index} between {} and {key_text}",
                         // SAFETY: the key is stored in the table's string pool.
                         String::from_utf8_lossy(unsafe {
-                            crate::core::model::string::byte_slice(other.info.type_key)
+                            crate::core::model::bytes::byte_slice(other.info.type_key)
                         })
                     )));
                 }
@@ -507,7 +510,7 @@ impl Table {
                     "Reach maximum number of sub-classes for {}",
                     // SAFETY: the key is stored in the table's string pool.
                     String::from_utf8_lossy(unsafe {
-                        crate::core::model::string::byte_slice(parent.info.type_key)
+                        crate::core::model::bytes::byte_slice(parent.info.type_key)
                     })
                 )));
             }
@@ -582,7 +585,7 @@ impl Table {
     fn copy_text(&mut self, arr: &TVMFFIByteArray) -> TVMFFIByteArray {
         // SAFETY: the C caller passes valid byte arrays in its info structs
         // (which may point into the pool: kept strings never move).
-        let bytes = unsafe { crate::core::model::string::byte_slice(*arr) };
+        let bytes = unsafe { crate::core::model::bytes::byte_slice(*arr) };
         self.copy_string(bytes)
     }
 
@@ -595,10 +598,10 @@ impl Table {
         // The type is checked before anything `info` points to is read.
         let entry = self.entry_mut(type_index)?;
         // SAFETY: see `copy_text`.
-        let name = unsafe { crate::core::model::string::byte_slice(info.name) };
+        let name = unsafe { crate::core::model::bytes::byte_slice(info.name) };
         let same_name = |f: &TVMFFIFieldInfo| {
             // SAFETY: stored names live in the pool.
-            (unsafe { crate::core::model::string::byte_slice(f.name) }) == name
+            (unsafe { crate::core::model::bytes::byte_slice(f.name) }) == name
         };
         if entry.fields.iter().any(same_name) {
             return Err(Error::new(
@@ -609,7 +612,7 @@ impl Table {
                     String::from_utf8_lossy(name),
                     // SAFETY: the key lives in the pool.
                     String::from_utf8_lossy(unsafe {
-                        crate::core::model::string::byte_slice(entry.info.type_key)
+                        crate::core::model::bytes::byte_slice(entry.info.type_key)
                     })
                 ),
             ));
@@ -685,7 +688,7 @@ impl Table {
                  registration.",
                 // SAFETY: the key lives in the pool.
                 String::from_utf8_lossy(unsafe {
-                    crate::core::model::string::byte_slice(entry.info.type_key)
+                    crate::core::model::bytes::byte_slice(entry.info.type_key)
                 })
             )));
         }
@@ -789,7 +792,7 @@ pub fn registered_keys() -> Vec<Vec<u8>> {
         .iter()
         .flatten()
         // SAFETY: keys live in the pool.
-        .map(|e| unsafe { crate::core::model::string::byte_slice(e.info.type_key) }.to_vec())
+        .map(|e| unsafe { crate::core::model::bytes::byte_slice(e.info.type_key) }.to_vec())
         .collect()
 }
 
@@ -825,7 +828,7 @@ pub fn type_key_of(type_index: i32) -> String {
     match t.entry_mut(type_index) {
         // SAFETY: keys live in the pool.
         Ok(e) => String::from_utf8_lossy(unsafe {
-            crate::core::model::string::byte_slice(e.info.type_key)
+            crate::core::model::bytes::byte_slice(e.info.type_key)
         })
         .into_owned(),
         Err(_) => format!("<unknown:{type_index}>"),
@@ -872,14 +875,14 @@ pub fn register_attr(type_index: i32, name: &[u8], value: AnyView<'_>) -> Result
 
 /// Whether a registered type would run code at an address `inside`
 /// accepts: a field's getter or setter, or a kept value (a default, a
-/// method, an attribute; see [`crate::core::call::function::runs_code_in`]).
-pub fn runs_code_in(inside: &dyn Fn(usize) -> bool) -> bool {
+/// method, an attribute) for which `object_runs` says so (the function
+/// layer's test, which this layer does not know).
+pub fn runs_code_in(
+    inside: &dyn Fn(usize) -> bool,
+    object_runs: &dyn Fn(&ObjectRef) -> bool,
+) -> bool {
     let t = table();
-    let object_runs = |v: &Any| {
-        v.view()
-            .to_object()
-            .is_some_and(|o| crate::core::call::function::runs_code_in(&o, inside))
-    };
+    let object_runs = |v: &Any| v.view().to_object().is_some_and(|o| object_runs(&o));
     let field_runs = |f: &TVMFFIFieldInfo| {
         f.getter.is_some_and(|g| inside(g as usize)) || inside(f.setter as usize)
     };

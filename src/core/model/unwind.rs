@@ -33,7 +33,7 @@ enum Rule {
 }
 
 /// Rules found so far, by code address. Bounded like the frame names.
-static RULES: LazyLock<Mutex<crate::core::algo::traversal::AddrMap<usize, Rule>>> =
+static RULES: LazyLock<Mutex<crate::core::model::address_map::AddrMap<usize, Rule>>> =
     LazyLock::new(Default::default);
 const MAX_RULES: usize = 1 << 16;
 

@@ -28,7 +28,7 @@ unsafe extern "C" {
 /// The name of a field.
 fn field_name(info: &TVMFFIFieldInfo) -> &[u8] {
     // SAFETY: field names live in the type table's pool forever.
-    unsafe { crate::core::model::string::byte_slice(info.name) }
+    unsafe { crate::core::model::bytes::byte_slice(info.name) }
 }
 
 /// The address of a field of `obj`.

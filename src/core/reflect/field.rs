@@ -301,7 +301,7 @@ pub unsafe fn call_setter(
         return Err(Error::type_error(format!(
             "field `{}` has no setter",
             // SAFETY: field names live in the type table's pool.
-            String::from_utf8_lossy(unsafe { crate::core::model::string::byte_slice(info.name) })
+            String::from_utf8_lossy(unsafe { crate::core::model::bytes::byte_slice(info.name) })
         )));
     }
     if info.flags & i64::from(kTVMFFIFieldFlagBitSetterIsFunctionObj) != 0 {

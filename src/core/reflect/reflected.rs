@@ -671,51 +671,6 @@ pub fn register(t: &mut Table) {
     .metadata(None, 40, 0)
     .uncopyable()
     .final_(false);
-    TypeDef::dynamic(t, "ffi.StructuralKey", kTVMFFIObject, 1, kStructuralKey)
-        .metadata(Some(create::<StructuralKeyObj, kStructuralKey>), 48, 0)
-        .field(
-            "key",
-            "",
-            0,
-            Storage::Any,
-            offset_of!(StructuralKeyObj, key),
-            -1,
-            Schema::ANY,
-        )
-        .field(
-            "hash_i64",
-            "",
-            0,
-            Storage::I64,
-            offset_of!(StructuralKeyObj, hash_i64),
-            kTVMFFIInt,
-            Schema::INT,
-        )
-        .attr(
-            "__any_hash__",
-            Any::opaque_ptr(
-                crate::core::algo::structural_equal::structural_key_any_hash as *mut c_void,
-            ),
-        )
-        .attr(
-            "__any_equal__",
-            Any::opaque_ptr(
-                crate::core::algo::structural_equal::structural_key_any_equal as *mut c_void,
-            ),
-        )
-        .creatable::<StructuralKeyObj>()
-        .explicit_init(
-            typed_fn!(
-                "ffi.StructuralKey.__ffi_init__",
-                |key: AnyView<'_>| -> Owned<ObjectT> {
-                    Ok(Owned::new(
-                        crate::core::algo::structural_equal::structural_key(key.to_owned_any()?)?,
-                    ))
-                }
-            ),
-            "Constructor that takes any key and computes its structural hash",
-        )
-        .final_(true);
 }
 
 /// The words of a BigInt (or int) value.

@@ -50,7 +50,10 @@ fn code_name(code: u8) -> Option<&'static str> {
 }
 
 /// Calls a global the custom-type hooks need (`dtype.get_custom_type_*`).
-fn call_hook(name: &str, arg: crate::core::Any) -> Result<crate::core::Any> {
+fn call_hook(
+    name: &str,
+    arg: crate::core::model::any::Any,
+) -> Result<crate::core::model::any::Any> {
     let f = registry::get_global(name.as_bytes())
         .ok_or_else(|| Error::value(format!("Function {name} not found")))?;
     f.call(&[arg.view()])
@@ -62,7 +65,7 @@ static STRING_CACHE: std::sync::LazyLock<std::sync::RwLock<StringCache>> =
     std::sync::LazyLock::new(Default::default);
 
 /// Strings by (code, bits, lanes).
-type StringCache = std::collections::HashMap<(u8, u8, u16), crate::core::ObjectRef>;
+type StringCache = std::collections::HashMap<(u8, u8, u16), crate::core::model::object::ObjectRef>;
 
 /// The most data types whose strings are cached.
 const STRING_CACHE_LIMIT: usize = 4096;
@@ -71,7 +74,7 @@ const STRING_CACHE_LIMIT: usize = 4096;
 /// (always a heap `ffi.String`, as the reference returns). One object per
 /// data type is cached, so repeated calls allocate nothing. Custom types
 /// are not cached: their names come from a registered hook that may change.
-pub fn to_string_object(dtype: DLDataType) -> Result<crate::core::ObjectRef> {
+pub fn to_string_object(dtype: DLDataType) -> Result<crate::core::model::object::ObjectRef> {
     let key = (dtype.code, dtype.bits, dtype.lanes);
     let cacheable = dtype.code < CUSTOM_BEGIN;
     if cacheable {
@@ -106,7 +109,7 @@ pub fn to_string(dtype: DLDataType) -> Result<String> {
     let mut out = if dtype.code >= CUSTOM_BEGIN {
         let name = call_hook(
             "dtype.get_custom_type_name",
-            crate::core::Any::from(i64::from(dtype.code)),
+            crate::core::model::any::Any::from(i64::from(dtype.code)),
         )?;
         let name = name
             .view()

@@ -196,7 +196,9 @@ unsafe extern "C" fn allocator_set_error(
 ///
 /// # Safety
 /// `prototype` is a valid DLTensor for the call.
-pub unsafe fn tensor_alloc(prototype: *mut DLTensor) -> Result<crate::core::ObjectRef> {
+pub unsafe fn tensor_alloc(
+    prototype: *mut DLTensor,
+) -> Result<crate::core::model::object::ObjectRef> {
     let Some(alloc) = get_allocator() else {
         return Err(Error::runtime(
             "TVMFFIEnvTensorAlloc: allocator is nullptr, likely because \

@@ -95,7 +95,7 @@ fn call_custom(entry: TVMFFIAny, args: &[AnyView<'_>], expect: i32) -> Result<i6
         let view = unsafe { AnyView::from_raw(&entry) };
         let f = view
             .to_object()
-            .and_then(crate::core::Function::from_object);
+            .and_then(crate::core::call::function::Function::from_object);
         let f = f.ok_or_else(|| Error::runtime("custom hash/equal attribute is not callable"))?;
         f.call(args)?.into_raw()
     } else {
@@ -109,13 +109,13 @@ fn call_custom(entry: TVMFFIAny, args: &[AnyView<'_>], expect: i32) -> Result<i6
     }
     if result.type_index == kTVMFFIError {
         // SAFETY: an owned Error object handed back by the callee.
-        let err = unsafe { crate::core::Any::from_raw(result) };
+        let err = unsafe { crate::core::model::any::Any::from_raw(result) };
         return Err(Error::object(
             err.view().to_object().expect("an error object"),
         ));
     }
     // SAFETY: an owned result we drop.
-    drop(unsafe { crate::core::Any::from_raw(result) });
+    drop(unsafe { crate::core::model::any::Any::from_raw(result) });
     Err(Error::runtime(
         "custom hash/equal attribute returned an unexpected type",
     ))
@@ -169,7 +169,7 @@ unsafe fn heap_text(value: &TVMFFIAny) -> &[u8] {
     // SAFETY: as above.
     match unsafe { cell_at::<TVMFFIByteArray>(obj) } {
         // SAFETY: the cell describes the object's own bytes, alive with it.
-        Ok(cell) => unsafe { crate::core::model::string::byte_slice(*cell.as_ptr()) },
+        Ok(cell) => unsafe { crate::core::model::bytes::byte_slice(*cell.as_ptr()) },
         Err(_) => &[],
     }
 }
@@ -235,7 +235,7 @@ fn custom_equal(lhs: AnyView<'_>, rhs: AnyView<'_>) -> Result<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::Any;
+    use crate::core::model::any::Any;
     use crate::core::model::string::{TextKind, make_text};
 
     #[test]

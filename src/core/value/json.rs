@@ -14,7 +14,7 @@ use crate::core::{value::map, value::seq};
 use std::collections::HashSet;
 
 /// The deepest nesting parsed or written.
-const MAX_DEPTH: usize = crate::core::algo::recursive::MAX_DEPTH;
+use crate::core::model::stack::MAX_DEPTH;
 
 /// `ffi.json.Parse`.
 pub fn parse(text: &[u8]) -> Result<Any> {
@@ -510,7 +510,7 @@ impl Writer {
                     .flatten()
                     .ok_or_else(|| {
                         Error::new(
-                            crate::core::ErrorKind::MemoryError,
+                            crate::core::model::error::ErrorKind::MemoryError,
                             format!(
                                 "json.Stringify: the output would take at least {total} bytes, \
                                  more than memory holds"
@@ -521,7 +521,7 @@ impl Writer {
         }
         self.out.try_reserve(n).map_err(|_| {
             Error::new(
-                crate::core::ErrorKind::MemoryError,
+                crate::core::model::error::ErrorKind::MemoryError,
                 format!(
                     "json.Stringify: the output outgrows memory ({} bytes written)",
                     self.out.len()

@@ -827,7 +827,8 @@ pub fn get(obj: &ObjectRef, key: AnyView<'_>) -> Result<Option<Any>> {
     Ok(match state.find(key)? {
         Some(slot) => {
             // SAFETY: the stored value is valid; we copy it with a new reference.
-            let value = unsafe { crate::core::AnyView::from_raw(&state.kv_at(slot)[1]) };
+            let value =
+                unsafe { crate::core::model::any::AnyView::from_raw(&state.kv_at(slot)[1]) };
             Some(value.to_owned_any()?)
         }
         None => None,
@@ -839,14 +840,14 @@ pub fn get(obj: &ObjectRef, key: AnyView<'_>) -> Result<Option<Any>> {
 pub fn get_borrowed<'m>(
     obj: &'m ObjectRef,
     key: AnyView<'_>,
-) -> Result<Option<crate::core::AnyView<'m>>> {
+) -> Result<Option<crate::core::model::any::AnyView<'m>>> {
     // SAFETY: `obj` keeps the state alive; lookups only read.
     let state = unsafe { &*state_of(obj)? };
     // SAFETY: the stored value lives as long as the map holds it, which
     // the borrow of `obj` extends to (writers need the caller's lock).
     Ok(state
         .find(key)?
-        .map(|slot| unsafe { crate::core::AnyView::from_raw(&state.kv_at(slot)[1]) }))
+        .map(|slot| unsafe { crate::core::model::any::AnyView::from_raw(&state.kv_at(slot)[1]) }))
 }
 
 /// The value of `key`, or KeyError "key is not in Map".
@@ -891,8 +892,8 @@ pub fn items(obj: &ObjectRef) -> Result<Vec<(Any, Any)>> {
             // SAFETY: stored values are valid; we take new references.
             unsafe {
                 Ok((
-                    crate::core::AnyView::from_raw(&kv[0]).to_owned_any()?,
-                    crate::core::AnyView::from_raw(&kv[1]).to_owned_any()?,
+                    crate::core::model::any::AnyView::from_raw(&kv[0]).to_owned_any()?,
+                    crate::core::model::any::AnyView::from_raw(&kv[1]).to_owned_any()?,
                 ))
             }
         })
