@@ -8,7 +8,8 @@
 //!   on one line `//! Layers, lowest first: a, b, c.` (children of the
 //!   folder, by module name). A file in `c` may name `a` and `b`; a file in
 //!   `a` names neither. Children a folder does not list have no rank among
-//!   themselves: only the circle rule holds for them.
+//!   themselves: only the circle rule holds for them, unless the list has a
+//!   `*`, which stands for every child it does not name.
 //! - No circle anywhere: the files form a directed acyclic graph. A `mod.rs`
 //!   is a facade: it may re-export its children, and no descendant names it.
 //! - The crate root composes: its own imports are not edges (it names every
@@ -455,7 +456,10 @@ impl Graph {
                     continue; // a facade naming what is below it
                 }
                 let order = self.layers(&fa.module[..common]);
-                let rank = |m: &ModPath| order.iter().position(|l| *l == m[common]);
+                let rank = |m: &ModPath| {
+                    let at = |name: &str| order.iter().position(|l| l == name);
+                    at(&m[common]).or_else(|| at("*"))
+                };
                 if let (Some(ra), Some(rb)) = (rank(&fa.module), rank(&fb.module))
                     && ra < rb
                 {

@@ -1,6 +1,7 @@
 //! `TVMFFIAny`, its value union and the type-index constants.
 
-use super::{DLDataType, DLDevice, TVMFFIObject};
+use super::dlpack::{DLDataType, DLDevice};
+use super::object::TVMFFIObject;
 use core::ffi::{c_char, c_void};
 
 /// Type index of a value in a `TVMFFIAny` or of an object.

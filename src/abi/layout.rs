@@ -3,7 +3,7 @@
 //! numbers from C.
 #![forbid(unsafe_code)]
 
-use super::*;
+use super::{any::*, cells::*, dlpack::*, object::*, type_info::*, version::*};
 use core::mem::{align_of, offset_of, size_of};
 
 #[cfg(target_pointer_width = "64")]

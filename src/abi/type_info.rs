@@ -1,6 +1,8 @@
 //! Reflection tables: type, field and method information, type attributes.
 
-use super::{TVMFFIAny, TVMFFIByteArray, TVMFFIObjectHandle};
+use super::any::TVMFFIAny;
+use super::cells::TVMFFIByteArray;
+use super::object::TVMFFIObjectHandle;
 use core::ffi::{c_int, c_void};
 
 /// Reads a field at `field` into `result`; 0 on success.

@@ -4,7 +4,7 @@
 //! interface for other languages. Every handle out is a new reference;
 //! release it with `TVMFFIArtifactRelease` (or `TVMFFIObjectDecRef`).
 
-use super::{arg_cstr, arg_handle, arg_out, ffi_call, null_arg};
+use super::args::{arg_cstr, arg_handle, arg_out, ffi_call, null_arg};
 use crate::abi::*;
 use crate::core::model::error::{Error, Result};
 use crate::core::model::object::ObjectRef;
@@ -316,5 +316,5 @@ pub unsafe extern "C" fn TVMFFIArtifactSetFromModelLibraryFormat(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn TVMFFIArtifactRelease(handle: TVMFFIObjectHandle) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { super::TVMFFIObjectDecRef(handle) }
+    unsafe { super::object::TVMFFIObjectDecRef(handle) }
 }

@@ -1,6 +1,6 @@
 //! `TVMFFIDataTypeFromString` / `TVMFFIDataTypeToString`.
 
-use super::{arg_bytes, arg_out, arg_ref, ffi_call};
+use super::args::{arg_bytes, arg_out, arg_ref, ffi_call};
 use crate::abi::*;
 use crate::core::value::dtype;
 use core::ffi::c_int;

@@ -1,6 +1,6 @@
 //! `TVMFFIEnv*` (declared in `tvm/ffi/extra/c_env_api.h`).
 
-use super::{arg_cstr, ffi_call, ffi_call_or};
+use super::args::{arg_cstr, ffi_call, ffi_call_or};
 use crate::abi::{DLPackManagedTensorAllocator, DLTensor, TVMFFIObjectHandle};
 use crate::core::value::env;
 use core::ffi::{c_char, c_int, c_void};
@@ -106,9 +106,9 @@ pub unsafe extern "C" fn TVMFFIEnvTensorAlloc(
 ) -> c_int {
     ffi_call(|| {
         // SAFETY: per the contract.
-        let out = unsafe { super::arg_out(out, "out") }?;
+        let out = unsafe { super::args::arg_out(out, "out") }?;
         if prototype.is_null() {
-            return Err(super::null_arg("prototype"));
+            return Err(super::args::null_arg("prototype"));
         }
         // SAFETY: a valid prototype per the contract.
         *out = unsafe { env::tensor_alloc(prototype) }?
@@ -139,7 +139,7 @@ pub unsafe extern "C" fn TVMFFIEnvModLookupFromImports(
         // SAFETY: per the contract.
         let out = unsafe {
             arg_cstr(func_name, "func_name")?;
-            super::arg_out(out, "out")?
+            super::args::arg_out(out, "out")?
         };
         // SAFETY: per the contract the context is the `ModuleObj*` the
         // loader wrote (the reference's convention), of a live module.

@@ -1,6 +1,6 @@
 //! `TVMFFIError*` and `TVMFFIBacktrace`.
 
-use super::{arg_bytes, arg_cstr, arg_out, ffi_call, ffi_call_or};
+use super::args::{arg_bytes, arg_cstr, arg_out, ffi_call, ffi_call_or};
 use crate::abi::*;
 use crate::core::model::error::{new_error, set_raised, take_raised};
 use crate::core::{Error, ObjectRef, model::backtrace};

@@ -1,6 +1,6 @@
 //! `TVMFFIFunction*` and `TVMFFIAnyViewToOwnedAny`.
 
-use super::{arg_bytes, arg_handle, arg_out, arg_ref, ffi_call, null_arg, raise_null};
+use super::args::{arg_bytes, arg_handle, arg_out, arg_ref, ffi_call, null_arg, raise_null};
 use crate::abi::*;
 use crate::core::model::boundary::raise_code;
 use crate::core::{AnyView, Error, Function, ObjectRef, call::registry};

@@ -1,6 +1,6 @@
 //! `TVMFFIHandleInitOnce` / `TVMFFIHandleDeinitOnce`.
 
-use super::{ffi_call, null_arg};
+use super::args::{ffi_call, null_arg};
 use crate::core::model::init_once::{deinit_once, init_once};
 use core::ffi::{c_int, c_void};
 use core::sync::atomic::AtomicPtr;

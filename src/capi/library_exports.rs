@@ -52,7 +52,7 @@ fn relay_error_to_host() {
     let host = unsafe { global.get::<SetRaisedFromCStr>(b"TVMFFIErrorSetRaisedFromCStr") }
         .ok()
         .map(|s| *s);
-    let ours: SetRaisedFromCStr = crate::capi::TVMFFIErrorSetRaisedFromCStr;
+    let ours: SetRaisedFromCStr = super::error::TVMFFIErrorSetRaisedFromCStr;
     let Some(host) = host.filter(|h| *h as usize != ours as usize) else {
         return;
     };

@@ -1,6 +1,6 @@
 //! `TVMFFIObject*`, `TVMFFIGetVersion` and the custom allocator slot.
 
-use super::{arg_out, ffi_call, raise_null};
+use super::args::{arg_out, ffi_call, raise_null};
 use crate::abi::*;
 use crate::core::model::object::{dec_ref, inc_ref, new_object};
 use crate::core::{Error, model::allocator};
@@ -115,7 +115,7 @@ pub unsafe extern "C" fn TVMFFIObjectCreateOpaque(
 /// The current custom object allocator (never NULL).
 #[unsafe(no_mangle)]
 pub extern "C" fn TVMFFIGetCustomAllocator() -> *mut TVMFFICustomAllocator {
-    super::ffi_call_or(core::ptr::null_mut(), allocator::get)
+    super::args::ffi_call_or(core::ptr::null_mut(), allocator::get)
 }
 
 /// Installs a custom object allocator; NULL restores the builtin one. Not
@@ -125,7 +125,7 @@ pub extern "C" fn TVMFFIGetCustomAllocator() -> *mut TVMFFICustomAllocator {
 /// `allocator` is NULL or valid for the rest of the process.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn TVMFFISetCustomAllocator(allocator: *mut TVMFFICustomAllocator) -> c_int {
-    super::ffi_call(|| {
+    super::args::ffi_call(|| {
         allocator::set(allocator);
         Ok(())
     })

@@ -1,6 +1,6 @@
 //! `TVMFFIBigInt*`.
 
-use super::{arg_bytes, arg_out, ffi_call};
+use super::args::{arg_bytes, arg_out, ffi_call};
 use crate::abi::*;
 use crate::core::value::scalar::{big_int_from_bytes, big_int_words};
 use crate::core::{AnyView, Error};

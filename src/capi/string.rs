@@ -1,6 +1,6 @@
 //! `TVMFFIStringFromByteArray`, `TVMFFIBytesFromByteArray`.
 
-use super::{arg_bytes, raise_null};
+use super::args::{arg_bytes, raise_null};
 use crate::abi::*;
 use crate::core::model::boundary::raise_code;
 use crate::core::model::string::{SMALL_MAX, TextKind, write_heap_text, write_small_text};

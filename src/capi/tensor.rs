@@ -1,6 +1,6 @@
 //! `TVMFFITensor*`.
 
-use super::{arg_handle, arg_out, arg_ref, ffi_call, null_arg};
+use super::args::{arg_handle, arg_out, arg_ref, ffi_call, null_arg};
 use crate::abi::*;
 use crate::core::model::boundary::raise_code;
 use crate::core::{ObjectRef, value::tensor};

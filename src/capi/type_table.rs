@@ -1,6 +1,6 @@
 //! `TVMFFIType*`, `TVMFFIGetTypeInfo`, `TVMFFIGetTypeAttrColumn`.
 
-use super::{arg_bytes, arg_out, arg_ref, ffi_call};
+use super::args::{arg_bytes, arg_out, arg_ref, ffi_call};
 use crate::abi::*;
 use crate::core::{AnyView, model::type_table};
 use core::ffi::c_int;

@@ -504,28 +504,6 @@ typedef enum {
 #endif
 
 /**
- * Bit mask of the `flags` argument of an object deleter.
- */
-#ifdef __cplusplus
-enum TVMFFIObjectDeleterFlagBitMask : int32_t {
-#else
-typedef enum {
-#endif
-  /**
-   * The strong count reached zero: destroy the contents, keep the memory.
-   */
-  kTVMFFIObjectDeleterFlagBitMaskStrong = (1 << 0),
-  /**
-   * The weak count reached zero: free the memory.
-   */
-  kTVMFFIObjectDeleterFlagBitMaskWeak = (1 << 1),
-#ifdef __cplusplus
-};
-#else
-} TVMFFIObjectDeleterFlagBitMask;
-#endif
-
-/**
  * How `update_backtrace` of an error cell changes the backtrace.
  */
 #ifdef __cplusplus
@@ -545,6 +523,28 @@ typedef enum {
 };
 #else
 } TVMFFIBacktraceUpdateMode;
+#endif
+
+/**
+ * Bit mask of the `flags` argument of an object deleter.
+ */
+#ifdef __cplusplus
+enum TVMFFIObjectDeleterFlagBitMask : int32_t {
+#else
+typedef enum {
+#endif
+  /**
+   * The strong count reached zero: destroy the contents, keep the memory.
+   */
+  kTVMFFIObjectDeleterFlagBitMaskStrong = (1 << 0),
+  /**
+   * The weak count reached zero: free the memory.
+   */
+  kTVMFFIObjectDeleterFlagBitMaskWeak = (1 << 1),
+#ifdef __cplusplus
+};
+#else
+} TVMFFIObjectDeleterFlagBitMask;
 #endif
 
 /**
