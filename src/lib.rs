@@ -43,3 +43,11 @@ pub(crate) const BUILTIN_GLOBALS: &[fn(&mut core::call::registry::Globals<'_>)] 
     module::artifact_export::register_globals,
     module::artifact_inspect::register_globals,
 ];
+
+/// Who attaches an artifact set record found in a loaded library to the
+/// library's module: the artifact layer, above the loader that finds it.
+pub(crate) const BUILTIN_SET_RECORD_LOADER: fn(
+    &'static [u8],
+    &module::Module,
+    bool,
+) -> core::Result<()> = module::artifact_load::attach_record;

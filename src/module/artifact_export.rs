@@ -34,7 +34,7 @@ pub fn library_bin_of(set: &ArtifactSet) -> Result<Vec<u8>> {
                 payload: None,
             },
             ModuleEntry {
-                kind: set_record::KIND.as_bytes(),
+                kind: library_bin::SET_RECORD_KIND.as_bytes(),
                 payload: Some(&record),
             },
         ],
@@ -81,7 +81,7 @@ pub fn set_from_file(path: &Path) -> Result<ArtifactSet> {
         Error::value(format!(
             "{} records no artifact set (it has no {} entry in its __tvm_ffi__library_bin)",
             path.display(),
-            set_record::KIND
+            library_bin::SET_RECORD_KIND
         ))
     };
     let blob = embedded_library_bin(&data)?.ok_or_else(none)?;
@@ -89,7 +89,7 @@ pub fn set_from_file(path: &Path) -> Result<ArtifactSet> {
     let record = tree
         .modules
         .iter()
-        .find(|m| m.kind == set_record::KIND.as_bytes())
+        .find(|m| m.kind == library_bin::SET_RECORD_KIND.as_bytes())
         .and_then(|m| m.payload)
         .ok_or_else(none)?;
     set_record::decode(record)
@@ -121,7 +121,7 @@ pub fn read_set(path: &Path) -> Result<Option<ArtifactSet>> {
             let tree = library_bin::parse(blob).map_err(|e| Error::value(e.to_string()))?;
             tree.modules
                 .iter()
-                .find(|m| m.kind == set_record::KIND.as_bytes())
+                .find(|m| m.kind == library_bin::SET_RECORD_KIND.as_bytes())
                 .map(|m| set_record::decode(m.payload.unwrap_or(&[])))
                 .transpose()
         }

@@ -83,6 +83,13 @@ pub fn attach(set: &ArtifactSet, host: &Module, native_constants_done: bool) -> 
     init_constants(&constants, &made)
 }
 
+/// Attaches an artifact set record embedded in a loaded library to the
+/// library's module. Its contents stay in the image (mapped for good): they
+/// are not copied.
+pub fn attach_record(record: &'static [u8], host: &Module, native_done: bool) -> Result<()> {
+    attach(&set_record::decode_in_image(record)?, host, native_done)
+}
+
 /// The codegen ids of `artifacts`.
 fn codegen_ids(artifacts: &[Artifact]) -> BTreeSet<String> {
     artifacts

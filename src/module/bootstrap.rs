@@ -22,9 +22,6 @@ use crate::core::model::error::{Error, Result};
 use std::collections::{BTreeSet, HashSet};
 use std::fmt::Write as _;
 
-/// The symbol holding the constructor's outcome.
-pub const STATUS_SYMBOL: &str = "__tvm_ffi__constants_status";
-
 /// A C string literal of `text`.
 fn c_string(text: &str) -> String {
     let mut out = String::from("\"");
@@ -46,7 +43,7 @@ pub fn source(set: &ArtifactSet, blob: &[u8]) -> Result<String> {
     let record = tree
         .modules
         .iter()
-        .find(|m| m.kind == set_record::KIND.as_bytes())
+        .find(|m| m.kind == library_bin::SET_RECORD_KIND.as_bytes())
         .and_then(|m| m.payload)
         .ok_or_else(|| Error::runtime("the blob holds no artifact set record"))?;
     // The payload is a slice of the blob: its offset there.

@@ -1,21 +1,17 @@
-//! The Rust side of the C++ layer (`src/cxx`): the calls into it (virtual
-//! methods of any module, making a module of a Rust kind) and the two
-//! callback tables it calls back through (a Rust kind's methods, and the
-//! core behind the exported C++ functions). Every callback turns errors
-//! and panics into a raised error and a nonzero code; every call into C++
-//! turns a nonzero code back into an [`Error`]. No exception or panic
-//! crosses in either direction.
-//!
-//! The tables are plain function pointers, not exported symbols: the core
-//! table is handed to the C++ layer by an initialiser that runs when the
-//! library is loaded, before any C++ entry point can be called.
+//! The Rust side of the C++ layer (`src/cxx`), low level: the calls into it
+//! (virtual methods of any module, making a module of a Rust kind) and the
+//! callback table of a Rust kind's methods. The other table, the core
+//! behind the exported C++ functions, is `cxx_core`'s, above the loader.
+//! Every callback turns errors and panics into a raised error and a
+//! nonzero code; every call into C++ turns a nonzero code back into an
+//! [`Error`]. No exception or panic crosses in either direction.
 
 use super::object::{Module, ModuleKind};
 use crate::abi::*;
 use crate::core::model::boundary::{catch_or, catch_to_code};
-use crate::core::model::error::{Error, ErrorKind, Result};
+use crate::core::model::error::{Error, Result};
 use crate::core::model::string::{TextKind, make_text};
-use crate::core::{Any, AnyView, Function, ObjectRef, call::registry, value::seq};
+use crate::core::{Any, AnyView, Function, ObjectRef, value::seq};
 use core::ffi::{CStr, c_char, c_int, c_void};
 use core::mem::ManuallyDrop;
 use core::ptr::NonNull;
@@ -44,42 +40,7 @@ struct KindOps {
 }
 const _: () = assert!(size_of::<KindOps>() == 10 * size_of::<usize>());
 
-/// `TVMFFIRsCoreOps` of `src/cxx/bridge.h`.
-#[repr(C)]
-struct CoreOps {
-    get_function: unsafe extern "C" fn(
-        *mut TVMFFIObject,
-        *const TVMFFIAny,
-        i32,
-        *mut *mut TVMFFIObject,
-    ) -> c_int,
-    implements_function:
-        unsafe extern "C" fn(*mut TVMFFIObject, *const TVMFFIAny, i32, *mut i32) -> c_int,
-    function_info: unsafe extern "C" fn(
-        *mut TVMFFIObject,
-        *const TVMFFIAny,
-        i32,
-        i32,
-        *mut TVMFFIAny,
-    ) -> c_int,
-    import_module: unsafe extern "C" fn(*mut TVMFFIObject, *mut TVMFFIObject) -> c_int,
-    clear_imports: unsafe extern "C" fn(*mut TVMFFIObject) -> c_int,
-    lookup_from_imports:
-        unsafe extern "C" fn(*mut TVMFFIObject, *const c_char, *mut *mut TVMFFIObject) -> c_int,
-    load_from_file: unsafe extern "C" fn(*const TVMFFIAny, *mut *mut TVMFFIObject) -> c_int,
-    visit_context_symbols: unsafe extern "C" fn(*mut TVMFFIObject) -> c_int,
-    call_builtin: unsafe extern "C" fn(
-        *const c_char,
-        *const c_char,
-        *const TVMFFIAny,
-        i32,
-        *mut TVMFFIAny,
-    ) -> c_int,
-}
-const _: () = assert!(size_of::<CoreOps>() == 9 * size_of::<usize>());
-
 unsafe extern "C" {
-    fn tvm_ffi_rs_install_core(ops: *const CoreOps);
     fn tvm_ffi_rs_module_new(
         ops: *const KindOps,
         state: *mut c_void,
@@ -135,7 +96,7 @@ fn check(code: c_int) -> Result<()> {
 }
 
 /// A str cell for C++ `const String&` arguments.
-pub fn string_arg(text: &str) -> Any {
+fn string_arg(text: &str) -> Any {
     make_text(text.as_bytes(), TextKind::Str)
 }
 
@@ -275,18 +236,26 @@ impl Module {
     }
 }
 
-/// Makes a module object of a Rust kind.
-pub fn new_module(kind: Box<dyn ModuleKind>) -> Result<Module> {
-    let name = CString::new(kind.kind())
-        .map_err(|_| Error::value("a module kind name cannot contain NUL"))?;
-    let state = Box::into_raw(Box::new(KindState { name, kind })).cast::<c_void>();
-    let imports = seq::new_array(Vec::new()).into_raw_ptr();
-    let mut out = core::ptr::null_mut();
-    // SAFETY: the table matches the C declaration; the C++ layer takes over
-    // `state` (released through `drop`, also on failure) and `imports`.
-    check(unsafe { tvm_ffi_rs_module_new(&KIND_OPS, state, imports, &mut out) })?;
-    let obj = owned_object(out).ok_or_else(|| Error::runtime("module creation answered NULL"))?;
-    Module::from_object(obj)
+/// Making modules of a Rust kind.
+impl Module {
+    /// Makes a module of `kind` with no imports.
+    pub fn new(kind: impl ModuleKind) -> Result<Module> {
+        Self::of_kind(Box::new(kind))
+    }
+
+    fn of_kind(kind: Box<dyn ModuleKind>) -> Result<Module> {
+        let name = CString::new(kind.kind())
+            .map_err(|_| Error::value("a module kind name cannot contain NUL"))?;
+        let state = Box::into_raw(Box::new(KindState { name, kind })).cast::<c_void>();
+        let imports = seq::new_array(Vec::new()).into_raw_ptr();
+        let mut out = core::ptr::null_mut();
+        // SAFETY: the table matches the C declaration; the C++ layer takes over
+        // `state` (released through `drop`, also on failure) and `imports`.
+        check(unsafe { tvm_ffi_rs_module_new(&KIND_OPS, state, imports, &mut out) })?;
+        let obj =
+            owned_object(out).ok_or_else(|| Error::runtime("module creation answered NULL"))?;
+        Module::from_object(obj)
+    }
 }
 
 /// What a module of a Rust kind points to.
@@ -309,7 +278,7 @@ unsafe fn state<'a>(state: *mut c_void) -> &'a KindState {
 ///
 /// # Safety
 /// `cell` points to a live TVMFFIAny.
-unsafe fn text_arg(cell: *const TVMFFIAny) -> Result<String> {
+pub(super) unsafe fn text_arg(cell: *const TVMFFIAny) -> Result<String> {
     // SAFETY: per the contract.
     let view = unsafe { AnyView::from_raw(&*cell) };
     view.as_str_bytes()
@@ -321,19 +290,19 @@ unsafe fn text_arg(cell: *const TVMFFIAny) -> Result<String> {
 ///
 /// # Safety
 /// `handle` is NULL or a live module object for the call.
-unsafe fn module_arg(handle: *mut TVMFFIObject) -> Result<ManuallyDrop<Module>> {
+pub(super) unsafe fn module_arg(handle: *mut TVMFFIObject) -> Result<ManuallyDrop<Module>> {
     let handle = NonNull::new(handle).ok_or_else(|| Error::value("NULL module"))?;
     // SAFETY: per the contract.
     unsafe { Module::borrowed(handle) }
 }
 
 /// An optional function as an owned handle (NULL for none).
-fn function_handle(f: Option<Function>) -> *mut TVMFFIObject {
+pub(super) fn function_handle(f: Option<Function>) -> *mut TVMFFIObject {
     f.map_or(core::ptr::null_mut(), |f| f.into_object().into_raw_ptr())
 }
 
 /// Writes an optional text result.
-fn write_text(out: *mut TVMFFIAny, text: Option<Vec<u8>>) {
+pub(super) fn write_text(out: *mut TVMFFIAny, text: Option<Vec<u8>>) {
     let value = text.map_or(Any::NONE, |t| make_text(&t, TextKind::Str));
     // SAFETY: the C++ caller passes a writable slot.
     unsafe { out.write(value.into_raw()) };
@@ -472,169 +441,3 @@ static KIND_OPS: KindOps = KindOps {
     inspect_source: kind_inspect_source,
     drop: kind_drop,
 };
-
-unsafe extern "C" fn core_get_function(
-    m: *mut TVMFFIObject,
-    name: *const TVMFFIAny,
-    query_imports: i32,
-    out: *mut *mut TVMFFIObject,
-) -> c_int {
-    catch_to_code(|| {
-        // SAFETY: the C++ layer passes a live module, a String cell and a
-        // writable slot.
-        unsafe {
-            let name = AnyView::from_raw(&*name).to_owned_any()?;
-            let f = module_arg(m)?.get_function_named(&name, query_imports != 0)?;
-            out.write(function_handle(f));
-        }
-        Ok(())
-    })
-}
-
-unsafe extern "C" fn core_implements_function(
-    m: *mut TVMFFIObject,
-    name: *const TVMFFIAny,
-    query_imports: i32,
-    out: *mut i32,
-) -> c_int {
-    catch_to_code(|| {
-        // SAFETY: as in `core_get_function`.
-        unsafe {
-            let found = module_arg(m)?.implements_function(&text_arg(name)?, query_imports != 0)?;
-            out.write(found.into());
-        }
-        Ok(())
-    })
-}
-
-unsafe extern "C" fn core_function_info(
-    m: *mut TVMFFIObject,
-    name: *const TVMFFIAny,
-    doc: i32,
-    query_imports: i32,
-    out: *mut TVMFFIAny,
-) -> c_int {
-    catch_to_code(|| {
-        // SAFETY: as in `core_get_function`.
-        let info = unsafe {
-            module_arg(m)?.function_info(&text_arg(name)?, doc != 0, query_imports != 0)?
-        };
-        write_text(out, info);
-        Ok(())
-    })
-}
-
-unsafe extern "C" fn core_import_module(m: *mut TVMFFIObject, other: *mut TVMFFIObject) -> c_int {
-    // SAFETY: the C++ layer passes two live modules.
-    catch_to_code(|| unsafe { module_arg(m)?.import_base(&*module_arg(other)?) })
-}
-
-unsafe extern "C" fn core_clear_imports(m: *mut TVMFFIObject) -> c_int {
-    catch_to_code(|| {
-        // SAFETY: the C++ layer passes a live module.
-        unsafe { module_arg(m)? }.clear_imports_base();
-        Ok(())
-    })
-}
-
-unsafe extern "C" fn core_lookup_from_imports(
-    m: *mut TVMFFIObject,
-    name: *const c_char,
-    out: *mut *mut TVMFFIObject,
-) -> c_int {
-    catch_to_code(|| {
-        // SAFETY: the C++ layer passes a live module, a NUL-terminated name
-        // and a writable slot, and holds the lookup lock.
-        unsafe {
-            let name = CStr::from_ptr(name).to_string_lossy();
-            let f = module_arg(m)?.lookup_from_imports_locked(&name)?;
-            out.write(f.as_ptr());
-        }
-        Ok(())
-    })
-}
-
-unsafe extern "C" fn core_load_from_file(
-    path: *const TVMFFIAny,
-    out: *mut *mut TVMFFIObject,
-) -> c_int {
-    catch_to_code(|| {
-        // SAFETY: the C++ layer passes a String cell and a writable slot.
-        unsafe {
-            let m = super::globals::load_from_file(text_arg(path)?.as_bytes())?;
-            out.write(m.into_object().into_raw_ptr());
-        }
-        Ok(())
-    })
-}
-
-unsafe extern "C" fn core_visit_context_symbols(callback: *mut TVMFFIObject) -> c_int {
-    catch_to_code(|| {
-        let callback = NonNull::new(callback).ok_or_else(|| Error::value("NULL callback"))?;
-        // SAFETY: the C++ caller holds the callback alive.
-        let callback = Function::from_object(unsafe { ObjectRef::from_borrowed(callback) })
-            .ok_or_else(|| Error::type_error("the callback is not a Function"))?;
-        super::library::visit_context_symbols(|name, symbol| {
-            let (name, symbol) = (string_arg(name), Any::opaque_ptr(symbol));
-            callback.call(&[name.view(), symbol.view()]).map(drop)
-        })
-    })
-}
-
-unsafe extern "C" fn core_call_builtin(
-    name: *const c_char,
-    cxx_name: *const c_char,
-    args: *const TVMFFIAny,
-    num_args: i32,
-    out: *mut TVMFFIAny,
-) -> c_int {
-    catch_to_code(|| {
-        // SAFETY: the C++ layer passes NUL-terminated names, `num_args`
-        // live arguments and a writable slot.
-        unsafe {
-            let name = CStr::from_ptr(name);
-            let f = registry::builtin(name.to_bytes()).ok_or_else(|| {
-                Error::new(
-                    ErrorKind::NotImplementedError,
-                    format!(
-                        "{} is not implemented in tvm-ffi-rs yet (it is the built-in global `{}`)",
-                        CStr::from_ptr(cxx_name).to_string_lossy(),
-                        name.to_string_lossy()
-                    ),
-                )
-            })?;
-            let args = core::slice::from_raw_parts(args, usize::try_from(num_args).unwrap_or(0));
-            // SAFETY: the C++ caller's packed arguments are valid for the call.
-            out.write(f.call_raw(args)?.into_raw());
-        }
-        Ok(())
-    })
-}
-
-static CORE_OPS: CoreOps = CoreOps {
-    get_function: core_get_function,
-    implements_function: core_implements_function,
-    function_info: core_function_info,
-    import_module: core_import_module,
-    clear_imports: core_clear_imports,
-    lookup_from_imports: core_lookup_from_imports,
-    load_from_file: core_load_from_file,
-    visit_context_symbols: core_visit_context_symbols,
-    call_builtin: core_call_builtin,
-};
-
-extern "C" fn install_core() {
-    // SAFETY: the table is a static of the declared layout.
-    unsafe { tvm_ffi_rs_install_core(&CORE_OPS) }
-}
-
-/// Hands the core table to the C++ layer when the library is loaded (an
-/// ELF initialiser; on macOS a Mach-O one), before anything can call a C++
-/// entry point.
-#[used]
-#[cfg_attr(not(target_vendor = "apple"), unsafe(link_section = ".init_array"))]
-#[cfg_attr(
-    target_vendor = "apple",
-    unsafe(link_section = "__DATA,__mod_init_func")
-)]
-static INSTALL_CORE: extern "C" fn() = install_core;

@@ -9,7 +9,6 @@ use super::image;
 use super::library_bin::{self, LIB_KIND};
 use super::object::{Module, ModuleKind};
 use super::symbols::*;
-use super::{artifact_load, bootstrap, set_record};
 use crate::abi::*;
 use crate::core::model::error::{Error, ErrorKind, Result};
 use crate::core::model::string::{TextKind, make_text};
@@ -818,7 +817,7 @@ fn library_module(symbols: Arc<Symbols>) -> Result<Module> {
     for entry in &tree.modules {
         modules.push(if entry.kind == LIB_KIND {
             Some(new_lib_module()?)
-        } else if entry.kind == set_record::KIND.as_bytes() {
+        } else if entry.kind == library_bin::SET_RECORD_KIND.as_bytes() {
             records.push(entry.payload.unwrap_or(&[]));
             None
         } else {
@@ -841,9 +840,8 @@ fn library_module(symbols: Arc<Symbols>) -> Result<Module> {
     if !records.is_empty() {
         let native_done = bootstrap_outcome(&symbols)?;
         for record in records {
-            // The contents stay in the image (mapped for good): not copied.
-            let set = set_record::decode_in_image(record)?;
-            artifact_load::attach(&set, &root, native_done)?;
+            // The artifact layer attaches it: the crate root names who.
+            crate::BUILTIN_SET_RECORD_LOADER(record, &root, native_done)?;
         }
     }
     Ok(root)
@@ -853,13 +851,13 @@ fn library_module(symbols: Arc<Symbols>) -> Result<Module> {
 /// native code its constants at `dlopen` (see `bootstrap`); its failure is
 /// this load's error.
 fn bootstrap_outcome(symbols: &Symbols) -> Result<bool> {
-    let Some((addr, extent)) = symbols.locate(bootstrap::STATUS_SYMBOL, false, |_| 0) else {
+    let Some((addr, extent)) = symbols.locate(CONSTANTS_STATUS, false, |_| 0) else {
         return Ok(false);
     };
     if extent.is_none_or(|n| n < size_of::<i32>()) {
         return Err(Error::value(format!(
             "{} of {} is not a readable int",
-            bootstrap::STATUS_SYMBOL,
+            CONSTANTS_STATUS,
             symbols.describe()
         )));
     }

@@ -15,6 +15,9 @@
 
 /// The kind naming the shared library itself.
 pub const LIB_KIND: &[u8] = b"_lib";
+/// The kind of an entry whose payload is an artifact set record (not a
+/// module: it is attached to the root module once the tree is built).
+pub const SET_RECORD_KIND: &str = "ffi.ArtifactSet";
 
 /// A malformed blob: where and what.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -15,6 +15,7 @@ pub mod symbols;
 
 pub use object::{Module, ModuleKind};
 mod cxx;
+mod cxx_core;
 pub mod emit;
 pub mod extern_c;
 pub mod globals;

@@ -2,7 +2,8 @@
 //! bytes before the object handle, then the header, `imports_` and
 //! `import_lookup_cache_`), whether this library made it for a Rust
 //! [`ModuleKind`] or C++ code elsewhere made it for a subclass of its own;
-//! the virtual methods are reached through `cxx`. The non-virtual parts of
+//! the virtual methods (and making a module of a Rust kind) are reached
+//! through `cxx`. The non-virtual parts of
 //! `ModuleObj` (lookups through the imports, the base import methods, the
 //! lookup cache) are implemented here.
 
@@ -10,6 +11,7 @@ use crate::abi::*;
 use crate::core::model::any::Any;
 use crate::core::model::error::{Error, Result};
 use crate::core::model::object::{Cell, ObjectRef};
+use crate::core::model::string::{TextKind, make_text};
 use crate::core::{Function, value::map, value::seq};
 use core::ffi::c_void;
 use core::mem::ManuallyDrop;
@@ -103,11 +105,6 @@ static IMPORTS_LOCK: Mutex<()> = Mutex::new(());
 pub struct Module(ObjectRef);
 
 impl Module {
-    /// Makes a module of `kind` with no imports.
-    pub fn new(kind: impl ModuleKind) -> Result<Module> {
-        super::cxx::new_module(Box::new(kind))
-    }
-
     /// Views an object as a module. Objects of type index `ffi.Module` are
     /// C++ `ModuleObj`s by the ABI (the type is final and has no creator).
     pub fn from_object(obj: ObjectRef) -> Result<Module> {
@@ -306,7 +303,7 @@ impl Module {
     /// the cache, else the imports, else the global registry; the result is
     /// cached in `import_lookup_cache_`, which keeps it alive.
     pub(super) fn lookup_from_imports_locked(&self, name: &str) -> Result<NonNull<TVMFFIObject>> {
-        let key = super::cxx::string_arg(name);
+        let key = make_text(name.as_bytes(), TextKind::Str);
         // SAFETY: the cell of a live module; only the field's address is taken.
         let slot = unsafe { &raw mut (*self.cell()).import_lookup_cache };
         // SAFETY: the field holds NULL or a live Map the module owns; the

@@ -38,8 +38,6 @@ use crate::core::{value::json, value::map, value::seq};
 pub const MAGIC: &[u8; 8] = b"TVMFFIAS";
 /// The record version this library writes and reads.
 pub const VERSION: u32 = 1;
-/// The library_bin module kind whose payload is a record.
-pub const KIND: &str = "ffi.ArtifactSet";
 /// Alignment of every content, relative to the start of the record.
 pub const CONTENT_ALIGNMENT: usize = 64;
 

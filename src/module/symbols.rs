@@ -27,3 +27,6 @@ pub mod property {
     /// The module can be exported into a shared library.
     pub const COMPILATION_EXPORTABLE: i64 = 0b100;
 }
+/// The symbol holding the outcome of an exported library's constants
+/// bootstrap (1 done, -1 failed with an error raised, -2 no init function).
+pub const CONSTANTS_STATUS: &str = "__tvm_ffi__constants_status";
