@@ -7,8 +7,8 @@
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
-use tvm_ffi::module::artifact::{Artifact, ArtifactSet};
-use tvm_ffi::module::{mlf, set_record};
+use tvm_ffi::module::artifact::set::{Artifact, ArtifactSet};
+use tvm_ffi::module::{artifact::mlf, artifact::set_record};
 
 /// 999 small artifacts (1 KiB each) and one constants artifact of `mib` MiB.
 fn sample_set(mib: usize) -> ArtifactSet {

@@ -38,10 +38,10 @@ pub(crate) const BUILTIN_TYPES: &[fn(&mut core::model::type_table::Table)] =
 pub(crate) const BUILTIN_GLOBALS: &[fn(&mut core::call::registry::Globals<'_>)] = &[
     core::builtins::register,
     module::globals::register,
-    module::artifact::register_globals,
-    module::artifact_load::register_globals,
-    module::artifact_export::register_globals,
-    module::artifact_inspect::register_globals,
+    module::artifact::set::register_globals,
+    module::artifact::load::register_globals,
+    module::artifact::export::register_globals,
+    module::artifact::inspect::register_globals,
 ];
 
 /// Who attaches an artifact set record found in a loaded library to the
@@ -50,4 +50,4 @@ pub(crate) const BUILTIN_SET_RECORD_LOADER: fn(
     &'static [u8],
     &module::Module,
     bool,
-) -> core::Result<()> = module::artifact_load::attach_record;
+) -> core::Result<()> = module::artifact::load::attach_record;

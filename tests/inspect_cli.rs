@@ -79,7 +79,7 @@ fn object_with_cubin(name: &str, bytes: &[u8]) -> Vec<u8> {
 
 #[test]
 fn lists_and_extracts_artifacts_and_cubins() {
-    use tvm_ffi::module::artifact::{Artifact, ArtifactSet};
+    use tvm_ffi::module::artifact::set::{Artifact, ArtifactSet};
     let dir =
         std::env::temp_dir().join(format!("tvm-ffi-inspect-artifacts-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -107,7 +107,7 @@ fn lists_and_extracts_artifacts_and_cubins() {
         .unwrap();
     let set = ArtifactSet::new(vec![a, g], None).unwrap();
     let tar = dir.join("model.tar");
-    std::fs::write(&tar, tvm_ffi::module::mlf::export(&set).unwrap()).unwrap();
+    std::fs::write(&tar, tvm_ffi::module::artifact::mlf::export(&set).unwrap()).unwrap();
     let out = cli().arg(&tar).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}");
@@ -196,7 +196,7 @@ fn run_bounded(args: &[&std::ffi::OsStr]) -> std::process::Output {
 fn safe_on_anything() {
     use std::ffi::OsStr;
     use std::os::unix::ffi::OsStrExt;
-    use tvm_ffi::module::artifact::{Artifact, ArtifactSet};
+    use tvm_ffi::module::artifact::set::{Artifact, ArtifactSet};
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("inspect-hostile");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
@@ -242,7 +242,7 @@ fn safe_on_anything() {
         .build()
         .unwrap();
     let set = ArtifactSet::new(vec![a], None).unwrap();
-    std::fs::write(&odd, tvm_ffi::module::mlf::export(&set).unwrap()).unwrap();
+    std::fs::write(&odd, tvm_ffi::module::artifact::mlf::export(&set).unwrap()).unwrap();
     let out = run_bounded(&[odd.as_os_str()]);
     assert!(
         out.status.success(),

@@ -8,9 +8,9 @@
 
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
-use tvm_ffi::module::artifact::{Artifact, ArtifactSet};
-use tvm_ffi::module::artifact_export::export_library;
-use tvm_ffi::module::artifact_load::load_set;
+use tvm_ffi::module::artifact::export::export_library;
+use tvm_ffi::module::artifact::load::load_set;
+use tvm_ffi::module::artifact::set::{Artifact, ArtifactSet};
 use tvm_ffi::module::emit::build_shared_library;
 use tvm_ffi::module::library_bin::{LibraryBin, ModuleEntry, write};
 

@@ -5,7 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use tvm_ffi::module::{mlf, params, set_record};
+use tvm_ffi::module::{artifact::mlf, artifact::params, artifact::set_record};
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(entries) = params::decode(data) {

@@ -14,11 +14,11 @@
 //! module for the record entry, so the official runtime loads the library.
 #![forbid(unsafe_code)]
 
-use super::artifact::{ArtifactSet, CONSTANTS_LOADER};
-use super::library_bin;
-use super::native::NATIVE_LOADER;
-use super::{params, set_record};
 use crate::core::model::error::{Error, Result};
+use crate::module::artifact::native::NATIVE_LOADER;
+use crate::module::artifact::set::{ArtifactSet, CONSTANTS_LOADER};
+use crate::module::library_bin;
+use crate::module::{artifact::params, artifact::set_record};
 use std::collections::{BTreeSet, HashSet};
 use std::fmt::Write as _;
 
@@ -198,8 +198,8 @@ __attribute__((constructor)) static void tvm_ffi_rs_bootstrap(void) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::module::artifact::Artifact;
-    use crate::module::artifact_export::library_bin_of;
+    use crate::module::artifact::export::library_bin_of;
+    use crate::module::artifact::set::Artifact;
     use std::path::Path;
 
     /// The generated C compiles cleanly (`-Wall -Wextra -Werror`), with
@@ -248,7 +248,7 @@ mod tests {
             }
             let path = dir.join(format!("{name}.c"));
             std::fs::write(&path, c).unwrap();
-            let status = std::process::Command::new(super::super::emit::c_compiler())
+            let status = std::process::Command::new(crate::module::emit::c_compiler())
                 .args([
                     "-std=c11", "-Wall", "-Wextra", "-Werror", "-fPIC", "-c", "-I",
                 ])

@@ -13,8 +13,8 @@
 //! makes an artifact has the reference's type table exactly.
 //!
 //! ```
-//! use tvm_ffi::module::artifact::{Artifact, ArtifactSet};
-//! use tvm_ffi::module::{artifact_load, mlf};
+//! use tvm_ffi::module::artifact::set::{Artifact, ArtifactSet};
+//! use tvm_ffi::module::{artifact::load, artifact::mlf};
 //!
 //! // A compiler's output: a kernel for the host and a graph for a custom
 //! // loader, with names and metadata.
@@ -41,7 +41,6 @@
 //! # Ok::<(), tvm_ffi::core::Error>(())
 //! ```
 
-use super::params;
 use crate::abi::*;
 use crate::core::call::registry::Globals;
 use crate::core::call::signature::{ArrayT, MapT, Obj, ObjType, Owned, Schema, Str};
@@ -54,6 +53,7 @@ use crate::core::reflect::field::Storage;
 use crate::core::reflect::reflected::AnyField;
 use crate::core::reflect::type_def::TypeDef;
 use crate::core::{value::map, value::seq, value::tensor};
+use crate::module::artifact::params;
 use crate::typed_fn;
 use core::mem::offset_of;
 use std::sync::OnceLock;

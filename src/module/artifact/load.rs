@@ -20,12 +20,6 @@
 //!    of native code), before the load returns, so before any of its
 //!    functions can run.
 
-use super::artifact::{Artifact, ArtifactSet, ArtifactSetT, CONSTANTS_LOADER};
-use super::emit::with_scratch_dir;
-use super::library::{load_own, main_program};
-use super::native::{NATIVE_LOADER, build_native_library};
-use super::object::Module;
-use super::{params, set_record};
 use crate::abi::kTVMFFIMap;
 use crate::core::call::registry::Globals;
 use crate::core::call::signature::{BytesArg, ModuleT, Obj, Owned};
@@ -33,6 +27,12 @@ use crate::core::model::any::Any;
 use crate::core::model::error::{Error, Result};
 use crate::core::model::string::{TextKind, make_text};
 use crate::core::{call::registry, value::map, value::seq, value::tensor};
+use crate::module::artifact::native::{NATIVE_LOADER, build_native_library};
+use crate::module::artifact::set::{Artifact, ArtifactSet, ArtifactSetT, CONSTANTS_LOADER};
+use crate::module::emit::with_scratch_dir;
+use crate::module::library::{load_own, main_program};
+use crate::module::object::Module;
+use crate::module::{artifact::params, artifact::set_record};
 use crate::typed_fn;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -103,7 +103,7 @@ fn codegen_ids(artifacts: &[Artifact]) -> BTreeSet<String> {
 fn load_native(native: &[Artifact]) -> Result<Module> {
     with_scratch_dir(|dir| {
         let output = dir.join("native.so");
-        let own = super::image::own_shared_object();
+        let own = crate::module::image::own_shared_object();
         let link: Vec<&std::path::Path> = own.iter().map(|p| p.as_path()).collect();
         build_native_library(dir, native, &link, &output)?;
         load_own(&output)

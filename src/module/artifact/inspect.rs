@@ -6,8 +6,6 @@
 //! anything else the size and SHA-256.
 #![forbid(unsafe_code)]
 
-use super::artifact::{Artifact, ArtifactT};
-use super::params;
 use crate::core::call::registry::{self, Globals};
 use crate::core::call::signature::{Obj, StrRet};
 use crate::core::model::any::Any;
@@ -15,6 +13,8 @@ use crate::core::model::error::{Error, Result};
 use crate::core::model::string::{TextKind, str_bytes_of};
 use crate::core::value::dtype;
 use crate::core::value::json;
+use crate::module::artifact::params;
+use crate::module::artifact::set::{Artifact, ArtifactT};
 use crate::typed_fn;
 use object::{Object, ObjectSymbol};
 use std::fmt::Write as _;
@@ -144,7 +144,7 @@ mod tests {
             text.ends_with("{\n  \"a\": [\n    1,\n    2\n  ]\n}\n"),
             "{text}"
         );
-        let obj = super::super::emit::to_object_file(&[1, 2, 3]).unwrap();
+        let obj = crate::module::emit::to_object_file(&[1, 2, 3]).unwrap();
         let o = Artifact::builder("c", "native", "lib.o")
             .content(&obj)
             .format("o")

@@ -4,9 +4,9 @@
 //! next to them), so generated code needs no installed headers.
 #![forbid(unsafe_code)]
 
-use super::artifact::Artifact;
-use super::emit::run_c_compiler;
 use crate::core::model::error::{Error, Result};
+use crate::module::artifact::set::Artifact;
+use crate::module::emit::run_c_compiler;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
@@ -17,15 +17,15 @@ pub const NATIVE_LOADER: &str = "native";
 const HEADERS: [(&str, &str); 3] = [
     (
         "tvm/ffi/c_api.h",
-        include_str!("../../include/tvm/ffi/c_api.h"),
+        include_str!("../../../include/tvm/ffi/c_api.h"),
     ),
     (
         "tvm/ffi/extra/c_env_api.h",
-        include_str!("../../include/tvm/ffi/extra/c_env_api.h"),
+        include_str!("../../../include/tvm/ffi/extra/c_env_api.h"),
     ),
     (
         "dlpack/dlpack.h",
-        include_str!("../../include/dlpack/dlpack.h"),
+        include_str!("../../../include/dlpack/dlpack.h"),
     ),
 ];
 

@@ -23,12 +23,12 @@
 //! handshake.
 #![forbid(unsafe_code)]
 
-use super::artifact::{Artifact, ArtifactSet, CONSTANTS_LOADER};
 use crate::abi::{kTVMFFIArray, kTVMFFIMap};
 use crate::core::model::any::Any;
 use crate::core::model::error::{Error, Result};
 use crate::core::model::string::{TextKind, make_text, str_bytes_of};
 use crate::core::{value::json, value::map, value::seq};
+use crate::module::artifact::set::{Artifact, ArtifactSet, CONSTANTS_LOADER};
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Component, Path};
@@ -54,7 +54,7 @@ fn paths(set: &ArtifactSet) -> Result<Vec<String>> {
         let key = a
             .meta_str("target_key")
             .unwrap_or_else(|| a.codegen_id().to_owned());
-        super::artifact::check_file_name("metadata[\"target_key\"]", key.as_bytes())?;
+        crate::module::artifact::set::check_file_name("metadata[\"target_key\"]", key.as_bytes())?;
         let path = match (a.loader(), a.format().as_deref()) {
             (CONSTANTS_LOADER, _) if constants == 1 => {
                 format!("parameters/{}.params", set.model_name())

@@ -26,13 +26,13 @@
 //! digests (see [`decode_in_image`]).
 #![forbid(unsafe_code)]
 
-use super::artifact::{Artifact, ArtifactSet};
 use crate::abi::{kTVMFFIArray, kTVMFFIInt, kTVMFFIMap};
 use crate::core::model::any::Any;
 use crate::core::model::error::{Error, Result};
 use crate::core::model::object::ObjectRef;
 use crate::core::model::string::{TextKind, make_text, static_bytes, str_bytes_of};
 use crate::core::{value::json, value::map, value::seq};
+use crate::module::artifact::set::{Artifact, ArtifactSet};
 
 /// The magic bytes that start a record.
 pub const MAGIC: &[u8; 8] = b"TVMFFIAS";

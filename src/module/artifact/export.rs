@@ -6,17 +6,17 @@
 //! set (`mlf`) is written and read here as well.
 #![forbid(unsafe_code)]
 
-use super::artifact::{Artifact, ArtifactSet, ArtifactSetT};
-use super::bootstrap;
-use super::emit::{check_operand, to_object_file, with_scratch_dir};
-use super::image::map_file;
-use super::inspect::embedded_library_bin;
-use super::library_bin::{self, LIB_KIND, LibraryBin, ModuleEntry};
-use super::native::{NATIVE_LOADER, build_native_library};
-use super::{mlf, set_record};
 use crate::core::call::registry::Globals;
 use crate::core::call::signature::{Obj, Owned, Str};
 use crate::core::model::error::{Error, Result};
+use crate::module::artifact::bootstrap;
+use crate::module::artifact::native::{NATIVE_LOADER, build_native_library};
+use crate::module::artifact::set::{Artifact, ArtifactSet, ArtifactSetT};
+use crate::module::emit::{check_operand, to_object_file, with_scratch_dir};
+use crate::module::image::map_file;
+use crate::module::inspect::embedded_library_bin;
+use crate::module::library_bin::{self, LIB_KIND, LibraryBin, ModuleEntry};
+use crate::module::{artifact::mlf, artifact::set_record};
 use crate::typed_fn;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
