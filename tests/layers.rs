@@ -483,6 +483,66 @@ impl Graph {
     }
 }
 
+impl Graph {
+    /// The children of each folder, lowest first (a topological order of
+    /// the imports between them, ties by name), or `None` when they form a
+    /// circle.
+    fn folder_orders(&self) -> Vec<(ModPath, Option<Vec<String>>)> {
+        let folders: BTreeSet<ModPath> = self
+            .files
+            .iter()
+            .filter(|f| f.is_folder)
+            .map(|f| f.module.clone())
+            .collect();
+        folders
+            .into_iter()
+            .map(|folder| {
+                let depth = folder.len();
+                let child = |m: &ModPath| {
+                    (m.len() > depth && m[..depth] == folder[..]).then(|| m[depth].clone())
+                };
+                let children: BTreeSet<String> =
+                    self.files.iter().filter_map(|f| child(&f.module)).collect();
+                let mut below: BTreeMap<String, BTreeSet<String>> = children
+                    .iter()
+                    .map(|c| (c.clone(), BTreeSet::new()))
+                    .collect();
+                for (&a, tos) in &self.edges {
+                    for &b in tos {
+                        if let (Some(ca), Some(cb)) =
+                            (child(&self.files[a].module), child(&self.files[b].module))
+                            && ca != cb
+                        {
+                            below.get_mut(&ca).unwrap().insert(cb);
+                        }
+                    }
+                }
+                let mut order = Vec::new();
+                while !below.is_empty() {
+                    let ready: Vec<String> = below
+                        .iter()
+                        .filter(|(_, b)| b.is_empty())
+                        .map(|(c, _)| c.clone())
+                        .collect();
+                    if ready.is_empty() {
+                        return (folder, None);
+                    }
+                    for c in &ready {
+                        below.remove(c);
+                    }
+                    for b in below.values_mut() {
+                        for c in &ready {
+                            b.remove(c);
+                        }
+                    }
+                    order.push(ready.join(" "));
+                }
+                (folder, Some(order))
+            })
+            .collect()
+    }
+}
+
 fn source_dir() -> PathBuf {
     std::env::var_os("TVM_FFI_LAYERS_SRC")
         .map(PathBuf::from)
@@ -509,6 +569,17 @@ fn no_import_circle_and_every_import_runs_downward() {
                 .map(|&b| g.name(b))
                 .collect();
             println!("  {} -> {}", g.name(a), inside.join(" "));
+        }
+    }
+    for (folder, order) in g.folder_orders() {
+        let name = if folder.is_empty() {
+            "src".to_owned()
+        } else {
+            folder.join("::")
+        };
+        match order {
+            Some(levels) => println!("{name}, lowest first: {}", levels.join(" < ")),
+            None => println!("{name}: its children form a circle"),
         }
     }
     let upward = g.upward();

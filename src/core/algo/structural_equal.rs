@@ -23,7 +23,9 @@
 
 use crate::abi::*;
 use crate::core::algo::deep_copy::get_field;
-use crate::core::algo::traversal::{Local, PathGuard};
+use crate::core::algo::traversal::{
+    Local, PathGuard, entering, hook_region, kind_of, outside_simple, region_of_flags, with_region,
+};
 use crate::core::call::function::Function;
 use crate::core::call::registry::Globals;
 use crate::core::call::signature::{Ret, Schema};
@@ -32,7 +34,7 @@ use crate::core::model::any::{Any, AnyView, is_object_index};
 use crate::core::model::error::{Error, Result};
 use crate::core::model::object::ObjectRef;
 use crate::core::model::string::{TextKind, str_bytes_of};
-use crate::core::model::type_table::{self, Facts, Hook, type_key_of};
+use crate::core::model::type_table::{self, Facts, Hook};
 use crate::core::reflect::reflected::{extend_path, new_step, root_path};
 use crate::core::value::scalar::{big_int_words, shape_dims};
 use crate::core::{value::map, value::seq, value::tensor};
@@ -80,61 +82,6 @@ fn record(s: &Shared, lhs: (i32, Any), rhs: (i32, Any)) {
     if st.trace {
         st.lhs_steps.push(new_step(lhs.0, lhs.1));
         st.rhs_steps.push(new_step(rhs.0, rhs.1));
-    }
-}
-
-/// Runs `f` with the definition region that `region` selects in `state`
-/// changed by `next` (given the current one), restoring it afterwards. The
-/// lock is not held while `f` runs. Shared by equality and hashing.
-pub(crate) fn with_region<S, T>(
-    state: &Local<S>,
-    region: fn(&mut S) -> &mut i32,
-    next: impl FnOnce(i32) -> i32,
-    f: impl FnOnce() -> T,
-) -> T {
-    let lock = || state.get();
-    let saved = {
-        let mut st = lock();
-        let slot = region(&mut st);
-        let saved = *slot;
-        *slot = next(saved);
-        saved
-    };
-    let out = f();
-    *region(&mut lock()) = saved;
-    out
-}
-
-/// Entering a definition region of `kind`: a pattern region stays one.
-pub(crate) fn entering(kind: i32) -> impl FnOnce(i32) -> i32 {
-    move |current| {
-        if current == kTVMFFIDefRegionKindPattern {
-            current
-        } else {
-            kind
-        }
-    }
-}
-
-/// The region a hook's callback asks for: `kind`, or the current one when
-/// it asks for none (then entered as [`entering`] does).
-pub(crate) fn hook_region(kind: i32) -> impl FnOnce(i32) -> i32 {
-    move |current| {
-        let kind = if kind == kTVMFFIDefRegionKindNone {
-            current
-        } else {
-            kind
-        };
-        entering(kind)(current)
-    }
-}
-
-/// A free variable's own fields are walked outside a simple region.
-pub(crate) fn outside_simple(current: i32) -> i32 {
-    if current == kTVMFFIDefRegionKindSimple {
-        kTVMFFIDefRegionKindNone
-    } else {
-        current
     }
 }
 
@@ -298,34 +245,6 @@ fn equal_tensor(s: &Shared, lo: &ObjectRef, ro: &ObjectRef) -> Result<bool> {
             .map_err(|e| e.rewrap(|m| format!("can only compare contiguous CPU tensors: {m}")))
     }
     Ok(bytes(lo)? == bytes(ro)?)
-}
-
-/// The structural equality/hash kind of `ti`: a TypeError for a type
-/// without metadata or with an unsupported kind (the reference's messages).
-/// (`kind` as [`Facts`] has it).
-pub(crate) fn kind_of(ti: i32, kind: Option<i32>) -> Result<i32> {
-    match kind {
-        None => Err(Error::type_error(format!(
-            "Type metadata is not set for type `{}`, so StructuralHash is not supported for this type",
-            type_key_of(ti)
-        ))),
-        Some(kTVMFFISEqHashKindUnsupported) => Err(Error::type_error(format!(
-            "_type_s_eq_hash_kind is not set for type `{}`, so StructuralHash is not supported for this type",
-            type_key_of(ti)
-        ))),
-        Some(k) => Ok(k),
-    }
-}
-
-/// The definition region a field's `SEqHashDef*` flag opens, if any.
-pub(crate) fn region_of_flags(flags: i64) -> Option<i32> {
-    if flags & i64::from(kTVMFFIFieldFlagBitMaskSEqHashDefSimple) != 0 {
-        Some(kTVMFFIDefRegionKindSimple)
-    } else if flags & i64::from(kTVMFFIFieldFlagBitMaskSEqHashDefPattern) != 0 {
-        Some(kTVMFFIDefRegionKindPattern)
-    } else {
-        None
-    }
 }
 
 fn equal_object(s: &Shared, lo: &ObjectRef, ro: &ObjectRef) -> Result<bool> {

@@ -14,10 +14,10 @@
 
 use crate::abi::*;
 use crate::core::algo::deep_copy::get_field;
-use crate::core::algo::structural_equal::{
+use crate::core::algo::traversal::{Local, PathGuard};
+use crate::core::algo::traversal::{
     entering, hook_region, kind_of, outside_simple, region_of_flags, with_region,
 };
-use crate::core::algo::traversal::{Local, PathGuard};
 use crate::core::call::function::Function;
 use crate::core::call::registry::Globals;
 use crate::core::model::address_map::AddrMap;

@@ -19,10 +19,10 @@
 
 use crate::abi::*;
 use crate::core::algo::deep_copy::get_field;
-use crate::core::algo::structural_equal::{entering, outside_simple, region_of_flags};
 use crate::core::algo::structural_visit::{
     Callbacks, Traversal, TraversalHead, TraversalVTable, container, level, payload_of,
 };
+use crate::core::algo::traversal::{entering, outside_simple, region_of_flags};
 use crate::core::algo::visit_error_context::attach;
 use crate::core::call::function::Function;
 use crate::core::call::registry::Globals;

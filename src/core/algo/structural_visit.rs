@@ -17,7 +17,7 @@
 
 use crate::abi::*;
 use crate::core::algo::deep_copy::get_field;
-use crate::core::algo::structural_equal::{entering, outside_simple, region_of_flags};
+use crate::core::algo::traversal::{entering, outside_simple, region_of_flags};
 use crate::core::algo::visit_error_context::attach;
 use crate::core::call::function::Function;
 use crate::core::call::registry::Globals;

@@ -1,11 +1,14 @@
-//! What the recursive structural traversals share: state bound to the
-//! thread running the traversal (hook callbacks must be `Send + Sync`
-//! closures, but only ever run on that thread) and the guard against cycles
-//! and depth.
+//! What the recursive structural traversals (equality, hashing, visitors,
+//! mutators) share: state bound to the thread running the traversal (hook
+//! callbacks must be `Send + Sync` closures, but only ever run on that
+//! thread), the guard against cycles and depth, and the rules of
+//! definition regions and structural kinds.
 
+use crate::abi::*;
 use crate::core::model::address_map::AddrSet;
 use crate::core::model::error::{Error, Result};
 use crate::core::model::stack::{MAX_DEPTH, too_deep};
+use crate::core::model::type_table::type_key_of;
 use core::cell::{RefCell, RefMut};
 use core::hash::Hash;
 use std::sync::Arc;
@@ -99,5 +102,88 @@ impl<K: Hash + Eq + Copy> PathGuard<K> {
         if tracked {
             self.on_path.remove(&key);
         }
+    }
+}
+
+/// Runs `f` with the definition region that `region` selects in `state`
+/// changed by `next` (given the current one), restoring it afterwards. The
+/// lock is not held while `f` runs.
+pub(crate) fn with_region<S, T>(
+    state: &Local<S>,
+    region: fn(&mut S) -> &mut i32,
+    next: impl FnOnce(i32) -> i32,
+    f: impl FnOnce() -> T,
+) -> T {
+    let lock = || state.get();
+    let saved = {
+        let mut st = lock();
+        let slot = region(&mut st);
+        let saved = *slot;
+        *slot = next(saved);
+        saved
+    };
+    let out = f();
+    *region(&mut lock()) = saved;
+    out
+}
+
+/// Entering a definition region of `kind`: a pattern region stays one.
+pub(crate) fn entering(kind: i32) -> impl FnOnce(i32) -> i32 {
+    move |current| {
+        if current == kTVMFFIDefRegionKindPattern {
+            current
+        } else {
+            kind
+        }
+    }
+}
+
+/// The region a hook's callback asks for: `kind`, or the current one when
+/// it asks for none (then entered as [`entering`] does).
+pub(crate) fn hook_region(kind: i32) -> impl FnOnce(i32) -> i32 {
+    move |current| {
+        let kind = if kind == kTVMFFIDefRegionKindNone {
+            current
+        } else {
+            kind
+        };
+        entering(kind)(current)
+    }
+}
+
+/// A free variable's own fields are walked outside a simple region.
+pub(crate) fn outside_simple(current: i32) -> i32 {
+    if current == kTVMFFIDefRegionKindSimple {
+        kTVMFFIDefRegionKindNone
+    } else {
+        current
+    }
+}
+
+/// The structural equality/hash kind of `ti`: a TypeError for a type
+/// without metadata or with an unsupported kind (the reference's messages).
+/// (`kind` as `type_table::Facts` has it).
+pub(crate) fn kind_of(ti: i32, kind: Option<i32>) -> Result<i32> {
+    match kind {
+        None => Err(Error::type_error(format!(
+            "Type metadata is not set for type `{}`, so StructuralHash is not supported for this type",
+            type_key_of(ti)
+        ))),
+        Some(kTVMFFISEqHashKindUnsupported) => Err(Error::type_error(format!(
+            "_type_s_eq_hash_kind is not set for type `{}`, so StructuralHash is not supported for this type",
+            type_key_of(ti)
+        ))),
+        Some(k) => Ok(k),
+    }
+}
+
+/// The definition region a field's `SEqHashDef*` flag opens, if any.
+pub(crate) fn region_of_flags(flags: i64) -> Option<i32> {
+    if flags & i64::from(kTVMFFIFieldFlagBitMaskSEqHashDefSimple) != 0 {
+        Some(kTVMFFIDefRegionKindSimple)
+    } else if flags & i64::from(kTVMFFIFieldFlagBitMaskSEqHashDefPattern) != 0 {
+        Some(kTVMFFIDefRegionKindPattern)
+    } else {
+        None
     }
 }
