@@ -1,14 +1,24 @@
 //! tvm-ffi-rs: a Rust implementation of the TVM-FFI stable C ABI.
 //!
 //! The crate builds `libtvm_ffi.so` / `libtvm_ffi.a`, drop-in compatible with
-//! the official `apache-tvm-ffi` library. It is split into three trees:
+//! the official `apache-tvm-ffi` library. It is split into four trees, each
+//! using only the ones above it in this list (checked by `tests/layers.rs`):
 //!
 //! * [`abi`]: `#[repr(C)]` mirrors of every C type and `kTVMFFI*` constant
 //!   (data only; the header in `include/` is generated from it).
 //! * [`core`]: the safe runtime: objects, `Any`, strings, errors, functions,
-//!   the type table and the global registry.
+//!   the type table and the global registry, values, reflection and the
+//!   algorithms over it.
+//! * [`module`]: modules, loading libraries, artifacts and their exports.
 //! * `capi`: the `extern "C"` entry points, a thin layer that checks
-//!   arguments, calls `core` and converts results. No panic crosses it.
+//!   arguments, calls `core` and `module` and converts results. No panic
+//!   crosses it.
+//!
+//! Layers, lowest first: abi, core, module, capi.
+//!
+//! This file composes what the layers register (`BUILTIN_*` below): the
+//! only items a lower file may read from the crate root, so no layer names
+//! one above it.
 //!
 //! Thread safety: every entry point may be called from any thread. A `const
 //! T*` parameter is only read during the call; a non-const one may be written.

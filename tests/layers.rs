@@ -5,11 +5,12 @@
 //!
 //! The rules it enforces:
 //! - A folder's `mod.rs` declares its layers in its module doc, lowest first,
-//!   on one line `//! Layers, lowest first: a, b, c.` (children of the
-//!   folder, by module name). A file in `c` may name `a` and `b`; a file in
-//!   `a` names neither. Children a folder does not list have no rank among
-//!   themselves: only the circle rule holds for them, unless the list has a
-//!   `*`, which stands for every child it does not name.
+//!   on one line `//! Layers, lowest first: a, b c, d.` (children of the
+//!   folder, by module name; `b c` are one layer). A file in `d` may name
+//!   `a`, `b` and `c`; a file in `a` names none of them; `b` and `c` may
+//!   name each other (the circle rule still holds). Children a folder does
+//!   not list have no rank: only the circle rule holds for them, unless the
+//!   list has a `*`, which stands for every child it does not name.
 //! - No circle anywhere: the files form a directed acyclic graph. A `mod.rs`
 //!   is a facade: it may re-export its children, and no descendant names it.
 //! - The crate root composes: its own imports are not edges (it names every
@@ -410,8 +411,9 @@ impl Graph {
         s.out
     }
 
-    /// The declared layer order of the folder `module` (its `mod.rs` doc).
-    fn layers(&self, folder: &[String]) -> Vec<String> {
+    /// The declared layers of the folder `module` (its `mod.rs` doc),
+    /// lowest first, each a list of children.
+    fn layers(&self, folder: &[String]) -> Vec<Vec<String>> {
         let Some(f) = self
             .files
             .iter()
@@ -425,7 +427,12 @@ impl Graph {
             .map(|l| {
                 l.trim_end_matches('.')
                     .split(',')
-                    .map(|s| s.trim().trim_matches('`').to_owned())
+                    .map(|level| {
+                        level
+                            .split_whitespace()
+                            .map(|s| s.trim_matches('`').to_owned())
+                            .collect()
+                    })
                     .collect()
             })
             .unwrap_or_default()
@@ -457,7 +464,11 @@ impl Graph {
                 }
                 let order = self.layers(&fa.module[..common]);
                 let rank = |m: &ModPath| {
-                    let at = |name: &str| order.iter().position(|l| l == name);
+                    let at = |name: &str| {
+                        order
+                            .iter()
+                            .position(|level| level.iter().any(|l| l == name))
+                    };
                     at(&m[common]).or_else(|| at("*"))
                 };
                 if let (Some(ra), Some(rb)) = (rank(&fa.module), rank(&fb.module))
@@ -550,7 +561,6 @@ fn source_dir() -> PathBuf {
 }
 
 #[test]
-#[ignore = "issue 26: the layering is being restored"]
 fn no_import_circle_and_every_import_runs_downward() {
     let g = graph(&source_dir());
     let edges: usize = g.edges.values().map(BTreeSet::len).sum();
@@ -578,7 +588,7 @@ fn no_import_circle_and_every_import_runs_downward() {
             folder.join("::")
         };
         match order {
-            Some(levels) => println!("{name}, lowest first: {}", levels.join(" < ")),
+            Some(levels) => println!("{name}, lowest first: {}", levels.join(", ")),
             None => println!("{name}: its children form a circle"),
         }
     }
@@ -604,4 +614,70 @@ fn no_import_circle_and_every_import_runs_downward() {
         circles.is_empty() && upward.is_empty() && bad_root.is_empty(),
         "the layering is broken; see above"
     );
+}
+
+/// The check itself, on a small tree with one of each fault: a circle, an
+/// upward import between declared layers, a file naming its folder's
+/// facade, and a read of a root item that is not a composition list.
+#[test]
+fn the_check_sees_each_kind_of_fault() {
+    let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("layers-faults");
+    let _ = fs::remove_dir_all(&root);
+    let files = [
+        (
+            "lib.rs",
+            "//! Layers, lowest first: low, high.\nmod low;\nmod high;\npub(crate) const BUILTIN_X: u8 = 0;\npub(crate) const OTHER: u8 = 0;\n",
+        ),
+        (
+            "low/mod.rs",
+            "//! Layers, lowest first: a, b c.\npub mod a;\npub mod b;\npub mod c;\npub use a::A;\n",
+        ),
+        (
+            "low/a.rs",
+            "use super::b::B; // upward: a is below b\npub struct A;\nfn f() -> u8 { crate::BUILTIN_X }\n",
+        ),
+        (
+            "low/b.rs",
+            "use super::c::{self, C}; // b and c: one layer, but a circle\npub struct B;\n",
+        ),
+        (
+            "low/c.rs",
+            "use crate::low::A; // the folder's own facade\nuse super::b::B;\npub struct C;\nfn g() -> u8 { crate::OTHER }\n",
+        ),
+        (
+            "high/mod.rs",
+            "use crate::low::{a::A, b::B}; // downward: fine\n#[cfg(test)]\nmod tests { use crate::high::*; }\n",
+        ),
+    ];
+    for (path, text) in files {
+        let path = root.join(path);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, text).unwrap();
+    }
+    let g = graph(&root);
+    let name = |n: usize| g.name(n);
+    let circles: Vec<Vec<String>> = g
+        .circles()
+        .iter()
+        .map(|c| c.iter().map(|&n| name(n)).collect())
+        .collect();
+    assert_eq!(circles, [vec!["low/", "low::a", "low::b", "low::c"]]);
+    let upward: Vec<String> = g
+        .upward()
+        .iter()
+        .map(|(a, b, why)| format!("{} -> {}: {why}", name(*a), name(*b)))
+        .collect();
+    assert_eq!(
+        upward,
+        [
+            "low::a -> low::b: `a` is below `b` in low",
+            "low::c -> low/: names its own folder's facade `low/`",
+        ]
+    );
+    let composed: Vec<String> = g
+        .composed
+        .iter()
+        .map(|(a, item)| format!("{} {item}", name(*a)))
+        .collect();
+    assert_eq!(composed, ["low::a BUILTIN_X", "low::c OTHER"]);
 }

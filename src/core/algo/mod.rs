@@ -1,6 +1,9 @@
-//! Algorithms over reflected objects: deep copy, printing and comparison,
-//! structural equality and hashing, visitors and mutators, serialization.
-//! It uses every layer below.
+//! Algorithms over reflected objects: deep copy, recursive comparison,
+//! hashing and printing, structural equality and hashing (and
+//! `StructuralKey`), visitors and mutators, JSON graph serialization. It
+//! uses every layer of the core below it.
+//!
+//! Layers, lowest first: deep_copy traversal, recursive structural_equal structural_hash visit_error_context, serialization structural_key structural_visit, structural_mutate.
 
 pub mod deep_copy;
 pub mod recursive;

@@ -1,5 +1,8 @@
-//! Calling: function objects, typed signatures over them, and the global
+//! Calling: function objects (packed calls, closures, C callbacks), typed
+//! signatures and conversions over them (`typed_fn!`), and the global
 //! registry. It uses the object model.
+//!
+//! Layers, lowest first: function, signature, registry.
 
 pub mod function;
 pub mod registry;

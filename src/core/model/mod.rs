@@ -1,6 +1,9 @@
-//! The object model: reference-counted objects, `Any`, strings and bytes,
-//! errors and the boundary that raises them, the type table, stack depth and
-//! backtraces. It uses only `abi`.
+//! The object model, the lowest layer of the core: reference-counted
+//! objects and their allocation, `Any` values, strings and bytes, errors and
+//! the boundary that raises them, the type table and type ancestry, stack
+//! depth limits, backtraces. It uses only `abi`.
+//!
+//! Layers, lowest first: address_map bytes lineage object, error unwind, allocator any backtrace init_once stack, boundary string type_table.
 
 pub(crate) mod address_map;
 pub mod allocator;

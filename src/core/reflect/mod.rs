@@ -1,6 +1,8 @@
-//! Reflection: field accessors, type definitions with their methods and
-//! attributes, the built-in reflected types, dataclasses. It uses the layers
-//! below: the object model, calling and values.
+//! Reflection: field accessors, type definitions (fields, methods,
+//! attributes), the built-in reflected types and their layouts, and
+//! dataclasses. It uses the object model, calling and values.
+//!
+//! Layers, lowest first: field, dataclass type_def, reflected.
 
 pub mod dataclass;
 pub mod field;

@@ -24,7 +24,7 @@ use std::path::Path;
 
 /// The `__tvm_ffi__library_bin` of an exported set: the library itself
 /// (`_lib`, the root) and the set record, which the root does not import
-/// (loading attaches it instead, see `artifact_load::attach`).
+/// (loading attaches it instead, see `load::attach`).
 pub fn library_bin_of(set: &ArtifactSet) -> Result<Vec<u8>> {
     let record = set_record::encode(set)?;
     let tree = LibraryBin {

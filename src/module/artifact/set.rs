@@ -14,7 +14,7 @@
 //!
 //! ```
 //! use tvm_ffi::module::artifact::set::{Artifact, ArtifactSet};
-//! use tvm_ffi::module::{artifact::load, artifact::mlf};
+//! use tvm_ffi::module::artifact::{load, mlf};
 //!
 //! // A compiler's output: a kernel for the host and a graph for a custom
 //! // loader, with names and metadata.
@@ -36,7 +36,7 @@
 //! assert_eq!(back.artifacts()[1].content(), br#"{"nodes": []}"#);
 //!
 //! // Loading needs a loader for `npu_graph`: its absence is a clear error.
-//! let err = artifact_load::load_set(&set).unwrap_err();
+//! let err = load::load_set(&set).unwrap_err();
 //! assert!(err.to_string().contains("ffi.Artifact.loader.npu_graph"));
 //! # Ok::<(), tvm_ffi::core::Error>(())
 //! ```
