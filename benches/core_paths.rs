@@ -137,7 +137,7 @@ fn tensors_and_containers(c: &mut Criterion) {
             }
         })
     });
-    let get = |name: &str| tvm_ffi::core::call::registry::get_global(name.as_bytes()).unwrap();
+    let get = |name: &str| tvm_ffi::core::registry::get_global(name.as_bytes()).unwrap();
     let items: Vec<Any> = (0..16i64).map(Any::from).collect();
     let views: Vec<_> = items.iter().map(Any::view).collect();
     let array = get("ffi.Array").call(&views).unwrap();
@@ -148,9 +148,9 @@ fn tensors_and_containers(c: &mut Criterion) {
     });
     let keys: Vec<Any> = (0..64)
         .map(|i| {
-            tvm_ffi::core::model::string::make_text(
+            tvm_ffi::core::make_text(
                 format!("map-key-{i:04}").as_bytes(),
-                tvm_ffi::core::model::string::TextKind::Str,
+                tvm_ffi::core::TextKind::Str,
             )
         })
         .collect();
@@ -190,7 +190,7 @@ fn env_dtype_and_shape(c: &mut Criterion) {
             dtype
         })
     });
-    let shape = tvm_ffi::core::call::registry::get_global(b"ffi.Shape").unwrap();
+    let shape = tvm_ffi::core::registry::get_global(b"ffi.Shape").unwrap();
     let dims = [Any::from(1i64), Any::from(2i64), Any::from(3i64)];
     let dims: Vec<_> = dims.iter().map(|d| d.view()).collect();
     c.bench_function("shape_global", |b| {

@@ -3,17 +3,17 @@
 
 use ::core::ptr::null_mut;
 use tvm_ffi::abi::*;
-use tvm_ffi::core::model::error::take_raised;
+use tvm_ffi::core::take_raised;
 use tvm_ffi::core::{Any, Error, Function};
 use tvm_ffi::*;
 
 /// Kind and message of the raised error (which is taken).
 fn raised() -> (String, String) {
     let err = take_raised().expect("an error was raised");
-    let cell = tvm_ffi::core::model::error::error_cell(&err).expect("an Error object");
+    let cell = tvm_ffi::core::error_cell(&err).expect("an Error object");
     // SAFETY: the cell's arrays describe the error's own storage.
     let text = |a: TVMFFIByteArray| unsafe {
-        String::from_utf8_lossy(tvm_ffi::core::model::bytes::byte_slice(a)).into_owned()
+        String::from_utf8_lossy(tvm_ffi::core::byte_slice(a)).into_owned()
     };
     (text(cell.kind), text(cell.message))
 }

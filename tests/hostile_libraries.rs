@@ -13,9 +13,9 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
-use tvm_ffi::core::call::registry::get_global;
-use tvm_ffi::core::model::string::{TextKind, make_text};
+use tvm_ffi::core::registry::get_global;
 use tvm_ffi::core::{Any, Function};
+use tvm_ffi::core::{TextKind, make_text};
 use tvm_ffi::module::library_bin::{LibraryBin, ModuleEntry, write};
 
 /// A fresh directory for this test's files.
@@ -316,8 +316,7 @@ fn option_like_object_names_are_refused_by_the_library_builder() {
     let dir = workdir("builder");
     let out = make_text(dir.join("out.so").as_os_str().as_bytes(), TextKind::Str);
     for name in ["-nostdlib", "-o/tmp/evil", ""] {
-        let objects =
-            tvm_ffi::core::value::seq::new_array(vec![make_text(name.as_bytes(), TextKind::Str)]);
+        let objects = tvm_ffi::core::new_array(vec![make_text(name.as_bytes(), TextKind::Str)]);
         let objects = Any::from(objects);
         let err = f
             .call(&[blob.view(), objects.view(), out.view()])
@@ -361,7 +360,7 @@ fn a_rebuilt_library_loads_anew_while_the_old_image_stays_mapped() {
     let dir = workdir("rebuilt");
     let lib = dir.join("versioned.so");
     let version_of = || {
-        let m = tvm_ffi::module::globals::load_from_file(lib.as_os_str().as_bytes()).unwrap();
+        let m = tvm_ffi::module::load_from_file(lib.as_os_str().as_bytes()).unwrap();
         let f = get_global(b"ffi.ModuleGetFunction").unwrap();
         let name = make_text(b"version", TextKind::Str);
         let f = f
@@ -389,8 +388,8 @@ fn a_rebuilt_library_loads_anew_while_the_old_image_stays_mapped() {
 /// Loads `lib` and calls its `version` function: the answer, the function
 /// and the module.
 fn load_version(lib: &Path) -> Result<(i64, Function, Any), String> {
-    let m = tvm_ffi::module::globals::load_from_file(lib.as_os_str().as_bytes())
-        .map_err(|e| e.to_string())?;
+    let m =
+        tvm_ffi::module::load_from_file(lib.as_os_str().as_bytes()).map_err(|e| e.to_string())?;
     let m = Any::from(m.into_object());
     let name = make_text(b"version", TextKind::Str);
     let f = get_global(b"ffi.ModuleGetFunction")

@@ -10,8 +10,8 @@ use std::ffi::CString;
 use std::path::Path;
 use std::sync::Barrier;
 use tvm_ffi::abi::*;
-use tvm_ffi::core::model::string::{TextKind, make_text};
 use tvm_ffi::core::{Any, Function};
+use tvm_ffi::core::{TextKind, make_text};
 use tvm_ffi::*;
 
 const THREADS: usize = 8;
@@ -161,9 +161,9 @@ fn eight_threads_through_the_c_api() {
                         ::core::ptr::NonNull::new(err.cast::<TVMFFIObject>()).expect("raised");
                     // SAFETY: MoveFromRaised hands over a reference.
                     let err = unsafe { tvm_ffi::core::ObjectRef::from_raw(err) };
-                    let cell = tvm_ffi::core::model::error::error_cell(&err).unwrap();
+                    let cell = tvm_ffi::core::error_cell(&err).unwrap();
                     // SAFETY: the cell describes the error's own storage.
-                    let got = unsafe { tvm_ffi::core::model::bytes::byte_slice(cell.message) };
+                    let got = unsafe { tvm_ffi::core::byte_slice(cell.message) };
                     assert_eq!(got, message.as_bytes());
 
                     // Streams are per thread.

@@ -4,6 +4,7 @@
 use crate::abi::*;
 use crate::core::call::function::{Function, arg_type_error};
 use crate::core::call::registry::{self, Globals};
+use crate::core::call::signature::typed_fn;
 use crate::core::call::signature::{
     ArrayRet, BytesAny, BytesArg, ObjectT, Owned, Str, StrAny, StrRet,
 };
@@ -12,7 +13,6 @@ use crate::core::model::error::{Error, Result};
 use crate::core::model::object::{invalid_object, kwargs_object};
 use crate::core::model::string::{TextKind, make_text};
 use crate::core::model::type_table::Table;
-use crate::typed_fn;
 use core::ffi::c_void;
 
 /// Describes the core's built-in types beyond their keys and indices:

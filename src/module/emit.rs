@@ -97,7 +97,7 @@ pub fn build_shared_library(blob: &[u8], objects: &[&Path], output: &Path) -> Re
 
 /// Refuses a caller-supplied file name the C compiler would take for an
 /// option: empty, or starting with `-`.
-pub fn check_operand(what: &str, p: &Path) -> Result<()> {
+pub(crate) fn check_operand(what: &str, p: &Path) -> Result<()> {
     let bytes = p.as_os_str().as_encoded_bytes();
     if bytes.is_empty() || bytes[0] == b'-' {
         return Err(Error::value(format!(
@@ -145,7 +145,7 @@ pub fn c_compiler() -> &'static str {
 
 /// Runs the C compiler ([`c_compiler`]) with `args`, in `cwd` if given; a
 /// failure is a RuntimeError carrying the compiler's message.
-pub fn run_c_compiler(args: &[&OsStr], cwd: Option<&Path>) -> Result<()> {
+pub(crate) fn run_c_compiler(args: &[&OsStr], cwd: Option<&Path>) -> Result<()> {
     let cc = c_compiler();
     let mut command = Command::new(cc);
     command.args(args);
@@ -213,7 +213,7 @@ fn make_private_dir() -> Result<std::path::PathBuf> {
 /// The blob of a live module tree: library modules become `_lib`, every
 /// other module serializes itself (`save_to_bytes`). Modules reachable on
 /// several paths appear once.
-pub fn export_tree(root: &Module) -> Result<Vec<u8>> {
+pub(crate) fn export_tree(root: &Module) -> Result<Vec<u8>> {
     let mut order: Vec<Module> = vec![root.clone()];
     let mut imports: Vec<Vec<usize>> = Vec::new();
     let mut i = 0;
@@ -262,7 +262,7 @@ pub fn export_tree(root: &Module) -> Result<Vec<u8>> {
 
 /// Writes a module tree to `path`: `library_bin`/`bin` (the blob), `c`
 /// (C source), `o` (object file), `so` (shared library, the tree only).
-pub fn write_tree(root: &Module, path: &str, format: &str) -> Result<()> {
+pub(crate) fn write_tree(root: &Module, path: &str, format: &str) -> Result<()> {
     let blob = export_tree(root)?;
     let write = |bytes: &[u8]| {
         std::fs::write(path, bytes).map_err(|e| Error::runtime(format!("cannot write {path}: {e}")))
@@ -279,4 +279,4 @@ pub fn write_tree(root: &Module, path: &str, format: &str) -> Result<()> {
 }
 
 /// The formats `write_tree` accepts.
-pub const WRITE_FORMATS: [&str; 4] = ["library_bin", "c", "o", "so"];
+pub(crate) const WRITE_FORMATS: [&str; 4] = ["library_bin", "c", "o", "so"];

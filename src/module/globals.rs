@@ -8,6 +8,7 @@ use super::object::Module;
 use super::symbols::LOAD_FROM_FILE_PREFIX;
 use crate::abi::*;
 use crate::core::call::registry::Globals;
+use crate::core::call::signature::typed_fn;
 use crate::core::call::signature::{
     ArrayRet, BytesAny, BytesArg, ModuleT, Obj, ObjType, Owned, Param, Schema, Str, StrRet,
     obj_type,
@@ -15,7 +16,6 @@ use crate::core::call::signature::{
 use crate::core::model::error::{Error, Result};
 use crate::core::model::string::{TextKind, make_text};
 use crate::core::{Any, AnyView, Function, ObjectRef, call::registry, value::seq};
-use crate::typed_fn;
 use core::ffi::c_void;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;

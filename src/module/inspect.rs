@@ -28,7 +28,7 @@ pub fn map_file(path: &std::path::Path) -> Result<memmap2::Mmap> {
 }
 
 /// The prefix of embedded cubin symbols (start; the end adds `_end`).
-pub const CUBIN_PREFIX: &str = "__tvm_ffi__cubin_";
+pub(crate) const CUBIN_PREFIX: &str = "__tvm_ffi__cubin_";
 
 /// One module of an embedded tree.
 #[derive(Debug, PartialEq, Eq)]
@@ -43,7 +43,7 @@ pub struct ModuleSummary {
 
 /// The embedded `__tvm_ffi__library_bin` of a shared library or object
 /// file, bounded by its symbol's size and its section, if it has one.
-pub fn embedded_library_bin(data: &[u8]) -> Result<Option<&[u8]>> {
+pub(crate) fn embedded_library_bin(data: &[u8]) -> Result<Option<&[u8]>> {
     let file = parse(data)?;
     for sym in file.dynamic_symbols().chain(file.symbols()) {
         if !sym.is_definition() || sym.name() != Ok(LIBRARY_BIN) {

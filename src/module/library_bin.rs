@@ -7,6 +7,24 @@
 //! `bytes payload`. Module `i` imports `child_indices[indptr[i]..indptr[i+1]]`;
 //! module 0 is the root.
 //!
+//! ```
+//! use tvm_ffi::module::library_bin::{LIB_KIND, LibraryBin, ModuleEntry, parse, write};
+//!
+//! // The library itself, importing one module serialized by its kind.
+//! let tree = LibraryBin {
+//!     modules: vec![
+//!         ModuleEntry { kind: LIB_KIND, payload: None },
+//!         ModuleEntry { kind: b"cuda", payload: Some(b"a cubin") },
+//!     ],
+//!     imports: vec![vec![1], vec![]],
+//! };
+//! let blob = write(&tree)?;
+//! assert_eq!(parse(&blob)?, tree);
+//! // Hostile bytes get an error naming the offset, never a crash.
+//! assert!(parse(&blob[..blob.len() - 1]).is_err());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! The reader expects hostile input: every length is checked against what
 //! remains before anything is allocated, indices against the module count,
 //! the tree for cycles; each failure names the byte offset and what was

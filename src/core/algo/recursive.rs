@@ -14,6 +14,7 @@ use crate::core::algo::deep_copy::get_field;
 use crate::core::call::function::Function;
 use crate::core::call::registry::Globals;
 use crate::core::call::signature::StrAny;
+use crate::core::call::signature::typed_fn;
 use crate::core::model::any::{Any, AnyView, is_object_index};
 use crate::core::model::error::{Error, Result};
 use crate::core::model::object::ObjectRef;
@@ -24,7 +25,6 @@ use crate::core::reflect::reflected::kEnum;
 use crate::core::value::hash::{hash_bytes, hash_combine};
 use crate::core::value::scalar::{big_int_compare, big_int_to_string, big_int_words};
 use crate::core::{value::map, value::seq};
-use crate::typed_fn;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 

@@ -10,6 +10,7 @@ use crate::abi::*;
 use crate::core::algo::deep_copy::get_field;
 use crate::core::call::function::Function;
 use crate::core::call::registry::Globals;
+use crate::core::call::signature::typed_fn;
 use crate::core::call::signature::{HeapStr, Str};
 use crate::core::model::any::{Any, AnyView, is_object_index};
 use crate::core::model::error::{Error, Result};
@@ -23,7 +24,6 @@ use crate::core::reflect::reflected::{EnumObj, EnumStateObj, kIntEnum};
 use crate::core::value::hash::{any_equal, any_hash};
 use crate::core::value::json;
 use crate::core::{value::map, value::seq};
-use crate::typed_fn;
 use std::collections::{HashMap, HashSet};
 
 fn text(s: &str) -> Any {

@@ -28,6 +28,7 @@ use crate::core::algo::traversal::{
 };
 use crate::core::call::function::Function;
 use crate::core::call::registry::Globals;
+use crate::core::call::signature::typed_fn;
 use crate::core::call::signature::{Ret, Schema};
 use crate::core::model::address_map::AddrMap;
 use crate::core::model::any::{Any, AnyView, is_object_index};
@@ -38,7 +39,6 @@ use crate::core::model::type_table::{self, Facts, Hook};
 use crate::core::reflect::reflected::{extend_path, new_step, root_path};
 use crate::core::value::scalar::{big_int_words, shape_dims};
 use crate::core::{value::map, value::seq, value::tensor};
-use crate::typed_fn;
 use core::cell::RefMut;
 use std::sync::Arc;
 

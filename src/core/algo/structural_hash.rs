@@ -20,6 +20,7 @@ use crate::core::algo::traversal::{
 };
 use crate::core::call::function::Function;
 use crate::core::call::registry::Globals;
+use crate::core::call::signature::typed_fn;
 use crate::core::model::address_map::AddrMap;
 use crate::core::model::any::{Any, AnyView, is_object_index};
 use crate::core::model::error::{Error, Result};
@@ -29,7 +30,6 @@ use crate::core::model::type_table::{self, Facts, Hook, type_key_hash};
 use crate::core::value::hash::{hash_bytes, hash_combine};
 use crate::core::value::scalar::{big_int_words, shape_dims};
 use crate::core::{value::map, value::seq, value::tensor};
-use crate::typed_fn;
 use core::cell::RefMut;
 use std::sync::Arc;
 

@@ -6,6 +6,7 @@
 use crate::abi::*;
 use crate::core::algo::structural_equal::structural_equal;
 use crate::core::call::registry::Globals;
+use crate::core::call::signature::typed_fn;
 use crate::core::call::signature::{ObjectT, Owned, Schema};
 use crate::core::model::any::{Any, AnyView};
 use crate::core::model::error::{Error, Result};
@@ -14,7 +15,6 @@ use crate::core::model::type_table::{Table, type_key_of};
 use crate::core::reflect::field::Storage;
 use crate::core::reflect::reflected::{AnyField, StructuralKeyObj, StructuralKeyT, kStructuralKey};
 use crate::core::reflect::type_def::{TypeDef, create};
-use crate::typed_fn;
 use core::ffi::c_void;
 use core::mem::offset_of;
 

@@ -7,6 +7,7 @@
 use crate::abi::*;
 use crate::core::algo::deep_copy::get_field;
 use crate::core::call::registry::Globals;
+use crate::core::call::signature::typed_fn;
 use crate::core::call::signature::{ArrayRet, Obj, ObjType, ObjectT, Owned, Schema, obj_type};
 use crate::core::model::any::{Any, AnyView, is_object_index};
 use crate::core::model::bytes::byte_slice;
@@ -19,7 +20,6 @@ use crate::core::reflect::reflected::{
     AccessPathT, VisitErrorContextObj, extend_path, kVisitErrorContext, new_step, root_path,
 };
 use crate::core::{value::map, value::seq};
-use crate::typed_fn;
 use std::collections::HashSet;
 
 /// `AccessKind` values of the steps a found path records.

@@ -367,7 +367,7 @@ impl Function {
     }
 
     /// Views an object as a function, if it is one (`ffi.Function` has no
-    /// subclasses: see [`crate::core::model::object::Cell`]).
+    /// subclasses: it is a built-in type registered without child slots).
     pub fn from_object(obj: ObjectRef) -> Option<Function> {
         (obj.type_index() == kTVMFFIFunction).then_some(Function(obj))
     }

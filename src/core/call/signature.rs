@@ -52,8 +52,6 @@ impl Schema {
     pub const INT: Schema = Schema::leaf("int", "int");
     /// `bool`.
     pub const BOOL: Schema = Schema::leaf("bool", "bool");
-    /// `float`.
-    pub const FLOAT: Schema = Schema::leaf("float", "float");
     /// `str` (`ffi.String`).
     pub const STR: Schema = Schema::leaf("ffi.String", "str");
     /// `bytes` (`ffi.Bytes`).
@@ -62,8 +60,6 @@ impl Schema {
     pub const PTR: Schema = Schema::leaf("void*", "void*");
     /// `Device`.
     pub const DEVICE: Schema = Schema::leaf("Device", "Device");
-    /// `DataType`.
-    pub const DTYPE: Schema = Schema::leaf("DataType", "DataType");
     /// No value (`None` in JSON, `void` in messages).
     pub const VOID: Schema = Schema::leaf("None", "void");
     /// `ffi.Object`.
@@ -169,10 +165,6 @@ impl Sig {
             ret,
             text,
         }
-    }
-    /// The function's name.
-    pub fn name(&self) -> &'static str {
-        self.name
     }
     /// The metadata record of the function.
     pub fn metadata(&self) -> String {
@@ -333,7 +325,7 @@ impl Str<'_> {
     /// The argument as an owned string value: the same object when it is
     /// one (small or heap), a new String for a raw C string.
     #[inline(always)]
-    pub fn to_value(&self) -> Result<Any> {
+    pub fn to_value(self) -> Result<Any> {
         owned_text(self.0, self.1, TextKind::Str)
     }
 }
@@ -341,7 +333,7 @@ impl Str<'_> {
 impl BytesArg<'_> {
     /// The argument as an owned bytes value: the same object when it is
     /// one, a new Bytes for a byte-array pointer.
-    pub fn to_value(&self) -> Result<Any> {
+    pub fn to_value(self) -> Result<Any> {
         owned_text(self.0, self.1, TextKind::Bytes)
     }
 }
@@ -674,11 +666,9 @@ pub fn typed_function(
 /// `typed_fn!("ffi.ArraySize", |a: Obj<ArrayT>| -> i64 { ... })` returns
 /// a [`Described`] function. Parameters convert with [`Param`] (a mismatch
 /// names the signature), the result with [`Ret`].
-#[macro_export]
-#[doc(hidden)]
 macro_rules! typed_fn {
     ($name:expr, || -> $ret:ty $body:block) => {
-        $crate::typed_fn!($name, | | -> $ret $body)
+        $crate::core::call::signature::typed_fn!($name, | | -> $ret $body)
     };
     ($name:expr, |$($arg:ident : $ty:ty),* $(,)?| -> $ret:ty $body:block) => {{
         let sig = $crate::core::call::signature::Sig::new(
@@ -700,6 +690,7 @@ macro_rules! typed_fn {
         })
     }};
 }
+pub(crate) use typed_fn;
 
 #[cfg(test)]
 mod tests {

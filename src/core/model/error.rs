@@ -93,8 +93,8 @@ pub enum ErrorRepr {
     /// An existing Error object (e.g. raised by a callee), passed on as is.
     #[error("{}", describe_error_object(.0))]
     Object(ObjectRef),
-    /// The frontend already has an error pending; the C return value is
-    /// [`crate::core::model::error::ENV_ERROR_ALREADY_SET`].
+    /// The frontend already has an error pending; the C return value is -2
+    /// (`EnvErrorAlreadySet`).
     #[error("a frontend error is already pending")]
     EnvAlreadySet,
     /// A callee failed with this code and left its error raised; the code

@@ -425,12 +425,6 @@ pub fn new_object<T: Send + Sync + 'static>(type_index: i32, payload: T) -> Obje
     unsafe { ObjectRef::from_raw(NonNull::from(Box::leak(boxed)).cast()) }
 }
 
-/// The deleter [`new_object`] installs for payload `T` (to recognise our
-/// own objects of a type index shared with foreign implementations).
-pub fn deleter_of<T>() -> Option<TVMFFIObjectDeleter> {
-    Some(delete_boxed::<T>)
-}
-
 /// The deleter of [`new_object`] allocations.
 unsafe extern "C" fn delete_boxed<T>(this: *mut c_void, flags: c_int) {
     let obj = this.cast::<ObjBox<T>>();

@@ -8,13 +8,13 @@
 use crate::abi::*;
 use crate::core::call::function::{Args, Function};
 use crate::core::call::registry::Globals;
+use crate::core::call::signature::typed_fn;
 use crate::core::call::signature::{Obj, ObjectT, Owned};
 use crate::core::model::any::Any;
 use crate::core::model::error::{Error, ErrorKind, Result};
 use crate::core::model::object::ObjectRef;
 use crate::core::model::type_table::{self, fields_with_ancestors, type_key_of};
 use crate::core::reflect::field::{self, Storage};
-use crate::typed_fn;
 use core::ffi::{c_int, c_void};
 use core::ptr::NonNull;
 use std::collections::HashMap;

@@ -12,6 +12,7 @@
 
 use crate::abi::*;
 use crate::core::call::function::Function;
+use crate::core::call::signature::typed_fn;
 use crate::core::call::signature::{
     ArrayRet, Described, FunctionT, Obj, ObjType, ObjectT, Owned, Schema, Str, StrRet, obj_type,
 };
@@ -23,7 +24,6 @@ use crate::core::model::type_table::Table;
 use crate::core::reflect::field::{self, Storage};
 use crate::core::reflect::type_def::{TypeDef, create, method_name};
 use crate::core::{value::map, value::seq};
-use crate::typed_fn;
 use core::ffi::c_void;
 use core::mem::offset_of;
 

@@ -4,6 +4,7 @@
 
 use crate::abi::*;
 use crate::core::call::function::Function;
+use crate::core::call::signature::typed_fn;
 use crate::core::call::signature::{Described, Obj, ObjectT, Owned, Schema};
 use crate::core::model::any::Any;
 use crate::core::model::boundary::catch_to_code;
@@ -11,7 +12,6 @@ use crate::core::model::error::{Error, Result};
 use crate::core::model::object::new_object;
 use crate::core::model::type_table::Table;
 use crate::core::reflect::field::{self, Storage};
-use crate::typed_fn;
 use core::ffi::c_int;
 
 /// The payloads start right after the header.

@@ -5,12 +5,12 @@
 use crate::abi::*;
 use crate::core::call::function::{Args, Function, arg_type_error};
 use crate::core::call::registry::Globals;
+use crate::core::call::signature::typed_fn;
 use crate::core::call::signature::{ArrayT, DictT, ListT, MapT, Obj, ObjType, Param, Schema};
 use crate::core::model::any::{Any, AnyView};
 use crate::core::model::error::{Error, ErrorKind, Result};
 use crate::core::model::object::ObjectRef;
 use crate::core::{value::map, value::seq};
-use crate::typed_fn;
 use std::collections::HashSet;
 use std::sync::Mutex;
 

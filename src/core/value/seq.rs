@@ -161,11 +161,6 @@ impl Stable<'_> {
         }
     }
 
-    /// Whether there are none.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// Element `i` (`i < len`).
     pub fn view(&self, i: usize) -> AnyView<'_> {
         match self {

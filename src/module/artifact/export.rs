@@ -7,6 +7,7 @@
 #![forbid(unsafe_code)]
 
 use crate::core::call::registry::Globals;
+use crate::core::call::signature::typed_fn;
 use crate::core::call::signature::{Obj, Owned, Str};
 use crate::core::model::error::{Error, Result};
 use crate::module::artifact::bootstrap;
@@ -17,7 +18,6 @@ use crate::module::image::map_file;
 use crate::module::inspect::embedded_library_bin;
 use crate::module::library_bin::{self, LIB_KIND, LibraryBin, ModuleEntry};
 use crate::module::{artifact::mlf, artifact::set_record};
-use crate::typed_fn;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
@@ -25,7 +25,7 @@ use std::path::Path;
 /// The `__tvm_ffi__library_bin` of an exported set: the library itself
 /// (`_lib`, the root) and the set record, which the root does not import
 /// (loading attaches it instead, see `load::attach`).
-pub fn library_bin_of(set: &ArtifactSet) -> Result<Vec<u8>> {
+pub(crate) fn library_bin_of(set: &ArtifactSet) -> Result<Vec<u8>> {
     let record = set_record::encode(set)?;
     let tree = LibraryBin {
         modules: vec![
@@ -75,7 +75,7 @@ pub fn export_library(set: &ArtifactSet, path: &Path) -> Result<()> {
 
 /// `ffi.ArtifactSetFromFile`: the set recorded in a library or object file,
 /// read without loading it (contents are copied out of the file).
-pub fn set_from_file(path: &Path) -> Result<ArtifactSet> {
+pub(crate) fn set_from_file(path: &Path) -> Result<ArtifactSet> {
     let data = map_file(path)?;
     let none = || {
         Error::value(format!(
@@ -103,7 +103,7 @@ pub fn export_model_library_format(set: &ArtifactSet, path: &Path) -> Result<()>
 
 /// `ffi.ArtifactSetFromModelLibraryFormat`: the set of the tarball at
 /// `path` (a regular file, mapped and read in memory).
-pub fn set_from_model_library_format(path: &Path) -> Result<ArtifactSet> {
+pub(crate) fn set_from_model_library_format(path: &Path) -> Result<ArtifactSet> {
     mlf::import(&map_file(path)?)
 }
 
@@ -195,7 +195,7 @@ fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 /// Registers the export and read-back globals.
-pub fn register_globals(g: &mut Globals<'_>) {
+pub(crate) fn register_globals(g: &mut Globals<'_>) {
     let path_arg = |s: &Str<'_>| Path::new(OsStr::from_bytes(s.0)).to_path_buf();
     g.add(typed_fn!("ffi.ArtifactSetExportLibrary", |set: Obj<
         '_,

@@ -7,6 +7,7 @@
 #![forbid(unsafe_code)]
 
 use crate::core::call::registry::{self, Globals};
+use crate::core::call::signature::typed_fn;
 use crate::core::call::signature::{Obj, StrRet};
 use crate::core::model::any::Any;
 use crate::core::model::error::{Error, Result};
@@ -15,12 +16,11 @@ use crate::core::value::dtype;
 use crate::core::value::json;
 use crate::module::artifact::params;
 use crate::module::artifact::set::{Artifact, ArtifactT};
-use crate::typed_fn;
 use object::{Object, ObjectSymbol};
 use std::fmt::Write as _;
 
 /// Custom inspectors are globals named this prefix plus the format.
-pub const INSPECT_PREFIX: &str = "ffi.Artifact.inspect.";
+pub(crate) const INSPECT_PREFIX: &str = "ffi.Artifact.inspect.";
 
 /// The one-line summary that starts every description (and that
 /// `tvm-ffi-inspect` lists).
@@ -86,7 +86,7 @@ fn constants(content: &[u8]) -> Result<String> {
 }
 
 /// Describes `a` (see the module docs).
-pub fn inspect(a: &Artifact) -> Result<String> {
+pub(crate) fn inspect(a: &Artifact) -> Result<String> {
     let format = a.format().unwrap_or_default();
     if !format.is_empty() {
         let name = format!("{INSPECT_PREFIX}{format}");
@@ -112,7 +112,7 @@ pub fn inspect(a: &Artifact) -> Result<String> {
 }
 
 /// Registers `ffi.ArtifactInspect`.
-pub fn register_globals(g: &mut Globals<'_>) {
+pub(crate) fn register_globals(g: &mut Globals<'_>) {
     g.add(typed_fn!("ffi.ArtifactInspect", |artifact: Obj<
         '_,
         ArtifactT,

@@ -3,7 +3,7 @@
 //!
 //! The same steps run when a library exported by
 //! `ffi.ArtifactSetExportLibrary` is loaded with `ffi.ModuleLoadFromFile`:
-//! the library is the host, steps 3 and 4 follow ([`attach`]).
+//! the library is the host, steps 3 and 4 follow (`attach`).
 //!
 //! 1. The set's ABI record is checked (the handshake).
 //! 2. Artifacts are partitioned by loader. `native` ones (C sources, host
@@ -22,6 +22,7 @@
 
 use crate::abi::kTVMFFIMap;
 use crate::core::call::registry::Globals;
+use crate::core::call::signature::typed_fn;
 use crate::core::call::signature::{BytesArg, ModuleT, Obj, Owned};
 use crate::core::model::any::Any;
 use crate::core::model::error::{Error, Result};
@@ -33,13 +34,12 @@ use crate::module::emit::with_scratch_dir;
 use crate::module::library::{load_own, main_program};
 use crate::module::object::Module;
 use crate::module::{artifact::params, artifact::set_record};
-use crate::typed_fn;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Custom loaders are globals named this prefix plus the loader name.
-pub const LOADER_PREFIX: &str = "ffi.Artifact.loader.";
+pub(crate) const LOADER_PREFIX: &str = "ffi.Artifact.loader.";
 /// The function a code module with constants receives them through.
-pub const INIT_CONSTANTS: &str = "__init_constants";
+pub(crate) const INIT_CONSTANTS: &str = "__init_constants";
 
 /// Loads `set` into a module tree (see the module docs).
 pub fn load_set(set: &ArtifactSet) -> Result<Module> {
@@ -63,7 +63,7 @@ pub fn load_set(set: &ArtifactSet) -> Result<Module> {
 /// modules are imported into it and every code module gets its constants;
 /// the host's own when `native_constants_done` is false (an exported
 /// library's bootstrap handed them over at `dlopen`).
-pub fn attach(set: &ArtifactSet, host: &Module, native_constants_done: bool) -> Result<()> {
+pub(crate) fn attach(set: &ArtifactSet, host: &Module, native_constants_done: bool) -> Result<()> {
     let mut groups: BTreeMap<String, Vec<Artifact>> = BTreeMap::new();
     for a in set.artifacts() {
         groups.entry(a.loader().to_owned()).or_default().push(a);
@@ -86,7 +86,7 @@ pub fn attach(set: &ArtifactSet, host: &Module, native_constants_done: bool) -> 
 /// Attaches an artifact set record embedded in a loaded library to the
 /// library's module. Its contents stay in the image (mapped for good): they
 /// are not copied.
-pub fn attach_record(record: &'static [u8], host: &Module, native_done: bool) -> Result<()> {
+pub(crate) fn attach_record(record: &'static [u8], host: &Module, native_done: bool) -> Result<()> {
     attach(&set_record::decode_in_image(record)?, host, native_done)
 }
 
@@ -137,7 +137,7 @@ fn run_loader(loader: &str, artifacts: &[Artifact]) -> Result<Module> {
 
 /// The constants of one artifact as `(name, tensor)` pairs; the tensors
 /// point into the artifact's bytes and keep the artifact alive.
-pub fn constants_of(a: &Artifact) -> Result<Vec<(String, Any)>> {
+pub(crate) fn constants_of(a: &Artifact) -> Result<Vec<(String, Any)>> {
     let content = a.content();
     let entries = params::decode(content).map_err(|e| {
         e.rewrap(|m| {
@@ -219,7 +219,7 @@ fn init_constants(
 /// Registers `ffi.ArtifactSetLoad`, and the loader of the set record as a
 /// module entry (`ffi.Module.load_from_bytes.ffi.ArtifactSet`: the record
 /// read back and loaded as by `ffi.ArtifactSetLoad`).
-pub fn register_globals(g: &mut Globals<'_>) {
+pub(crate) fn register_globals(g: &mut Globals<'_>) {
     g.add(typed_fn!(
         "ffi.Module.load_from_bytes.ffi.ArtifactSet",
         |record: BytesArg<'_>| -> Owned<ModuleT> {

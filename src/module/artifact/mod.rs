@@ -5,7 +5,7 @@
 //!
 //! Layers, lowest first: params, set, set_record, mlf, native, bootstrap, load, export, inspect.
 
-pub mod bootstrap;
+pub(crate) mod bootstrap;
 pub mod export;
 pub mod inspect;
 pub mod load;

@@ -46,7 +46,7 @@ fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
 /// artifact was made, so they stay inside `dir`) and named
 /// `./<codegen_id>/<file_name>` to the compiler, so its messages name the
 /// artifact and no name can pass for an option.
-pub fn build_native_library(
+pub(crate) fn build_native_library(
     dir: &Path,
     artifacts: &[Artifact],
     extra_objects: &[&Path],

@@ -43,6 +43,7 @@
 
 use crate::abi::*;
 use crate::core::call::registry::Globals;
+use crate::core::call::signature::typed_fn;
 use crate::core::call::signature::{ArrayT, MapT, Obj, ObjType, Owned, Schema, Str};
 use crate::core::model::any::{Any, AnyView};
 use crate::core::model::error::{Error, Result};
@@ -54,14 +55,13 @@ use crate::core::reflect::reflected::AnyField;
 use crate::core::reflect::type_def::TypeDef;
 use crate::core::{value::map, value::seq, value::tensor};
 use crate::module::artifact::params;
-use crate::typed_fn;
 use core::mem::offset_of;
 use std::sync::OnceLock;
 
 /// The type key of artifacts.
-pub const ARTIFACT_KEY: &str = "ffi.Artifact";
+pub(crate) const ARTIFACT_KEY: &str = "ffi.Artifact";
 /// The type key of artifact sets.
-pub const ARTIFACT_SET_KEY: &str = "ffi.ArtifactSet";
+pub(crate) const ARTIFACT_SET_KEY: &str = "ffi.ArtifactSet";
 /// The version of the set format (`metadata["version"]`).
 pub const SET_FORMAT_VERSION: i64 = 1;
 /// The loader of constants artifacts.
@@ -204,7 +204,7 @@ fn register_types(t: &mut Table) -> Result<(i32, i32)> {
 }
 
 /// `ffi.Artifact` in signatures.
-pub struct ArtifactT;
+pub(crate) struct ArtifactT;
 impl ObjType for ArtifactT {
     fn schema() -> Schema {
         Schema::object(ARTIFACT_KEY)
@@ -215,7 +215,7 @@ impl ObjType for ArtifactT {
 }
 
 /// `ffi.ArtifactSet` in signatures.
-pub struct ArtifactSetT;
+pub(crate) struct ArtifactSetT;
 impl ObjType for ArtifactSetT {
     fn schema() -> Schema {
         Schema::object(ARTIFACT_SET_KEY)
@@ -246,7 +246,7 @@ fn check_id(field: &str, value: &[u8]) -> Result<()> {
 
 /// Checks a name used as one path component (`file_name`, `model_name`):
 /// UTF-8, not empty, `.` or `..`, without `/`, `\` or NUL.
-pub fn check_file_name(field: &str, value: &[u8]) -> Result<()> {
+pub(crate) fn check_file_name(field: &str, value: &[u8]) -> Result<()> {
     let shown = || String::from_utf8_lossy(value).escape_debug().to_string();
     let why = if value.is_empty() {
         Some("is empty")
@@ -268,7 +268,7 @@ pub fn check_file_name(field: &str, value: &[u8]) -> Result<()> {
 }
 
 /// Lowercase hex SHA-256 of `bytes`.
-pub fn sha256_hex(bytes: &[u8]) -> String {
+pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::Digest;
     sha2::Sha256::digest(bytes)
         .iter()
@@ -604,7 +604,7 @@ fn make_artifact(
 
 /// `ffi.ArtifactFromConstants`: named CPU tensors serialized in the params
 /// format, as an artifact of loader `constants` and format `params`.
-pub fn artifact_from_constants(
+pub(crate) fn artifact_from_constants(
     codegen_id: &str,
     file_name: &str,
     constants: &ObjectRef,
@@ -829,7 +829,7 @@ fn make_set(artifacts: &ObjectRef, metadata: Option<&ObjectRef>) -> Result<Artif
 }
 
 /// Registers the artifact globals.
-pub fn register_globals(g: &mut Globals<'_>) {
+pub(crate) fn register_globals(g: &mut Globals<'_>) {
     g.add(typed_fn!("ffi.Artifact", |codegen_id: Str<'_>,
                                      loader: Str<'_>,
                                      file_name: Str<'_>,

@@ -235,7 +235,7 @@ fn check_disjoint(entries: &[Entry]) -> Result<()> {
 
 /// Where each artifact's content lies in a record, by `(codegen_id,
 /// loader, file_name)`, in record order.
-pub fn content_ranges(bytes: &[u8]) -> Result<Vec<([String; 3], core::ops::Range<usize>)>> {
+pub(crate) fn content_ranges(bytes: &[u8]) -> Result<Vec<([String; 3], core::ops::Range<usize>)>> {
     Ok(layout(bytes)?
         .1
         .into_iter()

@@ -2,7 +2,7 @@
 //! language calls it by name), then looked up and called as C or Python
 //! would.
 
-use tvm_ffi::core::call::registry::{self, Registration};
+use tvm_ffi::core::registry::{self, Registration};
 use tvm_ffi::core::{Any, Error, Function, Result};
 
 fn main() -> Result<()> {
