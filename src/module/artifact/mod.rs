@@ -14,3 +14,5 @@ pub mod native;
 pub mod params;
 pub mod set;
 pub mod set_record;
+
+pub use set::{Artifact, ArtifactBuilder, ArtifactSet};
