@@ -2,6 +2,59 @@
 //! C source, a relocatable object file for the host (via `object`), or a
 //! complete shared library built with the system C compiler. Also the
 //! export of a live module tree into a blob.
+//!
+//! From a kernel to a loaded module, inspected on the way without running
+//! it (this example needs a C compiler, as exporting does):
+//!
+//! ```
+//! use std::os::unix::ffi::OsStrExt;
+//! use tvm_ffi::core::{TextKind, make_text};
+//! use tvm_ffi::module::emit::{build_shared_library, c_compiler};
+//! use tvm_ffi::module::inspect::inspect;
+//! use tvm_ffi::module::library_bin::{LIB_KIND, LibraryBin, ModuleEntry, write};
+//! use tvm_ffi::module::load_from_file;
+//!
+//! let dir = std::env::temp_dir().join(format!("tvm-ffi-emit-doc-{}", std::process::id()));
+//! std::fs::create_dir(&dir)?; // a fresh directory: never one planted before
+//! // A compiler's kernel: `answer()` in the packed calling convention.
+//! std::fs::write(
+//!     dir.join("kernel.c"),
+//!     "typedef struct { int type_index; unsigned pad; long long v; } Any;\n\
+//!      __attribute__((visibility(\"default\")))\n\
+//!      int __tvm_ffi_answer(void* self, const Any* args, int n, Any* out) {\n\
+//!        out->type_index = 1; out->pad = 0; out->v = 42; return 0;\n\
+//!      }\n",
+//! )?;
+//! let kernel = dir.join("kernel.o");
+//! let cc = std::process::Command::new(c_compiler())
+//!     .args(["-fPIC", "-c"])
+//!     .arg(dir.join("kernel.c"))
+//!     .arg("-o")
+//!     .arg(&kernel)
+//!     .status()?;
+//! assert!(cc.success());
+//!
+//! // The library: the kernel and a module tree of the library alone.
+//! let tree = LibraryBin {
+//!     modules: vec![ModuleEntry { kind: LIB_KIND, payload: None }],
+//!     imports: vec![vec![]],
+//! };
+//! let library = dir.join("libanswer.so");
+//! build_shared_library(&write(&tree)?, &[&kernel], &library)?;
+//!
+//! // What it holds, read without running it.
+//! let found = inspect(&std::fs::read(&library)?)?;
+//! assert_eq!(found.functions, ["answer"]);
+//! assert_eq!(found.library_bin.map(|tree| tree.len()), Some(1));
+//!
+//! // Loaded and called.
+//! let module = load_from_file(library.as_os_str().as_bytes())?;
+//! let name = make_text(b"answer", TextKind::Str);
+//! let answer = module.get_function_named(&name, false)?.expect("exported");
+//! assert_eq!(answer.call(&[])?.view().as_i64(), Some(42));
+//! std::fs::remove_dir_all(&dir)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 #![forbid(unsafe_code)]
 
 use super::library_bin::{self, LIB_KIND, LibraryBin, ModuleEntry};
