@@ -222,94 +222,88 @@ pub use loaded::{mapped_extent, name_loaded, segments_of};
 #[cfg(target_os = "linux")]
 mod loaded {
     use core::ffi::{c_int, c_void};
+    use core::ops::Range;
     use std::path::Path;
 
-    /// The search of [`mapped_extent`]: an address, and what was found.
-    struct Extent {
-        addr: usize,
-        need_write: bool,
-        found: Option<usize>,
+    #[cfg(target_pointer_width = "64")]
+    type ProgramHeader = libc::Elf64_Phdr;
+    #[cfg(target_pointer_width = "32")]
+    type ProgramHeader = libc::Elf32_Phdr;
+
+    /// One object the dynamic loader has mapped, as `dl_iterate_phdr`
+    /// reports it.
+    struct Object<'a> {
+        base: usize,
+        name: *const libc::c_char,
+        /// Its program headers (none when the loader gives no table).
+        headers: &'a [ProgramHeader],
     }
+
+    impl Object<'_> {
+        /// The address ranges of its loadable segments whose flags include
+        /// `flags` (`PF_R`, `PF_W`), in header order.
+        fn segments(&self, flags: u32) -> impl Iterator<Item = Range<usize>> + '_ {
+            self.headers
+                .iter()
+                .filter(move |ph| ph.p_type == libc::PT_LOAD && ph.p_flags & flags == flags)
+                .map(|ph| {
+                    let start = self.base.wrapping_add(ph.p_vaddr as usize);
+                    start..start.wrapping_add(ph.p_memsz as usize)
+                })
+        }
+    }
+
+    /// The visitor [`each_object`] hands to the loader.
+    type Visit<'v> = &'v mut dyn FnMut(&Object<'_>) -> bool;
 
     unsafe extern "C" fn visit_object(
         info: *mut libc::dl_phdr_info,
         _size: usize,
         data: *mut c_void,
     ) -> c_int {
-        // SAFETY: `dl_iterate_phdr` passes a valid record and our `Extent`.
-        let (info, extent) = unsafe { (&*info, &mut *data.cast::<Extent>()) };
-        if info.dlpi_phdr.is_null() {
-            return 0;
-        }
-        // SAFETY: the loader's program header table of this object holds
-        // `dlpi_phnum` entries.
-        let phdrs =
-            unsafe { core::slice::from_raw_parts(info.dlpi_phdr, usize::from(info.dlpi_phnum)) };
-        for ph in phdrs {
-            if ph.p_type != libc::PT_LOAD || ph.p_flags & libc::PF_R == 0 {
-                continue;
-            }
-            if extent.need_write && ph.p_flags & libc::PF_W == 0 {
-                continue;
-            }
-            let start = (info.dlpi_addr as usize).wrapping_add(ph.p_vaddr as usize);
-            let end = start.wrapping_add(ph.p_memsz as usize);
-            if (start..end).contains(&extent.addr) {
-                extent.found = Some(end - extent.addr);
-                return 1;
-            }
-        }
-        0
+        // SAFETY: `dl_iterate_phdr` passes a valid record and our `Visit`.
+        let (info, visit) = unsafe { (&*info, &mut *data.cast::<Visit<'_>>()) };
+        let headers = if info.dlpi_phdr.is_null() {
+            &[][..]
+        } else {
+            // SAFETY: the loader's program header table of this object holds
+            // `dlpi_phnum` entries.
+            unsafe { core::slice::from_raw_parts(info.dlpi_phdr, usize::from(info.dlpi_phnum)) }
+        };
+        let object = Object {
+            base: info.dlpi_addr as usize,
+            name: info.dlpi_name,
+            headers,
+        };
+        c_int::from(visit(&object))
+    }
+
+    /// Shows `visit` each loaded object until it answers true.
+    fn each_object(mut visit: impl FnMut(&Object<'_>) -> bool) {
+        let mut visit: Visit<'_> = &mut visit;
+        // SAFETY: the callback matches what dl_iterate_phdr expects and only
+        // touches `visit` for the duration of the call.
+        unsafe { libc::dl_iterate_phdr(Some(visit_object), (&raw mut visit).cast()) };
     }
 
     /// How many bytes from `addr` lie within the readable (and, with
     /// `need_write`, writable) loaded segment that contains it, among every
     /// object the dynamic loader has mapped; `None` if no such segment holds it.
     pub fn mapped_extent(addr: *const c_void, need_write: bool) -> Option<usize> {
-        let mut extent = Extent {
-            addr: addr as usize,
-            need_write,
-            found: None,
+        let (addr, mut found) = (addr as usize, None);
+        let flags = if need_write {
+            libc::PF_R | libc::PF_W
+        } else {
+            libc::PF_R
         };
-        // SAFETY: the callback matches what dl_iterate_phdr expects and only
-        // touches `extent` for the duration of the call.
-        unsafe { libc::dl_iterate_phdr(Some(visit_object), (&raw mut extent).cast()) };
-        extent.found
-    }
-
-    /// The search of [`segments_of`]: a loaded object's base and name, and
-    /// the address ranges of its loadable segments.
-    struct Segments {
-        base: usize,
-        name: *const libc::c_char,
-        found: Vec<core::ops::Range<usize>>,
-    }
-
-    unsafe extern "C" fn collect_segments(
-        info: *mut libc::dl_phdr_info,
-        _size: usize,
-        data: *mut c_void,
-    ) -> c_int {
-        // SAFETY: `dl_iterate_phdr` passes a valid record and our `Segments`.
-        let (info, seg) = unsafe { (&*info, &mut *data.cast::<Segments>()) };
-        if info.dlpi_addr as usize != seg.base
-            || info.dlpi_name != seg.name
-            || info.dlpi_phdr.is_null()
-        {
-            return 0;
-        }
-        // SAFETY: the loader's program header table holds `dlpi_phnum` entries.
-        let phdrs =
-            unsafe { core::slice::from_raw_parts(info.dlpi_phdr, usize::from(info.dlpi_phnum)) };
-        seg.found = phdrs
-            .iter()
-            .filter(|ph| ph.p_type == libc::PT_LOAD)
-            .map(|ph| {
-                let start = seg.base.wrapping_add(ph.p_vaddr as usize);
-                start..start.wrapping_add(ph.p_memsz as usize)
-            })
-            .collect();
-        1
+        each_object(|object| {
+            found = object
+                .segments(flags)
+                .find(|s| s.contains(&addr))
+                .map(|s| s.end - addr);
+            found.is_some()
+        });
+        found
     }
 
     /// The head of the loader's `struct link_map` of the object `handle` (a
@@ -328,38 +322,19 @@ mod loaded {
 
     /// The address ranges of the loadable segments of the object `handle`
     /// (a `dlopen` handle) maps; empty if the loader cannot say.
-    pub fn segments_of(handle: *mut c_void) -> Vec<core::ops::Range<usize>> {
+    pub fn segments_of(handle: *mut c_void) -> Vec<Range<usize>> {
         let Some((base, name)) = link_map_head(handle) else {
             return Vec::new();
         };
-        let mut seg = Segments {
-            base,
-            name,
-            found: Vec::new(),
-        };
-        // SAFETY: the callback matches what dl_iterate_phdr expects and only
-        // touches `seg` for the duration of the call.
-        unsafe { libc::dl_iterate_phdr(Some(collect_segments), (&raw mut seg).cast()) };
-        seg.found
-    }
-
-    /// The search of [`name_loaded`]: a name, and whether an object has it.
-    struct NameSearch<'n> {
-        name: &'n [u8],
-        found: bool,
-    }
-
-    unsafe extern "C" fn match_name(
-        info: *mut libc::dl_phdr_info,
-        _size: usize,
-        data: *mut c_void,
-    ) -> c_int {
-        // SAFETY: `dl_iterate_phdr` passes a valid record and our `NameSearch`.
-        let (info, search) = unsafe { (&*info, &mut *data.cast::<NameSearch<'_>>()) };
-        // SAFETY: a loaded object's name is NUL-terminated when present.
-        search.found = !info.dlpi_name.is_null()
-            && unsafe { core::ffi::CStr::from_ptr(info.dlpi_name) }.to_bytes() == search.name;
-        c_int::from(search.found)
+        let mut found = Vec::new();
+        each_object(|object| {
+            let it = object.base == base && object.name == name && !object.headers.is_empty();
+            if it {
+                found = object.segments(0).collect();
+            }
+            it
+        });
+        found
     }
 
     /// Whether a loaded object has the name `name` (so `dlopen(name)` would
@@ -367,14 +342,15 @@ mod loaded {
     /// objects; opens nothing.
     pub fn name_loaded(name: &Path) -> bool {
         use std::os::unix::ffi::OsStrExt;
-        let mut search = NameSearch {
-            name: name.as_os_str().as_bytes(),
-            found: false,
-        };
-        // SAFETY: the callback matches what dl_iterate_phdr expects and only
-        // touches `search` for the duration of the call.
-        unsafe { libc::dl_iterate_phdr(Some(match_name), (&raw mut search).cast()) };
-        search.found
+        let name = name.as_os_str().as_bytes();
+        let mut found = false;
+        each_object(|object| {
+            // SAFETY: a loaded object's name is NUL-terminated when present.
+            found = !object.name.is_null()
+                && unsafe { core::ffi::CStr::from_ptr(object.name) }.to_bytes() == name;
+            found
+        });
+        found
     }
 }
 

@@ -18,6 +18,7 @@ use crate::core::model::error::{Error, Result};
 use crate::module::artifact::native::NATIVE_LOADER;
 use crate::module::artifact::set::{ArtifactSet, CONSTANTS_LOADER};
 use crate::module::library_bin;
+use crate::module::symbols::CONSTANTS_STATUS;
 use crate::module::{artifact::params, artifact::set_record};
 use std::collections::{BTreeSet, HashSet};
 use std::fmt::Write as _;
@@ -82,7 +83,13 @@ pub fn source(set: &ArtifactSet, blob: &[u8]) -> Result<String> {
          extern const unsigned char __tvm_ffi__library_bin[];\n\
          extern int __tvm_ffi___init_constants(void*, const TVMFFIAny*, int32_t, TVMFFIAny*)\n\
          \x20   __attribute__((weak));\n\
-         __attribute__((visibility(\"default\"))) int __tvm_ffi__constants_status = 0;\n\n",
+         ",
+    );
+    // The outcome the loader reads (`library::bootstrap_outcome`).
+    let _ = writeln!(
+        c,
+        "__attribute__((visibility(\"default\"))) int {CONSTANTS_STATUS} = 0;\n\
+         #define STATUS {CONSTANTS_STATUS}\n"
     );
     let n = tensors.len();
     for (i, (_, _, _, shape)) in tensors.iter().enumerate() {
@@ -155,7 +162,7 @@ static void register_record_loader(void) {
 __attribute__((constructor)) static void tvm_ffi_rs_bootstrap(void) {
   register_record_loader();
 #if N > 0
-  if (!__tvm_ffi___init_constants) { __tvm_ffi__constants_status = -2; return; }
+  if (!__tvm_ffi___init_constants) { STATUS = -2; return; }
   TVMFFIAny args[2 * N];
   memset(args, 0, sizeof(args));
   for (int i = 0; i < N; ++i) {
@@ -170,7 +177,7 @@ __attribute__((constructor)) static void tvm_ffi_rs_bootstrap(void) {
     args[2 * i].v_c_str = names[i];
     args[2 * i + 1].type_index = kTVMFFITensor;
     if (TVMFFITensorFromDLPackVersioned(&managed[i], 0, 0, (TVMFFIObjectHandle*)&args[2 * i + 1].v_obj) != 0) {
-      __tvm_ffi__constants_status = -1;
+      STATUS = -1;
       return;
     }
   }
@@ -182,15 +189,15 @@ __attribute__((constructor)) static void tvm_ffi_rs_bootstrap(void) {
   if (rc == 0) rc = TVMFFIFunctionCall(fmap, args, 2 * N, &map);
   if (fmap) TVMFFIObjectDecRef(fmap);
   for (int i = 0; i < N; ++i) TVMFFIObjectDecRef(args[2 * i + 1].v_obj);
-  if (rc != 0) { __tvm_ffi__constants_status = -1; return; }
+  if (rc != 0) { STATUS = -1; return; }
   TVMFFIAny result;
   memset(&result, 0, sizeof(result));
   rc = __tvm_ffi___init_constants(NULL, &map, 1, &result);
   if (result.type_index >= kTVMFFIStaticObjectBegin && result.v_obj) TVMFFIObjectDecRef(result.v_obj);
   TVMFFIObjectDecRef(map.v_obj);
-  __tvm_ffi__constants_status = rc == 0 ? 1 : -1;
+  STATUS = rc == 0 ? 1 : -1;
 #else
-  __tvm_ffi__constants_status = 1;
+  STATUS = 1;
 #endif
 }
 "#;
