@@ -253,16 +253,15 @@ mod loaded {
         }
     }
 
-    /// The visitor [`each_object`] hands to the loader.
-    type Visit<'v> = &'v mut dyn FnMut(&Object<'_>) -> bool;
-
-    unsafe extern "C" fn visit_object(
+    /// The callback [`each_object`] hands the loader: one per visitor type,
+    /// so the visitor is inlined into it.
+    unsafe extern "C" fn visit_object<F: FnMut(&Object<'_>) -> bool>(
         info: *mut libc::dl_phdr_info,
         _size: usize,
         data: *mut c_void,
     ) -> c_int {
-        // SAFETY: `dl_iterate_phdr` passes a valid record and our `Visit`.
-        let (info, visit) = unsafe { (&*info, &mut *data.cast::<Visit<'_>>()) };
+        // SAFETY: `dl_iterate_phdr` passes a valid record and our visitor.
+        let (info, visit) = unsafe { (&*info, &mut *data.cast::<F>()) };
         let headers = if info.dlpi_phdr.is_null() {
             &[][..]
         } else {
@@ -279,11 +278,10 @@ mod loaded {
     }
 
     /// Shows `visit` each loaded object until it answers true.
-    fn each_object(mut visit: impl FnMut(&Object<'_>) -> bool) {
-        let mut visit: Visit<'_> = &mut visit;
+    fn each_object<F: FnMut(&Object<'_>) -> bool>(mut visit: F) {
         // SAFETY: the callback matches what dl_iterate_phdr expects and only
-        // touches `visit` for the duration of the call.
-        unsafe { libc::dl_iterate_phdr(Some(visit_object), (&raw mut visit).cast()) };
+        // touches `visit`, of its type, for the duration of the call.
+        unsafe { libc::dl_iterate_phdr(Some(visit_object::<F>), (&raw mut visit).cast()) };
     }
 
     /// How many bytes from `addr` lie within the readable (and, with
