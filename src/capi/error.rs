@@ -9,7 +9,7 @@ use core::ffi::{c_char, c_int};
 use core::ptr::NonNull;
 
 /// Raises an error made of a kind and message, with a backtrace as
-/// `TVM_FFI_ERROR_BACKTRACE` asks (see `core::backtrace`): named frames by
+/// `TVM_FFI_ERROR_BACKTRACE` asks (see `core::model::backtrace`): named frames by
 /// default, files and lines with `1`, none with `0`.
 fn raise_text(kind: &[u8], message: &[u8]) {
     let bt = match *backtrace::ON_RAISE {
