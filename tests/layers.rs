@@ -199,9 +199,9 @@ fn named_paths(file: &File, modules: &BTreeSet<ModPath>) -> Vec<ModPath> {
             // Test modules are dev-dependencies: they may build inputs from any layer.
             "#" if t[i..].starts_with(
                 &["#", "[", "cfg", "(", "test", ")", "]", "mod"].map(String::from),
-            ) =>
+            ) && t.get(i + 9).is_some_and(|s| s == "{") =>
             {
-                let open = i + t[i..].iter().position(|s| s == "{").unwrap();
+                let open = i + 9;
                 let mut level = 0;
                 i = open;
                 loop {
