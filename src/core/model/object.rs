@@ -398,7 +398,9 @@ pub struct ObjBox<T> {
 }
 
 impl<T> ObjBox<T> {
-    /// Where the payload starts, in bytes from the header.
+    /// Where the payload starts, in bytes from the header (for the x86-64
+    /// Linux call path of extern-C functions, written in assembly).
+    #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
     pub const PAYLOAD_OFFSET: usize = core::mem::offset_of!(ObjBox<T>, payload);
 
     /// The payload after the header.

@@ -84,7 +84,9 @@ fn bounds() -> (usize, usize) {
 /// end, or a quarter of a small stack; 0 (no limit) when the stack is
 /// unknown. Python calling Python through functions recurses through the
 /// callbacks on the C stack; the reference overflows it and the process
-/// dies.
+/// dies. (Read by the x86-64 Linux call path of extern-C functions; the
+/// others go through [`callback_may_run`].)
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
 pub fn thread_floor() -> usize {
     bounds().0
 }
