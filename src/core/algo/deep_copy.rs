@@ -15,7 +15,7 @@ use crate::core::model::any::{Any, AnyView, is_object_index};
 use crate::core::model::error::{Error, ErrorKind, Result};
 use crate::core::model::object::ObjectRef;
 use crate::core::model::type_table::{self, fields_with_ancestors, type_key_of};
-use crate::core::reflect::field;
+use crate::core::reflect::field::{get_field, set_field};
 use crate::core::{value::map, value::seq};
 use std::collections::{HashMap, HashSet};
 
@@ -54,29 +54,6 @@ struct Copier {
 /// `ffi.DeepCopy(value)`.
 pub fn deep_copy(value: AnyView<'_>) -> Result<Any> {
     Copier::default().run(value.to_owned_any()?)
-}
-
-/// Reads a reflected field through its getter.
-pub fn get_field(obj: &ObjectRef, info: &TVMFFIFieldInfo) -> Result<Any> {
-    let getter = info
-        .getter
-        .ok_or_else(|| Error::type_error("a reflected field has no getter"))?;
-    let addr = obj.as_ptr().cast::<u8>().wrapping_add(info.offset as usize);
-    let mut out = TVMFFIAny::NONE;
-    // SAFETY: `info` is a field of `obj`'s type; the getter writes an owned value.
-    let code = unsafe { getter(addr.cast(), &mut out) };
-    if code != 0 {
-        return Err(Error::from_raised(code));
-    }
-    // SAFETY: as above.
-    Ok(unsafe { Any::from_raw(out) })
-}
-
-/// Writes a reflected field through its setter.
-fn set_field(obj: &ObjectRef, info: &TVMFFIFieldInfo, value: &Any) -> Result<()> {
-    let addr = obj.as_ptr().cast::<u8>().wrapping_add(info.offset as usize);
-    // SAFETY: `info` is a field of `obj`'s type.
-    unsafe { field::call_setter(info, addr.cast(), value.view().raw()) }
 }
 
 fn same(a: &Any, b: &Any) -> bool {

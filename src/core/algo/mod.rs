@@ -3,7 +3,7 @@
 //! `StructuralKey`), visitors and mutators, JSON graph serialization. It
 //! uses every layer of the core below it.
 //!
-//! Layers, lowest first: deep_copy traversal, recursive structural_equal structural_hash visit_error_context, serialization structural_key structural_visit, structural_mutate.
+//! Layers, lowest first: deep_copy recursive traversal visit_error_context, serialization structural_equal structural_hash structural_visit, structural_key structural_mutate.
 
 pub mod deep_copy;
 pub mod recursive;

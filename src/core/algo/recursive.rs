@@ -10,7 +10,6 @@
 //! reference's bound, is refused with a `ValueError`.
 
 use crate::abi::*;
-use crate::core::algo::deep_copy::get_field;
 use crate::core::call::function::Function;
 use crate::core::call::registry::Globals;
 use crate::core::call::signature::StrAny;
@@ -21,6 +20,7 @@ use crate::core::model::object::ObjectRef;
 use crate::core::model::stack::{MAX_DEPTH, deep, too_deep};
 use crate::core::model::string::{TextKind, str_bytes_of};
 use crate::core::model::type_table::{self, fields_with_ancestors, type_key_of};
+use crate::core::reflect::field::get_field;
 use crate::core::reflect::reflected::kEnum;
 use crate::core::value::hash::{hash_bytes, hash_combine};
 use crate::core::value::scalar::{big_int_compare, big_int_to_string, big_int_words};

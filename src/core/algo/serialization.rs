@@ -7,7 +7,6 @@
 //! shapes and kinds are checked and reported as `ValueError`s.
 
 use crate::abi::*;
-use crate::core::algo::deep_copy::get_field;
 use crate::core::call::function::Function;
 use crate::core::call::registry::Globals;
 use crate::core::call::signature::typed_fn;
@@ -19,6 +18,7 @@ use crate::core::model::object::ObjectRef;
 use crate::core::model::string::{TextKind, make_text};
 use crate::core::model::type_table::{self, Facts, Hook, type_key_of};
 use crate::core::reflect::dataclass::create_empty;
+use crate::core::reflect::field::get_field;
 use crate::core::reflect::field::{self, convert_error};
 use crate::core::reflect::reflected::{EnumObj, EnumStateObj, kIntEnum};
 use crate::core::value::hash::{any_equal, any_hash};

@@ -22,7 +22,6 @@
 //! comparison or a hook, so `__s_equal__` callbacks can re-enter.
 
 use crate::abi::*;
-use crate::core::algo::deep_copy::get_field;
 use crate::core::algo::traversal::{
     Local, PathGuard, entering, hook_region, kind_of, outside_simple, region_of_flags, with_region,
 };
@@ -36,6 +35,7 @@ use crate::core::model::error::{Error, Result};
 use crate::core::model::object::ObjectRef;
 use crate::core::model::string::{TextKind, str_bytes_of};
 use crate::core::model::type_table::{self, Facts, Hook};
+use crate::core::reflect::field::get_field;
 use crate::core::reflect::reflected::{extend_path, new_step, root_path};
 use crate::core::value::scalar::{big_int_words, shape_dims};
 use crate::core::{value::map, value::seq, value::tensor};

@@ -13,7 +13,6 @@
 //!   the tree it unfolds to differ. Each object is hashed once per call.
 
 use crate::abi::*;
-use crate::core::algo::deep_copy::get_field;
 use crate::core::algo::traversal::{Local, PathGuard};
 use crate::core::algo::traversal::{
     entering, hook_region, kind_of, outside_simple, region_of_flags, with_region,
@@ -27,6 +26,7 @@ use crate::core::model::error::{Error, Result};
 use crate::core::model::object::ObjectRef;
 use crate::core::model::string::{TextKind, str_bytes_of};
 use crate::core::model::type_table::{self, Facts, Hook, type_key_hash};
+use crate::core::reflect::field::get_field;
 use crate::core::value::hash::{hash_bytes, hash_combine};
 use crate::core::value::scalar::{big_int_words, shape_dims};
 use crate::core::{value::map, value::seq, value::tensor};

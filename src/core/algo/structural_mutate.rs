@@ -18,7 +18,6 @@
 //! it, as for visitors (see [`crate::core::algo::structural_visit`]).
 
 use crate::abi::*;
-use crate::core::algo::deep_copy::get_field;
 use crate::core::algo::structural_visit::{
     Callbacks, Traversal, TraversalHead, TraversalVTable, container, level, payload_of,
 };
@@ -36,6 +35,7 @@ use crate::core::model::lineage::is_instance;
 use crate::core::model::object::{Cell, ObjectRef, new_object};
 use crate::core::model::type_table::{self, Facts, Hook, Table, type_key_of};
 use crate::core::reflect::field::call_setter;
+use crate::core::reflect::field::get_field;
 use crate::core::reflect::reflected::kStructuralMutator;
 use crate::core::reflect::type_def::TypeDef;
 use crate::core::{value::map, value::seq};

@@ -16,7 +16,6 @@
 //! the error's [`VisitErrorContext`](crate::core::algo::visit_error_context).
 
 use crate::abi::*;
-use crate::core::algo::deep_copy::get_field;
 use crate::core::algo::traversal::{entering, outside_simple, region_of_flags};
 use crate::core::algo::visit_error_context::attach;
 use crate::core::call::function::Function;
@@ -30,6 +29,7 @@ use crate::core::model::lineage::is_instance;
 use crate::core::model::object::{Cell, ObjectRef, new_object};
 use crate::core::model::stack::{MAX_DEPTH, too_deep};
 use crate::core::model::type_table::{self, Facts, Hook, Table, type_key_of};
+use crate::core::reflect::field::get_field;
 use crate::core::reflect::reflected::{VisitInterruptT, kStructuralVisitor};
 use crate::core::reflect::type_def::TypeDef;
 use crate::core::{value::map, value::seq};

@@ -5,7 +5,6 @@
 //! reference's semantics.
 
 use crate::abi::*;
-use crate::core::algo::deep_copy::get_field;
 use crate::core::call::registry::Globals;
 use crate::core::call::signature::typed_fn;
 use crate::core::call::signature::{ArrayRet, Obj, ObjType, ObjectT, Owned, Schema, obj_type};
@@ -16,6 +15,7 @@ use crate::core::model::object::{ObjectRef, new_object};
 use crate::core::model::stack::MAX_DEPTH;
 use crate::core::model::string::{TextKind, make_text};
 use crate::core::model::type_table::facts;
+use crate::core::reflect::field::get_field;
 use crate::core::reflect::reflected::{
     AccessPathT, VisitErrorContextObj, extend_path, kVisitErrorContext, new_step, root_path,
 };

@@ -345,3 +345,26 @@ pub unsafe fn set_default(info: &TVMFFIFieldInfo, field: *mut c_void) -> Result<
     // SAFETY: per the contract.
     unsafe { call_setter(info, field, &info.default_value_or_factory) }
 }
+
+/// Reads a reflected field through its getter.
+pub fn get_field(obj: &ObjectRef, info: &TVMFFIFieldInfo) -> Result<Any> {
+    let getter = info
+        .getter
+        .ok_or_else(|| Error::type_error("a reflected field has no getter"))?;
+    let addr = obj.as_ptr().cast::<u8>().wrapping_add(info.offset as usize);
+    let mut out = TVMFFIAny::NONE;
+    // SAFETY: `info` is a field of `obj`'s type; the getter writes an owned value.
+    let code = unsafe { getter(addr.cast(), &mut out) };
+    if code != 0 {
+        return Err(Error::from_raised(code));
+    }
+    // SAFETY: as above.
+    Ok(unsafe { Any::from_raw(out) })
+}
+
+/// Writes a reflected field through its setter.
+pub fn set_field(obj: &ObjectRef, info: &TVMFFIFieldInfo, value: &Any) -> Result<()> {
+    let addr = obj.as_ptr().cast::<u8>().wrapping_add(info.offset as usize);
+    // SAFETY: `info` is a field of `obj`'s type.
+    unsafe { call_setter(info, addr.cast(), value.view().raw()) }
+}
