@@ -508,13 +508,7 @@ impl Deserializer {
             .filter(|o| o.type_index() == kTVMFFIMap)
             .ok_or_else(|| convert_error(data.view(), "Map<str, Any>"))?;
         for info in facts.fields.iter() {
-            // SAFETY: field names live in the type table's pool.
-            let name = unsafe { crate::core::model::bytes::byte_slice(info.name) };
-            let addr = obj
-                .as_ptr()
-                .cast::<u8>()
-                .wrapping_add(info.offset as usize)
-                .cast();
+            let (name, addr) = (field::field_name(info), field::field_addr(&obj, info));
             match map::get(&fields_data, make_text(name, TextKind::Str).view())? {
                 Some(d) => {
                     let value = match info.field_static_type_index {
@@ -528,17 +522,8 @@ impl Deserializer {
                     // SAFETY: `info` is a field of `obj`'s type.
                     unsafe { field::call_setter(info, addr, value.view().raw())? };
                 }
-                None if info.flags & i64::from(kTVMFFIFieldFlagBitMaskHasDefault) != 0 => {
-                    // SAFETY: as above.
-                    unsafe { field::set_default(info, addr)? };
-                }
-                None => {
-                    return Err(Error::type_error(format!(
-                        "Required field `{}` not set in type `{}`",
-                        String::from_utf8_lossy(name),
-                        type_key_of(type_index)
-                    )));
-                }
+                // SAFETY: as above.
+                None => unsafe { field::set_missing(info, addr, type_index)? },
             }
         }
         Ok(Any::from(obj))

@@ -34,8 +34,8 @@ use crate::core::model::error::{Error, Result};
 use crate::core::model::lineage::is_instance;
 use crate::core::model::object::{Cell, ObjectRef, new_object};
 use crate::core::model::type_table::{self, Facts, Hook, Table, type_key_of};
-use crate::core::reflect::field::call_setter;
 use crate::core::reflect::field::get_field;
+use crate::core::reflect::field::{call_setter, field_addr};
 use crate::core::reflect::reflected::kStructuralMutator;
 use crate::core::reflect::type_def::TypeDef;
 use crate::core::{value::map, value::seq};
@@ -310,10 +310,9 @@ impl<'a> Mutator<'a> {
                     None => copy.insert(shallow_copy(value, facts)?),
                 };
                 let new = new.into_any();
-                let addr = target.as_ptr().cast::<u8>().wrapping_add(f.offset as usize);
                 // SAFETY: `f` is a field of the copy's type, and the copy is
                 // ours alone.
-                unsafe { call_setter(f, addr.cast(), new.view().raw())? };
+                unsafe { call_setter(f, field_addr(&target, f), new.view().raw())? };
             }
             Ok(())
         };

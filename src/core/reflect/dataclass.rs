@@ -14,7 +14,7 @@ use crate::core::model::any::Any;
 use crate::core::model::error::{Error, ErrorKind, Result};
 use crate::core::model::object::ObjectRef;
 use crate::core::model::type_table::{self, fields_with_ancestors, type_key_of};
-use crate::core::reflect::field::{self, Storage};
+use crate::core::reflect::field::{self, Storage, field_addr, field_name};
 use core::ffi::{c_int, c_void};
 use core::ptr::NonNull;
 use std::collections::HashMap;
@@ -23,20 +23,6 @@ use std::sync::atomic::AtomicU64;
 unsafe extern "C" {
     fn calloc(count: usize, size: usize) -> *mut c_void;
     fn free(ptr: *mut c_void);
-}
-
-/// The name of a field.
-fn field_name(info: &TVMFFIFieldInfo) -> &[u8] {
-    // SAFETY: field names live in the type table's pool forever.
-    unsafe { crate::core::model::bytes::byte_slice(info.name) }
-}
-
-/// The address of a field of `obj`.
-fn field_addr(obj: &ObjectRef, info: &TVMFFIFieldInfo) -> *mut c_void {
-    obj.as_ptr()
-        .cast::<u8>()
-        .wrapping_add(info.offset as usize)
-        .cast()
 }
 
 /// `CreateEmptyObject`: the native creator, else the `__ffi_new__` attribute.
@@ -118,17 +104,8 @@ fn make_object_from_packed_args(args: Args<'_>) -> Result<Any> {
                 unsafe { field::call_setter(info, addr, args.get(2 * i + 2).raw())? };
                 found[i] = true;
             }
-            None if info.flags & i64::from(kTVMFFIFieldFlagBitMaskHasDefault) != 0 => {
-                // SAFETY: as above.
-                unsafe { field::set_default(info, addr)? };
-            }
-            None => {
-                return Err(Error::type_error(format!(
-                    "Required field `{}` not set in type `{}`",
-                    String::from_utf8_lossy(name),
-                    type_key_of(type_index)
-                )));
-            }
+            // SAFETY: as above.
+            None => unsafe { field::set_missing(info, addr, type_index)? },
         }
     }
     if let Some(i) = found.iter().position(|f| !f) {

@@ -14,6 +14,7 @@ use crate::core::model::boundary::catch_to_code;
 use crate::core::model::error::{Error, Result};
 use crate::core::model::object::ObjectRef;
 use crate::core::model::string::{TextKind, make_text};
+use crate::core::model::type_table::type_key_of;
 use core::ffi::{c_int, c_void};
 use core::ptr::NonNull;
 
@@ -225,7 +226,7 @@ impl Storage {
 pub fn convert_error(v: AnyView<'_>, to: &str) -> Error {
     Error::type_error(format!(
         "Cannot convert from type `{}` to `{to}`",
-        crate::core::model::type_table::type_key_of(v.type_index())
+        type_key_of(v.type_index())
     ))
 }
 
@@ -346,15 +347,49 @@ pub unsafe fn set_default(info: &TVMFFIFieldInfo, field: *mut c_void) -> Result<
     unsafe { call_setter(info, field, &info.default_value_or_factory) }
 }
 
+/// Fills a field no value was given for: its default, else the
+/// reference's `TypeError` for a required field of `type_index`.
+///
+/// # Safety
+/// As [`call_setter`].
+pub unsafe fn set_missing(
+    info: &TVMFFIFieldInfo,
+    field: *mut c_void,
+    type_index: i32,
+) -> Result<()> {
+    if info.flags & i64::from(kTVMFFIFieldFlagBitMaskHasDefault) != 0 {
+        // SAFETY: per the contract; the field has a default.
+        return unsafe { set_default(info, field) };
+    }
+    Err(Error::type_error(format!(
+        "Required field `{}` not set in type `{}`",
+        String::from_utf8_lossy(field_name(info)),
+        type_key_of(type_index)
+    )))
+}
+
+/// The name of a registered field.
+pub fn field_name(info: &TVMFFIFieldInfo) -> &[u8] {
+    // SAFETY: field names live in the type table's pool forever.
+    unsafe { crate::core::model::bytes::byte_slice(info.name) }
+}
+
+/// The address of a field of `obj` (`info` is a field of its type).
+pub fn field_addr(obj: &ObjectRef, info: &TVMFFIFieldInfo) -> *mut c_void {
+    obj.as_ptr()
+        .cast::<u8>()
+        .wrapping_add(info.offset as usize)
+        .cast()
+}
+
 /// Reads a reflected field through its getter.
 pub fn get_field(obj: &ObjectRef, info: &TVMFFIFieldInfo) -> Result<Any> {
     let getter = info
         .getter
         .ok_or_else(|| Error::type_error("a reflected field has no getter"))?;
-    let addr = obj.as_ptr().cast::<u8>().wrapping_add(info.offset as usize);
     let mut out = TVMFFIAny::NONE;
     // SAFETY: `info` is a field of `obj`'s type; the getter writes an owned value.
-    let code = unsafe { getter(addr.cast(), &mut out) };
+    let code = unsafe { getter(field_addr(obj, info), &mut out) };
     if code != 0 {
         return Err(Error::from_raised(code));
     }
@@ -364,7 +399,6 @@ pub fn get_field(obj: &ObjectRef, info: &TVMFFIFieldInfo) -> Result<Any> {
 
 /// Writes a reflected field through its setter.
 pub fn set_field(obj: &ObjectRef, info: &TVMFFIFieldInfo, value: &Any) -> Result<()> {
-    let addr = obj.as_ptr().cast::<u8>().wrapping_add(info.offset as usize);
     // SAFETY: `info` is a field of `obj`'s type.
-    unsafe { call_setter(info, addr.cast(), value.view().raw()) }
+    unsafe { call_setter(info, field_addr(obj, info), value.view().raw()) }
 }
