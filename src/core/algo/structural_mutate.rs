@@ -312,7 +312,7 @@ impl<'a> Mutator<'a> {
                 let new = new.into_any();
                 // SAFETY: `f` is a field of the copy's type, and the copy is
                 // ours alone.
-                unsafe { call_setter(f, field_addr(&target, f), new.view().raw())? };
+                unsafe { call_setter(f, field_addr(target, f), new.view().raw())? };
             }
             Ok(())
         };
