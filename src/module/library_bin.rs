@@ -65,6 +65,17 @@ pub struct LibraryBin<'a> {
     pub imports: Vec<Vec<usize>>,
 }
 
+impl<'a> LibraryBin<'a> {
+    /// The payload of the tree's artifact set record (its first
+    /// [`SET_RECORD_KIND`] entry), if it has one.
+    pub fn set_record(&self) -> Option<&'a [u8]> {
+        self.modules
+            .iter()
+            .find(|m| m.kind == SET_RECORD_KIND.as_bytes())
+            .and_then(|m| m.payload)
+    }
+}
+
 /// A bounds-checked little-endian reader over the stream part.
 struct Reader<'a> {
     data: &'a [u8],

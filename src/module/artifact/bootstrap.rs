@@ -42,10 +42,7 @@ fn c_string(text: &str) -> String {
 pub fn source(set: &ArtifactSet, blob: &[u8]) -> Result<String> {
     let tree = library_bin::parse(blob).map_err(|e| Error::value(e.to_string()))?;
     let record = tree
-        .modules
-        .iter()
-        .find(|m| m.kind == library_bin::SET_RECORD_KIND.as_bytes())
-        .and_then(|m| m.payload)
+        .set_record()
         .ok_or_else(|| Error::runtime("the blob holds no artifact set record"))?;
     // The payload is a slice of the blob: its offset there.
     let record_at = record.as_ptr() as usize - blob.as_ptr() as usize;

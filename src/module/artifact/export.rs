@@ -86,12 +86,7 @@ pub(crate) fn set_from_file(path: &Path) -> Result<ArtifactSet> {
     };
     let blob = embedded_library_bin(&data)?.ok_or_else(none)?;
     let tree = library_bin::parse(blob).map_err(|e| Error::value(e.to_string()))?;
-    let record = tree
-        .modules
-        .iter()
-        .find(|m| m.kind == library_bin::SET_RECORD_KIND.as_bytes())
-        .and_then(|m| m.payload)
-        .ok_or_else(none)?;
+    let record = tree.set_record().ok_or_else(none)?;
     set_record::decode(record)
 }
 
@@ -119,11 +114,7 @@ pub fn read_set(path: &Path) -> Result<Option<ArtifactSet>> {
         None => Ok(None),
         Some(blob) => {
             let tree = library_bin::parse(blob).map_err(|e| Error::value(e.to_string()))?;
-            tree.modules
-                .iter()
-                .find(|m| m.kind == library_bin::SET_RECORD_KIND.as_bytes())
-                .map(|m| set_record::decode(m.payload.unwrap_or(&[])))
-                .transpose()
+            tree.set_record().map(set_record::decode).transpose()
         }
     }
 }
