@@ -117,4 +117,39 @@ fn scratch_directories_are_private_and_fresh() {
             "a scratch directory others can read: {mode:o}"
         );
     }
+
+    // A TMPDIR another user could write without the sticky bit: they could
+    // rename our private directory away and put theirs, with their library,
+    // in its place. Nothing is compiled or loaded there.
+    let open_tmp = root.join("open-tmp");
+    std::fs::create_dir(&open_tmp).unwrap();
+    std::fs::set_permissions(&open_tmp, std::fs::Permissions::from_mode(0o777)).unwrap();
+    // SAFETY: as above; no other thread of this test reads the environment.
+    unsafe { std::env::set_var("TMPDIR", &open_tmp) };
+    let kernel = Artifact::builder("k", "native", "kernel.c")
+        .content(b"int open_tmp_kernel(void) { return 7; }\n")
+        .format("c")
+        .build()
+        .unwrap();
+    let err = load_set(&ArtifactSet::new(vec![kernel], None).unwrap())
+        .err()
+        .expect("refused");
+    assert!(
+        err.to_string().contains(&format!(
+            "refusing to make a private directory under {}: {} can be written by other users \
+             and has no sticky bit (mode 777)",
+            open_tmp.display(),
+            open_tmp.display()
+        )),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_dir(&open_tmp).unwrap().count(), 0);
+    // With the sticky bit (as /tmp), it is safe again.
+    std::fs::set_permissions(&open_tmp, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let kernel = Artifact::builder("k", "native", "kernel.c")
+        .content(b"int sticky_tmp_kernel(void) { return 7; }\n")
+        .format("c")
+        .build()
+        .unwrap();
+    load_set(&ArtifactSet::new(vec![kernel], None).unwrap()).expect("loads under a sticky TMPDIR");
 }

@@ -9,6 +9,10 @@
 #      uses,
 #   3. the C tests under ctest, against our library and the official one,
 #      with transcript diffs, then ours again under AddressSanitizer/UBSan,
+#   3b. loaded libraries as tools see them: gdb, perf, valgrind, ASan and
+#      dladdr on a library loaded by ffi.ModuleLoadFromFile, descriptors,
+#      copies, noexec mounts, no /proc, reloads (tests/loader_tools/run.sh,
+#      both libraries, identical transcripts),
 #   4. cross-loading: the official Python package loads our library as a
 #      module and runs an artifact built by our writer,
 #   4b. the official package's own test suite, run on the official library
@@ -95,6 +99,10 @@ stage "C tests on our library under AddressSanitizer and UBSan"
 "$venv/bin/cmake" --build target/c-tests-asan -j2 >/dev/null
 "$venv/bin/ctest" --test-dir target/c-tests-asan -E "official|_diff" --output-on-failure | tee target/ctest-asan.log
 asan_passed=$(awk '/tests passed/ { print $NF }' target/ctest-asan.log)
+
+stage "loaded code seen by gdb, perf, valgrind, ASan and dladdr; descriptors, copies, mounts (both libraries)"
+tests/loader_tools/run.sh "$venv" "$lib" | tee target/loader-tools.log
+loader_tools_passed=$(awk '/^loader-tools:/ { print $2 }' target/loader-tools.log)
 
 stage "cross-loading with the official Python package"
 "$venv/bin/python" tests/cross_load.py "$lib" | tee target/cross-load.log
@@ -214,4 +222,4 @@ for i in "${!stage_names[@]}"; do
   printf "%6d  %s\n" "${stage_secs[$i]}" "${stage_names[$i]}"
 done
 printf "%6d  total\n" "$SECONDS"
-echo "summary: $((cargo_passed + ctest_passed + asan_passed + cross_passed + suite_passed + cxx_suite_passed + artifacts_python_passed + deep_callbacks_passed + install_passed + wheel_passed + structural_passed + subclass_py_passed + json_graph_passed + cxx_module_passed + rust_dependent_passed + linkers_passed + aarch64_passed + macos_passed)) passed, 0 failed"
+echo "summary: $((cargo_passed + ctest_passed + asan_passed + loader_tools_passed + cross_passed + suite_passed + cxx_suite_passed + artifacts_python_passed + deep_callbacks_passed + install_passed + wheel_passed + structural_passed + subclass_py_passed + json_graph_passed + cxx_module_passed + rust_dependent_passed + linkers_passed + aarch64_passed + macos_passed)) passed, 0 failed"

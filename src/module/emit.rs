@@ -234,11 +234,21 @@ pub(super) fn with_scratch_dir<T>(f: impl FnOnce(&Path) -> Result<T>) -> Result<
 /// bits>` made by one `mkdir` of mode 0700, which fails on any existing
 /// entry (a directory or link planted under that name); another name is
 /// drawn then. The bits come from the standard library's randomly keyed
-/// hasher.
-fn make_private_dir() -> Result<std::path::PathBuf> {
+/// hasher. `TMPDIR` itself must be safe from other users
+/// ([`trust`](super::trust)): in a directory others may write without the
+/// sticky bit (or below one), another user could rename our directory away
+/// and put theirs, with their library, in its place.
+pub(super) fn make_private_dir() -> Result<std::path::PathBuf> {
     use std::hash::{BuildHasher, Hasher};
     use std::os::unix::fs::DirBuilderExt;
     let base = std::env::temp_dir();
+    super::trust::check_dir_chain(&base).map_err(|why| {
+        Error::runtime(format!(
+            "refusing to make a private directory under {}: {why}; set TMPDIR to a directory \
+             other users cannot write",
+            base.display()
+        ))
+    })?;
     let mut last = None;
     for attempt in 0u32..64 {
         let mut h = std::collections::hash_map::RandomState::new().build_hasher();

@@ -215,7 +215,7 @@ fn origin_in<'d, H: FileHeader<Endian = object::Endianness>, R: object::ReadRef<
 }
 
 #[cfg(target_os = "linux")]
-pub use loaded::{mapped_extent, name_loaded, segments_of};
+pub use loaded::{mapped_extent, mapped_file, name_loaded, segments_of};
 
 /// The loaded objects, as the Linux dynamic loader lists them
 /// (`dl_iterate_phdr`, `dlinfo`).
@@ -335,6 +335,43 @@ mod loaded {
         found
     }
 
+    /// The device and inode of the file mapped at the first loadable
+    /// segment of the object `handle` (a `dlopen` handle), as
+    /// `/proc/self/maps` shows it; `None` when `/proc` is not mounted or the
+    /// loader cannot say.
+    pub fn mapped_file(handle: *mut c_void) -> Option<(u64, u64)> {
+        use std::io::BufRead;
+        let start = segments_of(handle).first()?.start;
+        let maps = std::fs::File::open("/proc/self/maps").ok()?;
+        let mut line = String::new();
+        let mut reader = std::io::BufReader::new(maps);
+        while reader.read_line(&mut line).ok()? > 0 {
+            if let Some(found) = maps_line_file(&line, start) {
+                return Some(found);
+            }
+            line.clear();
+        }
+        None
+    }
+
+    /// The `(dev, inode)` of a `/proc/self/maps` line whose range holds
+    /// `addr` (`start-end perms offset major:minor inode path`).
+    fn maps_line_file(line: &str, addr: usize) -> Option<(u64, u64)> {
+        let mut fields = line.split_ascii_whitespace();
+        let (start, end) = fields.next()?.split_once('-')?;
+        let range = usize::from_str_radix(start, 16).ok()?..usize::from_str_radix(end, 16).ok()?;
+        if !range.contains(&addr) {
+            return None;
+        }
+        let (major, minor) = fields.nth(2)?.split_once(':')?;
+        let (major, minor) = (
+            u32::from_str_radix(major, 16).ok()?,
+            u32::from_str_radix(minor, 16).ok()?,
+        );
+        let inode = fields.next()?.parse().ok()?;
+        Some((libc::makedev(major, minor), inode))
+    }
+
     /// Whether a loaded object has the name `name` (so `dlopen(name)` would
     /// answer with it, whatever file the name leads to now). Walks the loaded
     /// objects; opens nothing.
@@ -353,7 +390,7 @@ mod loaded {
 }
 
 #[cfg(not(target_os = "linux"))]
-pub use elsewhere::{mapped_extent, name_loaded, segments_of};
+pub use elsewhere::{mapped_extent, mapped_file, name_loaded, segments_of};
 
 /// Outside Linux (macOS), no walk of the loaded objects yet: the answers
 /// are the conservative "cannot say". So a library's embedded blob and
@@ -374,10 +411,14 @@ mod elsewhere {
         Vec::new()
     }
 
-    /// See the Linux version: `false` (names are not reused here: the
-    /// loader is not handed `/proc/self/fd/N`).
+    /// See the Linux version: `false`, the loader cannot say here.
     pub fn name_loaded(_name: &Path) -> bool {
         false
+    }
+
+    /// See the Linux version: `None`, no `/proc` here.
+    pub fn mapped_file(_handle: *mut c_void) -> Option<(u64, u64)> {
+        None
     }
 }
 

@@ -7,10 +7,11 @@
 
 use super::image;
 use super::library_bin::{self, LIB_KIND};
+use super::loader::{self, FileId, Handle};
 use super::object::{Module, ModuleKind};
 use super::symbols::*;
 use crate::abi::*;
-use crate::core::model::error::{Error, ErrorKind, Result};
+use crate::core::model::error::{Error, Result};
 use crate::core::model::string::{TextKind, make_text};
 use crate::core::{Any, Function, call::function, call::registry, model::type_table};
 use core::ffi::{c_int, c_void};
@@ -18,7 +19,6 @@ use core::mem::ManuallyDrop;
 use core::ops::Range;
 use core::sync::atomic::{AtomicBool, Ordering};
 use std::collections::HashMap;
-use std::fs::File;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard, OnceLock, Weak};
@@ -54,41 +54,21 @@ impl Drop for Image {
     }
 }
 
-/// An open library and the file the loader was handed it through
-/// (`/proc/self/fd/N`), kept open while it is mapped: that name stays the
-/// image's (no later file takes the number) and symbolizers reading the
-/// object by its loaded name read these bytes. Closed in field order:
-/// the library, then the file.
-struct Handle {
-    lib: libloading::Library,
-    _file: Option<File>,
-}
-
 /// A symbol's address, and how many bytes from it lie in a readable (or
 /// writable) loaded segment, if any does.
 type Located = Option<(usize, Option<usize>)>;
 
 impl Image {
-    /// An image over an open library and the file it was loaded through;
-    /// only a `releasable` one records its segments (the main program's is
-    /// not).
-    fn new(
-        (lib, file): (libloading::os::unix::Library, Option<File>),
-        releasable: bool,
-    ) -> Arc<Image> {
-        let handle = lib.into_raw();
+    /// An image over an open library; only a `releasable` one records its
+    /// segments (the main program's is not).
+    fn new(handle: Handle, releasable: bool) -> Arc<Image> {
         let segments = if releasable {
-            image::segments_of(handle)
+            image::segments_of(handle.raw())
         } else {
             Vec::new()
         };
-        // SAFETY: the handle `into_raw` just gave back, owned again.
-        let lib = unsafe { libloading::os::unix::Library::from_raw(handle) };
         Arc::new(Image {
-            handle: ManuallyDrop::new(Handle {
-                lib: lib.into(),
-                _file: file,
-            }),
+            handle: ManuallyDrop::new(handle),
             located: Mutex::new(Vec::new()),
             segments,
             released: AtomicBool::new(false),
@@ -99,7 +79,7 @@ impl Image {
     fn get(&self, name: &str) -> Option<*mut c_void> {
         // SAFETY: we only take the address; callers cast it to the type the
         // TVM-FFI symbol convention gives that name.
-        let sym = unsafe { self.handle.lib.get::<*mut c_void>(name.as_bytes()) }.ok()?;
+        let sym = unsafe { self.handle.lib().get::<*mut c_void>(name.as_bytes()) }.ok()?;
         // SAFETY: reading the symbol's address, not calling it.
         unsafe { sym.try_as_raw_ptr() }
     }
@@ -400,29 +380,10 @@ pub fn system_lib(prefix: &str) -> Result<Module> {
 /// code.
 pub fn main_program() -> Result<Module> {
     let lib = libloading::os::unix::Library::this();
-    dso_module(Image::new((lib, None), false), Path::new("<main program>"))
-}
-
-/// A library file's identity and version: device, inode, size and
-/// modification time.
-#[derive(Clone, Copy, PartialEq, Eq)]
-struct FileId {
-    dev: u64,
-    ino: u64,
-    len: u64,
-    mtime: (i64, i64),
-}
-
-impl FileId {
-    fn of(m: &std::fs::Metadata) -> FileId {
-        use std::os::unix::fs::MetadataExt;
-        FileId {
-            dev: m.dev(),
-            ino: m.ino(),
-            len: m.len(),
-            mtime: (m.mtime(), m.mtime_nsec()),
-        }
-    }
+    dso_module(
+        Image::new(Handle::plain(lib), false),
+        Path::new("<main program>"),
+    )
 }
 
 /// A library opened from a path: the file it was opened from and its image.
@@ -431,47 +392,14 @@ type Opened = (FileId, Arc<Image>);
 /// Libraries opened from a path, by the path's bytes.
 static OPENED: LazyLock<Mutex<HashMap<Vec<u8>, Opened>>> = LazyLock::new(Default::default);
 
-/// The version of each file the loader mapped in place, by `(dev, inode)`:
-/// the loader hands back what it mapped for an inode whatever the file
-/// holds now, so an inode rewritten since must be loaded from a copy.
-static MAPPED_INODES: LazyLock<Mutex<HashMap<(u64, u64), FileId>>> =
-    LazyLock::new(Default::default);
-
-/// How many times each path was given to the loader as a path.
-static PATH_LOADS: LazyLock<Mutex<HashMap<Vec<u8>, usize>>> = LazyLock::new(Default::default);
-
-/// Libraries up to this size are loaded from a private copy.
-const COPY_LIMIT: u64 = 16 << 20;
-
-/// Libraries up to this size are read whole before they are checked.
-const READ_WHOLE_LIMIT: u64 = 8 << 20;
-
-/// The reference's message for a library that cannot be loaded.
-fn load_error(path: &Path, reason: impl std::fmt::Display) -> Error {
-    Error::new(
-        ErrorKind::InternalError,
-        format!(
-            "Check failed: (lib_handle_ != nullptr) is false: Failed to load dynamic shared library {} {reason}",
-            path.display()
-        ),
-    )
-}
-
 /// Opens a shared library (`RTLD_LAZY | RTLD_LOCAL`) as a module tree.
 ///
 /// A bare name (no `/`) is left to the loader's search path. A path must
-/// name a regular file, opened once; its ELF headers and loadable segments
-/// must lie within it, and what the loader maps is that file, whatever
-/// is renamed over the path meanwhile:
-/// - up to 16 MiB, a private copy of it (an anonymous memory file, sealed),
-///   checked again: rewriting the file later (`cp new.so
-///   lib.so`) cannot change the code already loaded;
-/// - larger, the opened file itself (through `/proc/self/fd`);
-/// - a library that finds its dependencies through `$ORIGIN` needs its own
-///   directory, so it is opened by its path (checked before and after).
-///
-/// A file rewritten in place since it was mapped is always copied: the
-/// loader would return the old image for its inode.
+/// name a regular file whose ELF headers and loadable segments lie within
+/// it; the system loader maps it from its real path, or from a private copy
+/// where the path cannot be trusted or the file was rewritten in place
+/// since it was mapped ([`loader`](super::loader) says what each route
+/// guarantees).
 ///
 /// A library stays mapped for the life of the process unless [`release`]d:
 /// functions and objects it made (a closure it returned, an error it
@@ -483,45 +411,33 @@ pub fn load_dso(path: &Path) -> Result<Module> {
     unload_released();
     let key = path.as_os_str().as_bytes();
     if !key.contains(&b'/') {
-        return dso_module(Image::new((dlopen(path, path)?, None), true), path);
+        let lib = loader::dlopen(path, path)?;
+        return dso_module(Image::new(Handle::plain(lib), true), path);
     }
     // The image opened from this path, if the file is unchanged: one `stat`.
-    if let Some(image) = opened_image(key, || std::fs::metadata(path).ok().map(|m| FileId::of(&m)))
-    {
+    if let Some(image) = opened_image(key, || FileId::at(path)) {
         return dso_module(image, path);
     }
-    let (file, meta) = image::open_regular(path)
-        .map_err(|e| load_error(path, e))?
-        .map_err(|e| load_error(path, cannot_open(path, &e)))?;
-    let id = FileId::of(&meta);
-    // A small file is read whole, once: the checks and the copy use the
-    // same bytes. A larger one is checked through its descriptor.
-    let bytes = if id.len <= READ_WHOLE_LIMIT {
-        let mut bytes = vec![0u8; id.len as usize + 1];
-        let n = image::read_head(&file, &mut bytes)
-            .map_err(|e| load_error(path, cannot_open(path, &e)))?;
-        if n > id.len as usize {
-            return Err(load_error(
-                path,
-                "grew while it was being read; load it again",
-            ));
-        }
-        bytes.truncate(n);
-        image::check_loadable_bytes(path, &bytes).map_err(|e| load_error(path, e))?;
-        Some(bytes)
-    } else {
-        image::check_loadable(path, &file, id.len).map_err(|e| load_error(path, e))?;
-        None
-    };
-    let image = Image::new(open_checked(path, file, bytes.as_deref(), id)?, true);
+    let (handle, id) = loader::open(path, discard)?;
+    let image = Image::new(handle, true);
     lock(&OPENED).insert(key.to_vec(), (id, image.clone()));
     dso_module(image, path)
 }
 
-/// Loads a library this library just built in a private directory: no
-/// one else can change it, so it is opened by its path, uncopied.
+/// Loads a library this library just built in a private directory (see
+/// [`emit::make_private_dir`](super::emit)): no one else can change it,
+/// so it is opened by its path, uncopied.
 pub(super) fn load_own(path: &Path) -> Result<Module> {
-    dso_module(Image::new((dlopen(path, path)?, None), true), path)
+    let lib = loader::dlopen(path, path)?;
+    dso_module(Image::new(Handle::plain(lib), true), path)
+}
+
+/// Takes a library the loader mapped and then refused: it is closed by the
+/// next [`unload_released`] unless a value its initialisers registered runs
+/// code in it.
+fn discard(handle: Handle) {
+    let segments = image::segments_of(handle.raw());
+    lock(&PENDING_UNLOADS).push((handle, segments));
 }
 
 /// The module tree of a shared library's image.
@@ -529,227 +445,11 @@ fn dso_module(image: Arc<Image>, path: &Path) -> Result<Module> {
     library_module(Arc::new(Symbols::Dso(image, path.to_path_buf())))
 }
 
-/// The loader's wording for a file it cannot open (`dlerror`'s).
-fn cannot_open(path: &Path, e: &std::io::Error) -> String {
-    let reason = e.to_string();
-    let reason = e
-        .raw_os_error()
-        .and_then(|code| reason.strip_suffix(&format!(" (os error {code})")))
-        .unwrap_or(&reason);
-    format!(
-        "{}: cannot open shared object file: {reason}",
-        path.display()
-    )
-}
-
-/// A library as the loader opened it, and the file it was handed through
-/// (see [`Handle`]).
-type Loaded = (libloading::os::unix::Library, Option<File>);
-
-/// Hands `file`, opened from `path` and checked as `id` (its checked
-/// `bytes` when it was read whole), to the loader the way [`load_dso`]
-/// describes.
-fn open_checked(path: &Path, file: File, bytes: Option<&[u8]>, id: FileId) -> Result<Loaded> {
-    let rewritten = lock(&MAPPED_INODES)
-        .get(&(id.dev, id.ino))
-        .is_some_and(|&was| was != id);
-    let origin = bytes.map_or_else(|| image::uses_origin(&file), image::uses_origin_in);
-    if rewritten || (!origin && id.len <= COPY_LIMIT) {
-        return dlopen_copy(path, &file, bytes).map_err(|e| {
-            if origin {
-                e.rewrap(|m| {
-                    format!(
-                        "{m} (rewritten in place since it was loaded, it is loaded from a private \
-                         copy, whose $ORIGIN is the copy's directory: load its $ORIGIN \
-                         dependencies first)"
-                    )
-                })
-            } else {
-                e
-            }
-        });
-    }
-    let loaded = if origin {
-        (dlopen_by_path(path, id)?, None)
-    } else {
-        dlopen_descriptor(path, file)?
-    };
-    lock(&MAPPED_INODES).insert((id.dev, id.ino), id);
-    Ok(loaded)
-}
-
 /// The image opened before from `path` (its bytes), if the file is still
 /// the one it was opened from (`now` identifies it today).
 fn opened_image(path: &[u8], now: impl FnOnce() -> Option<FileId>) -> Option<Arc<Image>> {
     let (was, image) = lock(&OPENED).get(path)?.clone();
     (now()? == was).then_some(image)
-}
-
-/// `dlopen(name)`; errors name `path` and say what `dlerror` said.
-fn dlopen(name: &Path, path: &Path) -> Result<libloading::os::unix::Library> {
-    // SAFETY: loading a library runs its initialisers; that is what the
-    // caller asks for.
-    unsafe { libloading::os::unix::Library::open(Some(name), libc::RTLD_LAZY | libc::RTLD_LOCAL) }
-        .map_err(|e| {
-            let reason =
-                std::error::Error::source(&e).map_or_else(|| e.to_string(), |s| s.to_string());
-            load_error(path, reason)
-        })
-}
-
-/// Whether `/proc/self/fd` names this process's descriptors (the loader
-/// is handed files through it).
-fn proc_fds() -> bool {
-    static PROC_FDS: OnceLock<bool> = OnceLock::new();
-    *PROC_FDS.get_or_init(|| Path::new("/proc/self/fd").is_dir())
-}
-
-/// Copies `file` (or its checked `bytes`, when it was read whole) into a
-/// new anonymous memory file (`memfd_create`, named after `path`), checks
-/// a copy of the file (it may have changed since it was checked), seals it
-/// against any change and loads it. Without `/proc`, the copy goes into a
-/// fresh private directory instead.
-fn dlopen_copy(path: &Path, file: &File, bytes: Option<&[u8]>) -> Result<Loaded> {
-    use std::io::{Seek, SeekFrom, Write};
-    let failed = |e: std::io::Error| load_error(path, format!("cannot copy it: {e}"));
-    let copy_into = |out: &mut File| -> Result<()> {
-        if let Some(bytes) = bytes {
-            return out.write_all(bytes).map_err(failed);
-        }
-        let mut from = file;
-        from.seek(SeekFrom::Start(0)).map_err(failed)?;
-        let len = std::io::copy(&mut from, out).map_err(failed)?;
-        image::check_loadable(path, out, len).map_err(|e| load_error(path, e))
-    };
-    if !proc_fds() {
-        return super::emit::with_scratch_dir(|dir| {
-            use std::os::unix::fs::OpenOptionsExt;
-            let copy = dir.join(path.file_name().unwrap_or(path.as_os_str()));
-            let mut out = std::fs::OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create_new(true)
-                .custom_flags(libc::O_NOFOLLOW)
-                .open(&copy)
-                .map_err(failed)?;
-            copy_into(&mut out)?;
-            drop(out);
-            Ok((dlopen(&copy, path)?, None))
-        });
-    }
-    let mut copy = memfd(path).map_err(failed)?;
-    copy_into(&mut copy)?;
-    seal(&copy).map_err(failed)?;
-    dlopen_fd(path, copy)
-}
-
-/// A new anonymous memory file named after `path`, sealable.
-#[cfg(target_os = "linux")]
-fn memfd(path: &Path) -> std::io::Result<File> {
-    use std::os::fd::FromRawFd;
-    let name = path.file_name().unwrap_or(path.as_os_str()).as_bytes();
-    // A path holds no NUL, so neither does its file name.
-    let name = std::ffi::CString::new(name).unwrap_or_default();
-    // SAFETY: a NUL-terminated name; the flags are memfd_create's.
-    let fd =
-        unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING) };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: a descriptor memfd_create just made, owned from here on.
-    Ok(unsafe { File::from_raw_fd(fd) })
-}
-
-/// Seals a memory file against any change.
-#[cfg(target_os = "linux")]
-fn seal(copy: &File) -> std::io::Result<()> {
-    use std::os::fd::AsRawFd;
-    let seals = libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_WRITE | libc::F_SEAL_SEAL;
-    // SAFETY: adds seals to a memfd we own.
-    if unsafe { libc::fcntl(copy.as_raw_fd(), libc::F_ADD_SEALS, seals) } != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(())
-}
-
-/// Outside Linux there is no `/proc/self/fd` ([`proc_fds`] is false), so
-/// the copy goes into a private directory and these are never reached.
-#[cfg(not(target_os = "linux"))]
-fn memfd(_path: &Path) -> std::io::Result<File> {
-    Err(std::io::Error::new(
-        std::io::ErrorKind::Unsupported,
-        "no memfd_create outside Linux",
-    ))
-}
-
-/// See [`memfd`].
-#[cfg(not(target_os = "linux"))]
-fn seal(_copy: &File) -> std::io::Result<()> {
-    Err(std::io::Error::new(
-        std::io::ErrorKind::Unsupported,
-        "no file seals outside Linux",
-    ))
-}
-
-/// Loads the opened `file` itself through `/proc/self/fd/N` (without
-/// `/proc`, a copy).
-fn dlopen_descriptor(path: &Path, file: File) -> Result<Loaded> {
-    if proc_fds() {
-        dlopen_fd(path, file)
-    } else {
-        dlopen_copy(path, &file, None)
-    }
-}
-
-/// `dlopen("/proc/self/fd/N")` of `file`, kept open with the image. The
-/// name is spelled (`/proc/self/fd/./N`, ...) so that no loaded object
-/// already has it: the loader would answer with that object (an image
-/// unloaded-but-still-mapped whose file had the same number).
-fn dlopen_fd(path: &Path, file: File) -> Result<Loaded> {
-    use std::os::fd::AsRawFd;
-    let mut name = PathBuf::from("/proc/self/fd");
-    let number = file.as_raw_fd().to_string();
-    while image::name_loaded(&name.join(&number)) {
-        name.push(".");
-    }
-    let name = name.join(number);
-    let lib = dlopen(&name, path)?;
-    crate::core::model::backtrace::show_file_as(
-        name.as_os_str().as_bytes(),
-        path.as_os_str().as_bytes(),
-    );
-    Ok((lib, Some(file)))
-}
-
-/// Loads `path` by a spelling of it the loader has not seen (`dir/./name`
-/// after the first), so it never answers with an image it knows by that
-/// name, then checks the path still names the file checked as `id`.
-fn dlopen_by_path(path: &Path, id: FileId) -> Result<libloading::os::unix::Library> {
-    let seen = {
-        let mut loads = lock(&PATH_LOADS);
-        let n = loads
-            .entry(path.as_os_str().as_bytes().to_vec())
-            .or_default();
-        *n += 1;
-        *n - 1
-    };
-    let spelled = match (path.parent(), path.file_name()) {
-        (Some(dir), Some(name)) if seen > 0 => {
-            let mut p = dir.to_path_buf();
-            p.extend(std::iter::repeat_n(".", seen));
-            p.join(name)
-        }
-        _ => path.to_path_buf(),
-    };
-    let lib = dlopen(&spelled, path)?;
-    let now = std::fs::metadata(path).ok().map(|m| FileId::of(&m));
-    if now != Some(id) {
-        return Err(load_error(
-            path,
-            "was replaced while it was being loaded; load it again",
-        ));
-    }
-    Ok(lib)
 }
 
 /// Writes `value` into the `void*` variable `name` of the library, if it

@@ -12,7 +12,9 @@
 //!   `extern_c` is the kind of a library of `__tvm_ffi_<name>` symbols.
 //! - Building and loading: [`emit`](crate::module::emit) (object files,
 //!   shared libraries, the C compiler, private scratch directories),
-//!   `library` (loading shared libraries, the system library, releasing),
+//!   `trust` (who else can change a path), `loader` (how a library file
+//!   reaches the system loader: checks, in place or a private copy),
+//!   `library` (library modules, the system library, releasing),
 //!   `globals` (the `ffi.Module*` globals;
 //!   [`load_from_file`](crate::module::load_from_file)), `cxx_core` (what
 //!   the exported C++ functions run here).
@@ -48,7 +50,7 @@
 //! # Ok::<(), tvm_ffi::core::Error>(())
 //! ```
 //!
-//! Layers, lowest first: symbols, library_bin, image, inspect, object, cxx, extern_c, emit, library, globals, cxx_core, artifact.
+//! Layers, lowest first: symbols, library_bin, image, trust, inspect, object, cxx, extern_c, emit, loader, library, globals, cxx_core, artifact.
 
 pub mod artifact;
 mod cxx;
@@ -60,8 +62,10 @@ mod image;
 pub mod inspect;
 pub(crate) mod library;
 pub mod library_bin;
+mod loader;
 pub(crate) mod object;
 pub(crate) mod symbols;
+mod trust;
 
 pub use globals::load_from_file;
 pub use object::{Module, ModuleKind};

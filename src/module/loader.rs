@@ -1,0 +1,543 @@
+//! How a library file named by a path reaches the system loader.
+//!
+//! The file is opened once and checked through that descriptor (a regular
+//! file; ELF headers and loadable segments within its length), then one of
+//! two routes maps it:
+//!
+//! - **In place** (the default): the system loader opens the real path, as
+//!   on the reference, so gdb, perf, valgrind, sanitizers and `dladdr` see
+//!   the library under its own name (also while its initialisers run), the
+//!   page cache and the mount policy apply, `$ORIGIN` works, and no
+//!   descriptor or copy is kept. The path must still name the checked file
+//!   just before, and the mapped object must be that file afterwards: the
+//!   same device and inode in `/proc/self/maps` (where `/proc` is mounted),
+//!   the path and the open descriptor still showing the checked device,
+//!   inode, size and modification time. Any difference is refused.
+//! - **A private copy**, where the real path cannot be trusted: a directory
+//!   on its way another user can write without the sticky bit, a file
+//!   another user owns or may write ([`trust`](super::trust)); a file
+//!   rewritten in place since it was mapped (the loader would hand back the
+//!   old image for that inode); or every file when `TVM_FFI_LOAD_PRIVATE=1`.
+//!   The checked bytes are copied into a fresh private directory under the
+//!   same file name, checked again and loaded from there; the copy stays
+//!   while it is mapped (tools read it by that name) and is removed when the
+//!   image is unloaded or the process exits. Without a usable `TMPDIR`, the
+//!   copy is a sealed anonymous memory file loaded as `/proc/<pid>/fd/N`
+//!   and closed once mapped.
+//!
+//! The limits of the in-place route, which only someone who may write the
+//! directory can reach (the trust check leaves this user and root): the
+//! file is shared, so rewriting it in place (`cp new.so lib.so`, not a
+//! rename) while it loads or after changes the code that runs, as on the
+//! reference (loading it again gives the new code, from a copy); and a file
+//! renamed over the path in the microseconds between the last check and
+//! the loader's own open is mapped, its initialisers run, before the
+//! comparison refuses it; one cut short there can fault inside the system
+//! loader. `TVM_FFI_LOAD_PRIVATE=1` closes both. Handing the loader the
+//! checked descriptor (`/proc/<pid>/fd/N`) would close the second without
+//! a copy, but then the loader and debuggers know the library by that name
+//! while it loads: its initialisers' `dladdr` names `/proc`, and gdb loses
+//! its breakpoints in it once the name is corrected afterwards.
+
+use super::image;
+use super::trust;
+use crate::core::model::error::{Error, ErrorKind, Result};
+use std::collections::{HashMap, HashSet};
+use std::fs::File;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::{LazyLock, Mutex, MutexGuard};
+
+/// A library file's identity and version: device, inode, size and
+/// modification time.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) struct FileId {
+    dev: u64,
+    ino: u64,
+    len: u64,
+    mtime: (i64, i64),
+}
+
+impl FileId {
+    /// The identity of a file from its metadata.
+    pub(super) fn of(m: &std::fs::Metadata) -> FileId {
+        use std::os::unix::fs::MetadataExt;
+        FileId {
+            dev: m.dev(),
+            ino: m.ino(),
+            len: m.len(),
+            mtime: (m.mtime(), m.mtime_nsec()),
+        }
+    }
+
+    /// The identity of the file at `path` now, if it can be read.
+    pub(super) fn at(path: &Path) -> Option<FileId> {
+        std::fs::metadata(path).ok().map(|m| FileId::of(&m))
+    }
+}
+
+/// An open library: closed, then its private copy removed and the name it
+/// was opened by given back, when dropped.
+pub(super) struct Handle {
+    lib: Option<libloading::Library>,
+    /// The `dlopen` handle, for `dlinfo`.
+    raw: usize,
+    copy: Option<PrivateCopy>,
+    spelled: Option<Vec<u8>>,
+}
+
+impl Handle {
+    /// A handle over an open library, with its private copy and the name
+    /// it was opened by (when this module chose it).
+    fn new(
+        lib: libloading::os::unix::Library,
+        copy: Option<PrivateCopy>,
+        spelled: Option<Vec<u8>>,
+    ) -> Handle {
+        let raw = lib.into_raw();
+        // SAFETY: the handle `into_raw` just gave back, owned again.
+        let lib = unsafe { libloading::os::unix::Library::from_raw(raw) };
+        Handle {
+            lib: Some(lib.into()),
+            raw: raw as usize,
+            copy,
+            spelled,
+        }
+    }
+
+    /// A handle over a library opened by a name no one else tracks (a bare
+    /// name, the main program, a library this process built).
+    pub(super) fn plain(lib: libloading::os::unix::Library) -> Handle {
+        Handle::new(lib, None, None)
+    }
+
+    /// The open library.
+    pub(super) fn lib(&self) -> &libloading::Library {
+        self.lib.as_ref().expect("present until dropped")
+    }
+
+    /// The raw `dlopen` handle.
+    pub(super) fn raw(&self) -> *mut core::ffi::c_void {
+        self.raw as *mut core::ffi::c_void
+    }
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        drop(self.lib.take());
+        drop(self.copy.take());
+        if let Some(name) = self.spelled.take() {
+            lock(&SPELLINGS_IN_USE).remove(&name);
+        }
+    }
+}
+
+/// Locks a table whose every change leaves it valid (so a poisoned lock is
+/// reusable).
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The reference's message for a library that cannot be loaded.
+pub(super) fn load_error(path: &Path, reason: impl std::fmt::Display) -> Error {
+    Error::new(
+        ErrorKind::InternalError,
+        format!(
+            "Check failed: (lib_handle_ != nullptr) is false: Failed to load dynamic shared library {} {reason}",
+            path.display()
+        ),
+    )
+}
+
+/// The loader's wording for a file it cannot open (`dlerror`'s).
+fn cannot_open(path: &Path, e: &std::io::Error) -> String {
+    let reason = e.to_string();
+    let reason = e
+        .raw_os_error()
+        .and_then(|code| reason.strip_suffix(&format!(" (os error {code})")))
+        .unwrap_or(&reason);
+    format!(
+        "{}: cannot open shared object file: {reason}",
+        path.display()
+    )
+}
+
+/// `dlopen(name)` (`RTLD_LAZY | RTLD_LOCAL`); errors name `path`, the path
+/// the caller gave, wherever `dlerror` named `name`.
+pub(super) fn dlopen(name: &Path, path: &Path) -> Result<libloading::os::unix::Library> {
+    // SAFETY: loading a library runs its initialisers; that is what the
+    // caller asks for.
+    unsafe { libloading::os::unix::Library::open(Some(name), libc::RTLD_LAZY | libc::RTLD_LOCAL) }
+        .map_err(|e| {
+            let reason =
+                std::error::Error::source(&e).map_or_else(|| e.to_string(), |s| s.to_string());
+            let reason = if name == path {
+                reason
+            } else {
+                reason.replace(&*name.to_string_lossy(), &path.to_string_lossy())
+            };
+            load_error(path, reason)
+        })
+}
+
+/// Names given to the loader for images still open, by this module: the
+/// loader may answer a later `dlopen` of the same name with such an image
+/// even when its own name for it differs (it remembers every name an image
+/// was asked for).
+static SPELLINGS_IN_USE: LazyLock<Mutex<HashSet<Vec<u8>>>> = LazyLock::new(Default::default);
+
+/// The version of each file mapped in place, by `(dev, inode)`: the loader
+/// hands back what it mapped for an inode whatever the file holds now, so
+/// an inode rewritten since must be loaded from a copy.
+static MAPPED_INODES: LazyLock<Mutex<HashMap<(u64, u64), FileId>>> =
+    LazyLock::new(Default::default);
+
+/// Libraries up to this size are read whole before they are checked.
+const READ_WHOLE_LIMIT: u64 = 8 << 20;
+
+/// Whether every library is loaded from a private copy
+/// (`TVM_FFI_LOAD_PRIVATE=1`, read once).
+fn private_mode() -> bool {
+    static PRIVATE: LazyLock<bool> =
+        LazyLock::new(|| std::env::var_os("TVM_FFI_LOAD_PRIVATE").is_some_and(|v| v == "1"));
+    *PRIVATE
+}
+
+/// Opens the library file at `path` (which holds a `/`), checks it and maps
+/// it by the route the module comment describes. Answers the open library
+/// and the identity of the file that was checked. A library mapped but then
+/// refused (not the file that was checked) is handed to `discard`: its
+/// initialisers ran and may have registered code in it.
+pub(super) fn open(path: &Path, discard: impl FnOnce(Handle)) -> Result<(Handle, FileId)> {
+    let (file, meta) = image::open_regular(path)
+        .map_err(|e| load_error(path, e))?
+        .map_err(|e| load_error(path, cannot_open(path, &e)))?;
+    let id = FileId::of(&meta);
+    // A small file is read whole, once: the checks and a copy use the same
+    // bytes. A larger one is checked through its descriptor.
+    let bytes = if id.len <= READ_WHOLE_LIMIT {
+        let mut bytes = vec![0u8; id.len as usize + 1];
+        let n = image::read_head(&file, &mut bytes)
+            .map_err(|e| load_error(path, cannot_open(path, &e)))?;
+        if n > id.len as usize {
+            return Err(load_error(
+                path,
+                "grew while it was being read; load it again",
+            ));
+        }
+        bytes.truncate(n);
+        image::check_loadable_bytes(path, &bytes).map_err(|e| load_error(path, e))?;
+        Some(bytes)
+    } else {
+        image::check_loadable(path, &file, id.len).map_err(|e| load_error(path, e))?;
+        None
+    };
+    let rewritten = lock(&MAPPED_INODES)
+        .get(&(id.dev, id.ino))
+        .is_some_and(|&was| was != id);
+    let copy_because = if private_mode() {
+        Some("TVM_FFI_LOAD_PRIVATE=1".to_string())
+    } else if rewritten {
+        Some("rewritten in place since it was loaded".to_string())
+    } else {
+        trust::check_file(path, &meta).err()
+    };
+    let origin = bytes
+        .as_deref()
+        .map_or_else(|| image::uses_origin(&file), image::uses_origin_in);
+    let Some(why) = copy_because else {
+        let handle = load_in_place(path, &file, id, discard)?;
+        lock(&MAPPED_INODES).insert((id.dev, id.ino), id);
+        return Ok((handle, id));
+    };
+    let handle = load_copy(path, &file, bytes.as_deref()).map_err(|e| {
+        if origin {
+            e.rewrap(|m| {
+                format!(
+                    "{m} (it is loaded from a private copy, {why}, and the copy's $ORIGIN is \
+                     the copy's directory: load its $ORIGIN dependencies first)"
+                )
+            })
+        } else {
+            e
+        }
+    })?;
+    Ok((handle, id))
+}
+
+/// The `n`th spelling of `path` (`n` = 0 is `path` itself): the same file,
+/// a different string, of length logarithmic in `n`: the binary digits of
+/// `n` written as `./` (1) and `/` (0) between the directory and the name.
+fn spelling(path: &Path, n: usize) -> PathBuf {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return path.to_path_buf();
+    };
+    if n == 0 {
+        return path.to_path_buf();
+    }
+    let mut bytes = dir.as_os_str().as_bytes().to_vec();
+    bytes.push(b'/');
+    for bit in (0..usize::BITS - n.leading_zeros()).rev() {
+        bytes.extend_from_slice(if n >> bit & 1 == 1 { b"./" } else { b"/" });
+    }
+    bytes.extend_from_slice(name.as_bytes());
+    PathBuf::from(std::ffi::OsString::from(
+        std::ffi::OsStr::from_bytes(&bytes).to_owned(),
+    ))
+}
+
+/// The shortest spelling of `path` the loader would not answer with an
+/// image it already has by that name, marked in use.
+fn fresh_spelling(path: &Path) -> PathBuf {
+    let mut in_use = lock(&SPELLINGS_IN_USE);
+    let mut n = 0;
+    loop {
+        let name = spelling(path, n);
+        let key = name.as_os_str().as_bytes();
+        if !in_use.contains(key) && !image::name_loaded(&name) {
+            in_use.insert(key.to_vec());
+            return name;
+        }
+        n += 1;
+    }
+}
+
+/// Gives the system loader the real path (by a spelling it has no image
+/// for) if it still names the file checked as `id`, then checks that what
+/// it mapped is that file, through the descriptor `file` and the path.
+fn load_in_place(
+    path: &Path,
+    file: &File,
+    id: FileId,
+    discard: impl FnOnce(Handle),
+) -> Result<Handle> {
+    let replaced = || {
+        load_error(
+            path,
+            "was replaced while it was being loaded; load it again",
+        )
+    };
+    if FileId::at(path) != Some(id) {
+        return Err(replaced());
+    }
+    let name = fresh_spelling(path);
+    let spelled = name.as_os_str().as_bytes().to_vec();
+    let lib = dlopen(&name, path).inspect_err(|_| {
+        lock(&SPELLINGS_IN_USE).remove(&spelled);
+    })?;
+    let handle = Handle::new(lib, None, Some(spelled));
+    let mapped = image::mapped_file(handle.raw());
+    let now = (
+        file.metadata().ok().map(|m| FileId::of(&m)),
+        FileId::at(path),
+    );
+    let same = now == (Some(id), Some(id)) && mapped.is_none_or(|m| m == (id.dev, id.ino));
+    if !same {
+        discard(handle);
+        return Err(replaced());
+    }
+    Ok(handle)
+}
+
+/// A private copy of a library: its directory is removed when the copy is
+/// dropped (the image unloaded) or at exit.
+pub(super) struct PrivateCopy {
+    dir: PathBuf,
+}
+
+/// Private copies still mapped, removed at exit.
+static LIVE_COPIES: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+impl PrivateCopy {
+    fn new(dir: PathBuf) -> PrivateCopy {
+        static AT_EXIT: std::sync::Once = std::sync::Once::new();
+        AT_EXIT.call_once(|| {
+            // SAFETY: registers a handler with no preconditions; atexit ties
+            // it to this object, so it also runs if the object is unloaded.
+            unsafe { libc::atexit(remove_live_copies) };
+        });
+        lock(&LIVE_COPIES).push(dir.clone());
+        PrivateCopy { dir }
+    }
+}
+
+impl Drop for PrivateCopy {
+    fn drop(&mut self) {
+        lock(&LIVE_COPIES).retain(|d| d != &self.dir);
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+extern "C" fn remove_live_copies() {
+    crate::core::model::boundary::catch_or((), || {
+        for dir in core::mem::take(&mut *lock(&LIVE_COPIES)) {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    });
+}
+
+/// Whether the file system holding `file` is mounted `noexec`.
+fn on_noexec_mount(file: &File) -> bool {
+    use std::os::fd::AsRawFd;
+    // SAFETY: an all-zero statvfs is a valid value to be filled in.
+    let mut st: libc::statvfs = unsafe { core::mem::zeroed() };
+    // SAFETY: a live descriptor and a buffer of the right type.
+    let ok = unsafe { libc::fstatvfs(file.as_raw_fd(), &mut st) } == 0;
+    ok && st.f_flag & libc::ST_NOEXEC != 0
+}
+
+/// Copies `file` (or its checked `bytes`, when it was read whole) into a
+/// fresh private directory under its own file name (else into an anonymous
+/// memory file), checks the copy (the file may have changed since it was
+/// checked) and loads it. A file the mount policy forbids to run is refused
+/// as the system loader refuses it.
+fn load_copy(path: &Path, file: &File, bytes: Option<&[u8]>) -> Result<Handle> {
+    use std::io::{Seek, SeekFrom, Write};
+    if on_noexec_mount(file) {
+        return Err(load_error(
+            path,
+            format!(
+                "{}: failed to map segment from shared object (its file system is mounted noexec)",
+                path.display()
+            ),
+        ));
+    }
+    let failed = |e: std::io::Error| load_error(path, format!("cannot copy it: {e}"));
+    let copy_into = |out: &mut File| -> Result<()> {
+        if let Some(bytes) = bytes {
+            return out.write_all(bytes).map_err(failed);
+        }
+        let mut from = file;
+        from.seek(SeekFrom::Start(0)).map_err(failed)?;
+        let len = std::io::copy(&mut from, out).map_err(failed)?;
+        image::check_loadable(path, out, len).map_err(|e| load_error(path, e))
+    };
+    let file_name = path.file_name().unwrap_or(path.as_os_str());
+    if let Ok(dir) = super::emit::make_private_dir() {
+        let copy_dir = PrivateCopy::new(dir);
+        let copy = copy_dir.dir.join(file_name);
+        let mut out = {
+            use std::os::unix::fs::OpenOptionsExt;
+            std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create_new(true)
+                .mode(0o700)
+                .custom_flags(libc::O_NOFOLLOW)
+                .open(&copy)
+                .map_err(failed)?
+        };
+        if !on_noexec_mount(&out) {
+            copy_into(&mut out)?;
+            drop(out);
+            let lib = dlopen(&copy, path)?;
+            crate::core::model::backtrace::show_file_as(
+                copy.as_os_str().as_bytes(),
+                path.as_os_str().as_bytes(),
+            );
+            return Ok(Handle::new(lib, Some(copy_dir), None));
+        }
+    }
+    let mut copy = memfd(path).map_err(failed)?;
+    copy_into(&mut copy)?;
+    seal(&copy).map_err(failed)?;
+    load_memfd(path, copy)
+}
+
+/// Loads a sealed memory file by `/proc/<pid>/fd/N` (a name other
+/// processes, debuggers among them, resolve to the same file), then closes
+/// it: the mapping stays.
+fn load_memfd(path: &Path, copy: File) -> Result<Handle> {
+    use std::os::fd::AsRawFd;
+    let name = PathBuf::from(format!(
+        "/proc/{}/fd/{}",
+        std::process::id(),
+        copy.as_raw_fd()
+    ));
+    if !name.exists() {
+        return Err(load_error(
+            path,
+            "cannot make a private copy of it: TMPDIR gives no private directory and /proc is \
+             not mounted",
+        ));
+    }
+    let name = fresh_spelling(&name);
+    let spelled = name.as_os_str().as_bytes().to_vec();
+    let lib = dlopen(&name, path).inspect_err(|_| {
+        lock(&SPELLINGS_IN_USE).remove(&spelled);
+    })?;
+    crate::core::model::backtrace::show_file_as(&spelled, path.as_os_str().as_bytes());
+    Ok(Handle::new(lib, None, Some(spelled)))
+}
+
+/// A new anonymous memory file named after `path`, sealable.
+#[cfg(target_os = "linux")]
+fn memfd(path: &Path) -> std::io::Result<File> {
+    use std::os::fd::FromRawFd;
+    let name = path.file_name().unwrap_or(path.as_os_str()).as_bytes();
+    // A path holds no NUL, so neither does its file name.
+    let name = std::ffi::CString::new(name).unwrap_or_default();
+    // SAFETY: a NUL-terminated name; the flags are memfd_create's.
+    let fd =
+        unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: a descriptor memfd_create just made, owned from here on.
+    Ok(unsafe { File::from_raw_fd(fd) })
+}
+
+/// Seals a memory file against any change.
+#[cfg(target_os = "linux")]
+fn seal(copy: &File) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let seals = libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_WRITE | libc::F_SEAL_SEAL;
+    // SAFETY: adds seals to a memfd we own.
+    if unsafe { libc::fcntl(copy.as_raw_fd(), libc::F_ADD_SEALS, seals) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Outside Linux there are no memory files: a copy needs `TMPDIR`.
+#[cfg(not(target_os = "linux"))]
+fn memfd(_path: &Path) -> std::io::Result<File> {
+    Err(std::io::Error::new(
+        std::io::ErrorKind::Unsupported,
+        "no private directory under TMPDIR and no memfd_create outside Linux",
+    ))
+}
+
+/// See [`memfd`].
+#[cfg(not(target_os = "linux"))]
+fn seal(_copy: &File) -> std::io::Result<()> {
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spellings_are_distinct_and_short() {
+        let path = Path::new("/d/lib.so");
+        let names: Vec<_> = (0..2100).map(|n| spelling(path, n)).collect();
+        let bytes = |n: usize| names[n].as_os_str().as_bytes();
+        assert_eq!(bytes(0), b"/d/lib.so");
+        assert_eq!(bytes(1), b"/d/./lib.so");
+        assert_eq!(bytes(2), b"/d/.//lib.so");
+        assert_eq!(bytes(3), b"/d/././lib.so");
+        // Distinct as strings (what the loader compares), not as paths.
+        let distinct: HashSet<_> = names.iter().map(|n| n.as_os_str().as_bytes()).collect();
+        assert_eq!(distinct.len(), names.len());
+        assert!(names.iter().all(|n| n.as_os_str().len() < 40));
+        // Every spelling names the same file.
+        let dir = std::env::temp_dir();
+        let file = dir.join(format!("tvm-ffi-spell-{}", std::process::id()));
+        std::fs::write(&file, b"x").unwrap();
+        for n in [1, 2, 5, 2099] {
+            assert_eq!(std::fs::read(spelling(&file, n)).unwrap(), b"x");
+        }
+        std::fs::remove_file(&file).unwrap();
+    }
+}
