@@ -281,9 +281,7 @@ fn spelling(path: &Path, n: usize) -> PathBuf {
         bytes.extend_from_slice(if n >> bit & 1 == 1 { b"./" } else { b"/" });
     }
     bytes.extend_from_slice(name.as_bytes());
-    PathBuf::from(std::ffi::OsString::from(
-        std::ffi::OsStr::from_bytes(&bytes).to_owned(),
-    ))
+    PathBuf::from(std::ffi::OsStr::from_bytes(&bytes).to_owned())
 }
 
 /// The shortest spelling of `path` the loader would not answer with an
