@@ -3,8 +3,11 @@
 //! test instead of killing the harness): a lying or zero blob symbol size,
 //! libraries cut short, FIFOs and devices, non-UTF-8 paths, bare names
 //! found through the search path, the system's reason in load errors, peak
-//! memory of loading a large library, and option-like object names given
-//! to the library builder.
+//! memory of loading a large library, option-like object names given to
+//! the library builder, libraries renamed or rewritten while they load,
+//! libraries in directories others can write, and the backtrace machinery
+//! facing a library mapped where an unloaded one was, debug sections
+//! claiming absurd sizes and an absurd traceback limit.
 
 mod common;
 
@@ -155,6 +158,9 @@ fn child_probe() {
         "cycles" => Ok(reload_cycles(Path::new(std::ffi::OsStr::from_bytes(arg)))),
         "origin" => Ok(origin_reloads(Path::new(std::ffi::OsStr::from_bytes(arg)))),
         "untrusted" => Ok(untrusted_dir(Path::new(std::ffi::OsStr::from_bytes(arg)))),
+        "remapped" => Ok(remapped(Path::new(std::ffi::OsStr::from_bytes(arg)))),
+        "inflated" => Ok(inflated(Path::new(std::ffi::OsStr::from_bytes(arg)))),
+        "deep-limit" => Ok(deep_limit(Path::new(std::ffi::OsStr::from_bytes(arg)))),
         other => panic!("unknown case {other}"),
     };
     let line = match result {
@@ -749,4 +755,182 @@ fn a_library_in_a_directory_others_can_write_is_loaded_from_a_private_copy() {
         out,
         "ok version=3 copied=true mapped_after_release=0 copy_left=false"
     );
+}
+
+/// Builds `out`, a library whose `run(cb, depth)` calls the C function `cb`
+/// (an opaque pointer) from `<name>_site`, a function with a frame of `pad`
+/// bytes, recursing `depth` times first: the same code layout for every
+/// name, a different frame.
+fn build_callback_site(dir: &Path, name: &str, pad: usize, extra: &[&str], out: &Path) {
+    let src = dir.join(format!("{name}.c"));
+    std::fs::write(
+        &src,
+        format!(
+            "#include <tvm/ffi/c_api.h>\n\
+             typedef void (*cb_t)(void);\n\
+             __attribute__((noinline)) void {name}_site(cb_t cb, long depth) {{\n\
+               volatile char pad[{pad}]; pad[0] = 1;\n\
+               if (depth > 0) {name}_site(cb, depth - 1); else cb();\n\
+               pad[1] = 2; }}\n\
+             TVM_FFI_DLL_EXPORT int __tvm_ffi_run(void* s, const TVMFFIAny* a, int32_t n, TVMFFIAny* r) {{\n\
+               {name}_site((cb_t)a[0].v_ptr, n > 1 ? a[1].v_int64 : 0);\n\
+               r->type_index = kTVMFFINone; r->zero_padding = 0; r->v_int64 = 0; return 0; }}\n"
+        ),
+    )
+    .unwrap();
+    let status = common::c_compiler()
+        .args(["-shared", "-fPIC", "-O1", "-fno-omit-frame-pointer", "-o"])
+        .arg(out)
+        .arg(&src)
+        .args(extra)
+        .arg(concat!("-I", env!("CARGO_MANIFEST_DIR"), "/include"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+/// The backtrace the last [`capture_backtrace`] took.
+static CAPTURED: std::sync::Mutex<String> = std::sync::Mutex::new(String::new());
+
+/// A C callback that takes a backtrace (`TVMFFIBacktrace`, from debug
+/// information) and a raise-time one (`TVMFFIErrorSetRaisedFromCStr`).
+extern "C" fn capture_backtrace() {
+    // SAFETY: NULL location, as the C API allows; the answer lives until
+    // the next call on this thread.
+    let bt = unsafe { &*tvm_ffi::TVMFFIBacktrace(core::ptr::null(), 0, core::ptr::null(), 1) };
+    // SAFETY: the byte array the call answered.
+    let text = unsafe { std::slice::from_raw_parts(bt.data.cast::<u8>(), bt.size) };
+    let mut captured = String::from_utf8_lossy(text).into_owned();
+    // SAFETY: NUL-terminated kind and message.
+    unsafe { tvm_ffi::TVMFFIErrorSetRaisedFromCStr(c"ValueError".as_ptr(), c"boom".as_ptr()) };
+    let raised = tvm_ffi::core::take_raised().unwrap();
+    let cell = tvm_ffi::core::error_cell(&raised).unwrap();
+    // SAFETY: the error's backtrace bytes, alive with `raised`.
+    let text = unsafe {
+        std::slice::from_raw_parts(cell.backtrace.data.cast::<u8>(), cell.backtrace.size)
+    };
+    captured.push_str(&String::from_utf8_lossy(text));
+    *CAPTURED.lock().unwrap() = captured;
+}
+
+/// Loads `lib`, calls its `run` with [`capture_backtrace`], `depth` frames
+/// deep, and answers the module and the backtraces taken.
+fn run_callback_site(lib: &Path, depth: i64) -> (Any, String) {
+    let m = tvm_ffi::module::load_from_file(lib.as_os_str().as_bytes()).unwrap();
+    let m = Any::from(m.into_object());
+    let name = make_text(b"run", TextKind::Str);
+    let f = get_global(b"ffi.ModuleGetFunction")
+        .unwrap()
+        .call(&[m.view(), name.view(), Any::from(false).view()])
+        .unwrap();
+    let f = Function::from_object(f.view().to_object().unwrap()).unwrap();
+    let cb = Any::opaque_ptr(capture_backtrace as *mut core::ffi::c_void);
+    f.call(&[cb.view(), Any::from(depth).view()]).unwrap();
+    (m, CAPTURED.lock().unwrap().clone())
+}
+
+/// Where the first mapping of a file named `name` starts.
+fn mapped_at(name: &str) -> Option<usize> {
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+    maps.lines()
+        .find(|l| l.ends_with(&format!("/{name}")))
+        .and_then(|l| usize::from_str_radix(l.split('-').next()?, 16).ok())
+}
+
+/// The child side of a library mapped where an unloaded one was: `dir`
+/// holds `alpha.so` and `beta.so`, the same code layout with different
+/// frames. Backtraces through alpha fill the caches keyed by address; alpha
+/// is released and unloaded; beta is mapped at its address: backtraces
+/// through beta must name beta's frames (a stale unwind rule of alpha would
+/// walk off the stack).
+fn remapped(dir: &Path) -> String {
+    let (m, through_alpha) = run_callback_site(&dir.join("alpha.so"), 0);
+    let alpha_at = mapped_at("alpha.so");
+    get_global(b"ffi.ModuleGlobalsRemove")
+        .unwrap()
+        .call(&[m.view()])
+        .unwrap();
+    drop(m);
+    let (_m, through_beta) = run_callback_site(&dir.join("beta.so"), 0);
+    let beta_at = mapped_at("beta.so");
+    eprintln!(
+        "alpha {alpha_at:x?} beta {beta_at:x?}\n--alpha\n{through_alpha}\n--beta\n{through_beta}"
+    );
+    format!(
+        "same_address={} alpha_named={} beta_named={} alpha_in_beta={}",
+        alpha_at.is_some() && alpha_at == beta_at,
+        through_alpha.matches("alpha_site").count(),
+        through_beta.matches("beta_site").count(),
+        through_beta.contains("alpha_site")
+    )
+}
+
+#[test]
+fn a_library_mapped_where_an_unloaded_one_was_gets_its_own_frames() {
+    let dir = workdir("remapped");
+    build_callback_site(&dir, "alpha", 16, &[], &dir.join("alpha.so"));
+    build_callback_site(&dir, "beta", 4096, &[], &dir.join("beta.so"));
+    let out = in_child("remapped", dir.as_os_str().as_bytes(), &[]);
+    assert_eq!(
+        out,
+        "ok same_address=true alpha_named=2 beta_named=2 alpha_in_beta=false"
+    );
+}
+
+/// Makes the first compressed section of the ELF file `path` claim to
+/// expand to 1 TiB (its `Elf64_Chdr.ch_size`).
+fn inflate_compressed_section(path: &Path) {
+    use object::read::elf::{FileHeader, SectionHeader};
+    let mut bytes = std::fs::read(path).unwrap();
+    let (offset, endian) = {
+        let header = object::elf::FileHeader64::<object::Endianness>::parse(&*bytes).unwrap();
+        let endian = header.endian().unwrap();
+        let sections = header.sections(endian, &*bytes).unwrap();
+        let compressed = sections
+            .iter()
+            .find(|s| s.sh_flags(endian).0 & object::elf::SHF_COMPRESSED.0 != 0)
+            .expect("a compressed section (built with -gz)");
+        (compressed.sh_offset(endian) as usize, endian)
+    };
+    // Elf64_Chdr: ch_type (4), ch_reserved (4), ch_size (8), ch_addralign (8).
+    let size = if endian == object::Endianness::Little {
+        (1u64 << 40).to_le_bytes()
+    } else {
+        (1u64 << 40).to_be_bytes()
+    };
+    bytes[offset + 8..offset + 16].copy_from_slice(&size);
+    std::fs::write(path, bytes).unwrap();
+}
+
+/// The child side of a library whose compressed debug information claims
+/// 1 TiB: backtraces through it name its frames by their symbols.
+fn inflated(dir: &Path) -> String {
+    let (_m, bt) = run_callback_site(&dir.join("inflated.so"), 0);
+    format!("named={}", bt.matches("inflated_site").count())
+}
+
+#[test]
+fn debug_sections_claiming_absurd_sizes_give_frames_without_lines() {
+    let dir = workdir("inflated");
+    let lib = dir.join("inflated.so");
+    build_callback_site(&dir, "inflated", 16, &["-g", "-gz=zlib"], &lib);
+    inflate_compressed_section(&lib);
+    let out = in_child("inflated", dir.as_os_str().as_bytes(), &[]);
+    assert_eq!(out, "ok named=2");
+}
+
+/// The child side of an absurd `TVM_TRACEBACK_LIMIT`: a backtrace through
+/// 200 frames of `dir/deep.so` shows them all.
+fn deep_limit(dir: &Path) -> String {
+    let (_m, bt) = run_callback_site(&dir.join("deep.so"), 200);
+    format!("frames_over_100={}", bt.matches("deep_site").count() > 100)
+}
+
+#[test]
+fn an_absurd_traceback_limit_is_bounded() {
+    let dir = workdir("deep-limit");
+    build_callback_site(&dir, "deep", 16, &[], &dir.join("deep.so"));
+    let limit = [("TVM_TRACEBACK_LIMIT", Path::new("1000000000000"))];
+    let out = in_child("deep-limit", dir.as_os_str().as_bytes(), &limit);
+    assert_eq!(out, "ok frames_over_100=true");
 }

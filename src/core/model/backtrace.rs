@@ -13,6 +13,7 @@
 //!   reference's first backtrace parses debug information for about a
 //!   quarter of a second). `TVM_FFI_ERROR_BACKTRACE=0` turns it off.
 
+use crate::core::model::symbolize;
 use std::collections::HashMap;
 use std::fmt::Write;
 use std::sync::{Arc, LazyLock, Mutex};
@@ -101,12 +102,6 @@ static CXA_DEMANGLE: LazyLock<Option<CxaDemangle>> = LazyLock::new(|| {
         .then(|| unsafe { core::mem::transmute::<*mut core::ffi::c_void, CxaDemangle>(f) })
 });
 
-/// The readable name of a symbol: C++ names through `__cxa_demangle`,
-/// others as the `backtrace` crate demangles them.
-fn symbol_name(symbol: &backtrace::Symbol) -> Option<String> {
-    Some(readable(symbol.name()?.as_bytes()))
-}
-
 /// A mangled name made readable: C++ names (`_Z...`) through the process's
 /// `__cxa_demangle`, exactly as the reference prints them, others (Rust
 /// names) as the `backtrace` crate demangles them.
@@ -139,13 +134,70 @@ fn readable(raw: &[u8]) -> String {
     backtrace::SymbolName::new(raw).to_string()
 }
 
-/// The most frames written (`TVM_TRACEBACK_LIMIT`, default 512).
+/// The most frames `TVM_TRACEBACK_LIMIT` may ask for: a walk this deep
+/// needs 1 MiB of return addresses; a larger value (10^12, say) is taken as
+/// this, not as an allocation of 16 bytes per claimed frame.
+const MAX_LIMIT: usize = 1 << 16;
+
+/// The most frames written (`TVM_TRACEBACK_LIMIT`, default 512, at most
+/// [`MAX_LIMIT`]).
 static LIMIT: LazyLock<usize> = LazyLock::new(|| {
     std::env::var("TVM_TRACEBACK_LIMIT")
         .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(512)
+        .and_then(|v| v.trim().parse::<u128>().ok())
+        .map_or(512, |n| {
+            usize::try_from(n).unwrap_or(MAX_LIMIT).min(MAX_LIMIT)
+        })
 });
+
+/// The dynamic loader's counts of objects loaded and unloaded so far
+/// (`dlpi_adds`, `dlpi_subs`), as last seen by [`forget_if_remapped`].
+#[cfg(target_os = "linux")]
+static LOADER_COUNTS: Mutex<(u64, u64)> = Mutex::new((0, 0));
+
+/// Forgets every cache keyed by code address (frame names, resolved
+/// frames, unwind rules) when the dynamic loader has loaded or unloaded an
+/// object since the last look, and the debug information read when one was
+/// unloaded: an address may now belong to another library, mapped where an
+/// unloaded one was (whose frames those entries would misname or, for
+/// unwind rules, walk off the stack), or to a new one where nothing was.
+/// One `dl_iterate_phdr` step per capture.
+fn forget_if_remapped() {
+    #[cfg(target_os = "linux")]
+    {
+        unsafe extern "C" fn counts(
+            info: *mut libc::dl_phdr_info,
+            size: usize,
+            data: *mut core::ffi::c_void,
+        ) -> core::ffi::c_int {
+            // SAFETY: the loader hands a valid record of `size` bytes and
+            // our `(u64, u64)`; the counts exist when the record is that long.
+            let (info, out) = unsafe { (&*info, &mut *data.cast::<(u64, u64)>()) };
+            if size >= core::mem::offset_of!(libc::dl_phdr_info, dlpi_subs) + 8 {
+                *out = (info.dlpi_adds, info.dlpi_subs);
+            }
+            1
+        }
+        let mut now = (0u64, 0u64);
+        // SAFETY: the callback only writes `now`, of its type.
+        unsafe { libc::dl_iterate_phdr(Some(counts), (&raw mut now).cast()) };
+        let mut seen = LOADER_COUNTS.lock().unwrap_or_else(|e| e.into_inner());
+        if *seen != now {
+            // Debug information already read stays valid until an object is
+            // unloaded (one may then be mapped where it was).
+            let unloaded = seen.1 != now.1;
+            *seen = now;
+            drop(seen);
+            NAMED.lock().unwrap_or_else(|e| e.into_inner()).clear();
+            RESOLVED.lock().unwrap_or_else(|e| e.into_inner()).clear();
+            #[cfg(target_arch = "x86_64")]
+            crate::core::model::unwind::forget_rules();
+            if unloaded {
+                symbolize::forget_objects();
+            }
+        }
+    }
+}
 
 /// What errors raised from C strings record (`TVM_FFI_ERROR_BACKTRACE`).
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -171,8 +223,8 @@ pub static ON_RAISE: LazyLock<OnRaise> =
 /// What a return address stands for in a raise-time backtrace.
 enum Frame {
     /// A line to show; whether a symbol named the function (else the line
-    /// gives the offset in the module); the module's load address.
-    Shown(Box<str>, bool, usize),
+    /// gives the offset in the module).
+    Shown(Box<str>, bool),
     /// A frame left out (see [`excluded`]).
     Hidden,
     /// An FFI boundary: the walk stops.
@@ -293,11 +345,7 @@ fn name_frame(ip: usize) -> Frame {
     }
     let mut line = String::new();
     push_line(&mut line, &file, 0, &name);
-    Frame::Shown(
-        line.into_boxed_str(),
-        !info.sname.is_null(),
-        info.fbase as usize,
-    )
+    Frame::Shown(line.into_boxed_str(), !info.sname.is_null())
 }
 
 /// Fills `ips` with the return addresses of the calling stack, newest first;
@@ -324,6 +372,7 @@ fn walk(ips: &mut [usize]) -> usize {
 /// The backtrace of an error raised from C (see the module comment),
 /// newest frame first, stopping at the FFI boundary.
 pub fn capture_on_raise() -> String {
+    forget_if_remapped();
     let (own_start, own_end) = *OWN_RANGE;
     let limit = (*LIMIT).min(MAX_RAISE_FRAMES);
     // Room for this library's own frames, which are left out.
@@ -356,57 +405,6 @@ fn push_line(out: &mut String, file: &str, line: u32, func: &str) {
     let _ = writeln!(out, "  File \"{file}\", line {line}, in {func}");
 }
 
-/// Objects (by load address) and whether each is stripped.
-static STRIPPED: LazyLock<Mutex<HashMap<usize, bool>>> = LazyLock::new(Default::default);
-
-/// Whether the object loaded at `base` (holding `ip`) is stripped: it has
-/// neither a symbol table (`.symtab`) nor debug information (`.debug_info`,
-/// compressed or not) of its own. Read once per object, from its section
-/// headers, when `TVMFFIBacktrace` first shows one of its frames (never on
-/// the raise path); an object that cannot be read counts as not stripped
-/// (its debug information is then looked for as for any other).
-fn stripped(base: usize, ip: usize) -> bool {
-    if let Some(&known) = STRIPPED
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .get(&base)
-    {
-        return known;
-    }
-    let mut info = DlInfo {
-        fname: core::ptr::null(),
-        fbase: core::ptr::null_mut(),
-        sname: core::ptr::null(),
-        saddr: core::ptr::null_mut(),
-    };
-    // SAFETY: dladdr only reads the address and fills `info`.
-    if unsafe { dladdr(ip.saturating_sub(1) as *const core::ffi::c_void, &mut info) } == 0
-        || info.fname.is_null()
-    {
-        return false;
-    }
-    let fname = info.fname;
-    // SAFETY: dladdr's file name is NUL-terminated and lives with the module.
-    let path = unsafe { std::ffi::CStr::from_ptr(fname) };
-    let found = {
-        use object::{Object, ObjectSection};
-        use std::os::unix::ffi::OsStrExt;
-        let path = std::path::Path::new(std::ffi::OsStr::from_bytes(path.to_bytes()));
-        std::fs::File::open(path).ok().is_some_and(|file| {
-            let cache = object::ReadCache::new(file);
-            object::File::parse(&cache).is_ok_and(|o| {
-                !o.sections()
-                    .any(|s| matches!(s.name(), Ok(".symtab" | ".debug_info" | ".zdebug_info")))
-            })
-        })
-    };
-    STRIPPED
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .insert(base, found);
-    found
-}
-
 /// One symbol a code address resolves to (an address inside inlined code
 /// resolves to several, innermost first).
 struct Symbol {
@@ -423,17 +421,17 @@ static RESOLVED: LazyLock<Mutex<Resolved>> = LazyLock::new(Default::default);
 
 /// The symbols of return address `ip`, from debug information.
 fn resolve(ip: usize) -> Arc<[Symbol]> {
-    let mut found = Vec::new();
-    backtrace::resolve(ip as *mut core::ffi::c_void, |symbol| {
-        found.push(Symbol {
-            name: symbol_name(symbol)
-                .unwrap_or_else(|| "<unknown>".into())
+    symbolize::resolve(ip.saturating_sub(1))
+        .into_iter()
+        .map(|s| Symbol {
+            name: s
+                .raw_name
+                .map_or_else(|| "<unknown>".into(), |raw| readable(&raw))
                 .into(),
-            file: symbol.filename().map(|f| f.display().to_string().into()),
-            line: symbol.lineno().unwrap_or(0),
-        });
-    });
-    found.into()
+            file: s.file.map(Into::into),
+            line: s.line,
+        })
+        .collect()
 }
 
 /// Captures the current stack, newest frame first. A given `file`/`func`
@@ -443,6 +441,7 @@ fn resolve(ip: usize) -> Arc<[Symbol]> {
 /// never shown. The stack is walked as for raise-time backtraces,
 /// and each return address is resolved once per process.
 pub fn capture(location: Option<(&str, u32, &str)>, cross_boundary: bool) -> String {
+    forget_if_remapped();
     let mut out = String::with_capacity(256);
     let mut count = 0usize;
     let limit = *LIMIT;
@@ -460,8 +459,10 @@ pub fn capture(location: Option<(&str, u32, &str)>, cross_boundary: bool) -> Str
     let mut large = Vec::new();
     let mut walked = walk(&mut small);
     let mut ips = &small[..];
-    if walked == small.len() && limit > MAX_RAISE_FRAMES {
-        large.resize(limit.saturating_add(MAX_OWN_FRAMES), 0);
+    let wanted = limit.saturating_add(MAX_OWN_FRAMES);
+    if walked == small.len() && limit > MAX_RAISE_FRAMES && large.try_reserve_exact(wanted).is_ok()
+    {
+        large.resize(wanted, 0);
         walked = walk(&mut large);
         ips = &large;
     }
@@ -489,7 +490,7 @@ pub fn capture(location: Option<(&str, u32, &str)>, cross_boundary: bool) -> Str
                 Frame::Boundary if !cross_boundary => return out,
                 Frame::Boundary => None,
                 Frame::Hidden => continue,
-                Frame::Shown(line, named, base) => Some((line.clone(), *named, *base)),
+                Frame::Shown(line, named) => Some((line.clone(), *named)),
             };
             drop(named);
             // A stripped object (no symbol table, no debug information of
@@ -497,8 +498,8 @@ pub fn capture(location: Option<(&str, u32, &str)>, cross_boundary: bool) -> Str
             // separate debug file (`libc6-dbg`, say) is not read, which would
             // make a first backtrace take tens of milliseconds. A frame no
             // dynamic symbol names is left out, as one nothing names is.
-            if let Some((line, named, base)) = by_symbol
-                && stripped(base, ip)
+            if let Some((line, named)) = by_symbol
+                && symbolize::symbols_only(ip.saturating_sub(1))
             {
                 if !named {
                     continue;
@@ -510,6 +511,12 @@ pub fn capture(location: Option<(&str, u32, &str)>, cross_boundary: bool) -> Str
                 count += 1;
                 continue;
             }
+        }
+        if skip_caller && symbolize::symbols_only(ip.saturating_sub(1)) {
+            // The caller's frame, in an object whose debug information is
+            // not read: the given location stands for it.
+            skip_caller = false;
+            continue;
         }
         let symbols = {
             let resolved = RESOLVED.lock().unwrap_or_else(|e| e.into_inner());

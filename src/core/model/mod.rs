@@ -3,7 +3,7 @@
 //! the boundary that raises them, the type table and type ancestry, stack
 //! depth limits, backtraces. It uses only `abi`.
 //!
-//! Layers, lowest first: address_map bytes lineage object, error unwind, allocator any backtrace init_once stack, boundary string type_table.
+//! Layers, lowest first: address_map bytes lineage object symbolize, error unwind, allocator any backtrace init_once stack, boundary string type_table.
 
 pub(crate) mod address_map;
 pub mod allocator;
@@ -17,6 +17,7 @@ pub mod lineage;
 pub mod object;
 pub mod stack;
 pub mod string;
+mod symbolize;
 pub mod type_table;
 #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
 mod unwind;

@@ -37,6 +37,12 @@ static RULES: LazyLock<Mutex<crate::core::model::address_map::AddrMap<usize, Rul
     LazyLock::new(Default::default);
 const MAX_RULES: usize = 1 << 16;
 
+/// Forgets every rule found so far: the code they were found for may have
+/// been unloaded, and another library mapped at its addresses.
+pub fn forget_rules() {
+    RULES.lock().unwrap_or_else(|e| e.into_inner()).clear();
+}
+
 /// glibc's `struct dl_find_object` (2.35 and later).
 #[repr(C)]
 struct DlFindObject {
