@@ -60,6 +60,16 @@ int main(void) {
   printf("module type %d\n", mod.type_index);
   print_text("kind", call_global("ffi.ModuleGetKind", &mod, 1));
   printf("property mask %lld\n", (long long)call_global("ffi.ModuleGetPropertyMask", &mod, 1).v_int64);
+  /* What a library module says of its formats and source: a DSL decides
+   * from these whether it can export a module. */
+  TVMFFIAny formats = call_global("ffi.ModuleGetWriteFormats", &mod, 1);
+  TVMFFIAny nformats = call_global("ffi.ArraySize", &formats, 1);
+  printf("write formats: %lld\n", (long long)nformats.v_int64);
+  any_release(&formats);
+  TVMFFIAny src_args[2] = {mod, text_arg("")};
+  print_text("inspect source", call_global("ffi.ModuleInspectSource", src_args, 2));
+  src_args[1] = text_arg("c");
+  print_text("inspect source (c)", call_global("ffi.ModuleInspectSource", src_args, 2));
   TVMFFIAny q[3] = {mod, text_arg("add"), any_int(0)};
   printf("implements add %lld, ", (long long)call_global("ffi.ModuleImplementsFunction", q, 3).v_int64);
   q[1] = text_arg("nope");

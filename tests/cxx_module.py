@@ -96,8 +96,12 @@ show("counter kind", lambda: counter.kind)
 show("add(3)", lambda: counter.add(3))
 show("get()", lambda: counter.get())
 show("metadata of add", lambda: counter.get_function_metadata("add"))
-# The module's own format first (ours appends the module-tree formats).
-show("write formats", lambda: list(counter.get_write_formats())[:1])
+# What each module says of itself, as the reference answers (a library
+# module: no formats, no source); a DSL decides from these whether it can
+# export a module.
+show("write formats", lambda: list(counter.get_write_formats()))
+show("library write formats", lambda: list(lib.get_write_formats()))
+show("library source", lambda: lib.inspect_source())
 show("loaded from the embedded tree", lambda: lib.imports[0].get())
 show("lookup through library_ctx", lambda: lib.lookup_get())
 show("get through imports", lambda: lib.get_function("get", query_imports=True)())

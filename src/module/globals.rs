@@ -164,13 +164,18 @@ pub fn register(g: &mut Globals<'_>) {
     g.add(typed_fn!(
         "ffi.ModuleGetWriteFormats",
         |m: Module| -> ArrayRet<StrRet> {
-            // The module's own formats, then the tree formats every module has.
-            let own = m.write_formats()?;
-            let mut formats = elements_of(&own)?;
-            formats.extend(emit::WRITE_FORMATS.iter().map(|f| text(f.as_bytes())));
-            Ok(ArrayRet::new(seq::new_array(formats)))
+            // The module's own formats only, as the reference answers (a
+            // library module has none): a DSL decides from these whether a
+            // module can export itself. The tree formats every module can be
+            // written in through `ffi.ModuleWriteToFile` are listed by
+            // `ffi.ModuleTreeWriteFormats`.
+            Ok(ArrayRet::new(m.write_formats()?))
         }
     ));
+    g.add(typed_fn!("ffi.ModuleTreeWriteFormats", || -> ArrayRet<StrRet> {
+        let formats = emit::WRITE_FORMATS.iter().map(|f| text(f.as_bytes()));
+        Ok(ArrayRet::new(seq::new_array(formats.collect())))
+    }));
     g.add(typed_fn!("ffi.ModuleWriteToFile", |m: Module,
                                               path: Str<'_>,
                                               format: Str<'_>|

@@ -310,9 +310,6 @@ impl ModuleKind for LibraryModule {
     fn function_metadata(&self, name: &str) -> Result<Option<Vec<u8>>> {
         self.call_getter(METADATA_PREFIX, name)
     }
-    fn inspect_source(&self, _format: &str) -> String {
-        self.symbols.describe()
-    }
 }
 
 /// `TVMFFIEnvModRegisterContextSymbol` entries.
