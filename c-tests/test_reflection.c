@@ -40,10 +40,11 @@ static void print_value(const TVMFFIAny* v) {
   }
 }
 
-/* The globals only this library has: the artifact and inspection
- * extensions. */
+/* The globals only this library has: the artifact, inspection and module
+ * export extensions. */
 static const char* kSkippedGlobals[] = {
     "ffi.LibraryBin", "ffi.InspectFile", "ffi.ModuleFromExternC", "ffi.Artifact",
+    "ffi.ModuleTreeWriteFormats",
     "ffi.Module.load_from_bytes.ffi.ArtifactSet", NULL};
 
 static int has_prefix_in(const char* name, const char** list) {

@@ -278,21 +278,18 @@ pub(super) fn make_private_dir() -> Result<std::path::PathBuf> {
 /// several paths appear once.
 pub(crate) fn export_tree(root: &Module) -> Result<Vec<u8>> {
     let mut order: Vec<Module> = vec![root.clone()];
+    // Each module's index in `order`, by handle: one lookup per import.
+    let mut index_of = std::collections::HashMap::from([(root.handle() as usize, 0usize)]);
     let mut imports: Vec<Vec<usize>> = Vec::new();
     let mut i = 0;
     while i < order.len() {
         let mut children = Vec::new();
         for child in order[i].imports() {
-            let index = match order
-                .iter()
-                .position(|m| m.as_object() == child.as_object())
-            {
-                Some(index) => index,
-                None => {
-                    order.push(child);
-                    order.len() - 1
-                }
-            };
+            let next = order.len();
+            let index = *index_of.entry(child.handle() as usize).or_insert(next);
+            if index == next {
+                order.push(child);
+            }
             children.push(index);
         }
         imports.push(children);

@@ -172,10 +172,13 @@ pub fn register(g: &mut Globals<'_>) {
             Ok(ArrayRet::new(m.write_formats()?))
         }
     ));
-    g.add(typed_fn!("ffi.ModuleTreeWriteFormats", || -> ArrayRet<StrRet> {
-        let formats = emit::WRITE_FORMATS.iter().map(|f| text(f.as_bytes()));
-        Ok(ArrayRet::new(seq::new_array(formats.collect())))
-    }));
+    g.add(typed_fn!(
+        "ffi.ModuleTreeWriteFormats",
+        || -> ArrayRet<StrRet> {
+            let formats = emit::WRITE_FORMATS.iter().map(|f| text(f.as_bytes()));
+            Ok(ArrayRet::new(seq::new_array(formats.collect())))
+        }
+    ));
     g.add(typed_fn!("ffi.ModuleWriteToFile", |m: Module,
                                               path: Str<'_>,
                                               format: Str<'_>|

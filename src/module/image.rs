@@ -91,7 +91,7 @@ pub fn check_loadable_bytes(path: &Path, bytes: &[u8]) -> Reason<()> {
 
 /// Reads the start of `file` into `buf`, as far as the file goes; answers
 /// how many bytes it read.
-pub fn read_head(file: &File, buf: &mut [u8]) -> std::io::Result<usize> {
+fn read_head(file: &File, buf: &mut [u8]) -> std::io::Result<usize> {
     use std::os::unix::fs::FileExt;
     let mut n = 0;
     while n < buf.len() {
@@ -336,34 +336,95 @@ mod loaded {
     }
 
     /// The device and inode of the file mapped at the first loadable
-    /// segment of the object `handle` (a `dlopen` handle), as
-    /// `/proc/self/maps` shows it; `None` when `/proc` is not mounted or the
-    /// loader cannot say.
+    /// segment of the object `handle` (a `dlopen` handle); `None` when
+    /// `/proc` is not mounted or the loader cannot say. One `PROCMAP_QUERY`
+    /// of `/proc/self/maps` (Linux 6.11 and later), else a read of it that
+    /// parses only each line's range until the one holding the address.
     pub fn mapped_file(handle: *mut c_void) -> Option<(u64, u64)> {
-        use std::io::BufRead;
         let start = segments_of(handle).first()?.start;
         let maps = std::fs::File::open("/proc/self/maps").ok()?;
-        let mut line = String::new();
-        let mut reader = std::io::BufReader::new(maps);
-        while reader.read_line(&mut line).ok()? > 0 {
-            if let Some(found) = maps_line_file(&line, start) {
-                return Some(found);
-            }
-            line.clear();
+        match query_mapping(&maps, start) {
+            Ok(found) => found,
+            Err(()) => scan_maps(maps, start),
         }
-        None
     }
 
-    /// The `(dev, inode)` of a `/proc/self/maps` line whose range holds
-    /// `addr` (`start-end perms offset major:minor inode path`).
-    fn maps_line_file(line: &str, addr: usize) -> Option<(u64, u64)> {
-        let mut fields = line.split_ascii_whitespace();
-        let (start, end) = fields.next()?.split_once('-')?;
-        let range = usize::from_str_radix(start, 16).ok()?..usize::from_str_radix(end, 16).ok()?;
-        if !range.contains(&addr) {
-            return None;
+    /// The kernel's `struct procmap_query` (`<linux/fs.h>`, Linux 6.11).
+    #[repr(C)]
+    #[derive(Default)]
+    struct ProcmapQuery {
+        size: u64,
+        query_flags: u64,
+        query_addr: u64,
+        vma_start: u64,
+        vma_end: u64,
+        vma_flags: u64,
+        vma_page_size: u64,
+        vma_offset: u64,
+        inode: u64,
+        dev_major: u32,
+        dev_minor: u32,
+        vma_name_size: u32,
+        build_id_size: u32,
+        vma_name_addr: u64,
+        build_id_addr: u64,
+    }
+    const _: () = assert!(size_of::<ProcmapQuery>() == 104);
+
+    /// `PROCMAP_QUERY`: `_IOWR('f', 17, struct procmap_query)`.
+    const PROCMAP_QUERY: u64 =
+        (3 << 30) | ((size_of::<ProcmapQuery>() as u64) << 16) | (0x66 << 8) | 17;
+
+    /// The `(dev, inode)` of the mapping holding `addr`, asked of the
+    /// kernel; `Err` when the kernel does not answer such questions.
+    pub(super) fn query_mapping(
+        maps: &std::fs::File,
+        addr: usize,
+    ) -> Result<Option<(u64, u64)>, ()> {
+        use std::os::fd::AsRawFd;
+        let mut q = ProcmapQuery {
+            size: size_of::<ProcmapQuery>() as u64,
+            query_addr: addr as u64,
+            ..Default::default()
+        };
+        // SAFETY: a `/proc/self/maps` descriptor and a query of the size it
+        // declares; no name or build id is asked for (sizes 0).
+        let rc = unsafe { libc::ioctl(maps.as_raw_fd(), PROCMAP_QUERY as _, &mut q) };
+        if rc == 0 {
+            return Ok(Some((libc::makedev(q.dev_major, q.dev_minor), q.inode)));
         }
-        let (major, minor) = fields.nth(2)?.split_once(':')?;
+        match std::io::Error::last_os_error().raw_os_error() {
+            Some(libc::ENOENT) => Ok(None),
+            _ => Err(()),
+        }
+    }
+
+    /// The `(dev, inode)` of the `/proc/self/maps` line whose range holds
+    /// `addr`: each line's range is parsed, the rest only on that line.
+    pub(super) fn scan_maps(maps: std::fs::File, addr: usize) -> Option<(u64, u64)> {
+        use std::io::BufRead;
+        let mut reader = std::io::BufReader::new(maps);
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            if reader.read_until(b'\n', &mut line).ok()? == 0 {
+                return None;
+            }
+            let dash = line.iter().position(|&b| b == b'-')?;
+            let space = line.iter().position(|&b| b == b' ')?;
+            let hex = |b: &[u8]| usize::from_str_radix(std::str::from_utf8(b).ok()?, 16).ok();
+            let (start, end) = (hex(&line[..dash])?, hex(line.get(dash + 1..space)?)?);
+            if (start..end).contains(&addr) {
+                return maps_line_file(std::str::from_utf8(&line).ok()?);
+            }
+        }
+    }
+
+    /// The `(dev, inode)` of a `/proc/self/maps` line
+    /// (`start-end perms offset major:minor inode path`).
+    fn maps_line_file(line: &str) -> Option<(u64, u64)> {
+        let mut fields = line.split_ascii_whitespace().skip(3);
+        let (major, minor) = fields.next()?.split_once(':')?;
         let (major, minor) = (
             u32::from_str_radix(major, 16).ok()?,
             u32::from_str_radix(minor, 16).ok()?,
@@ -497,6 +558,23 @@ mod tests {
         ));
         let file = File::create(&path).unwrap();
         (path, file)
+    }
+
+    /// The kernel's answer and the scan of `/proc/self/maps` agree, and
+    /// name the file this test's code is mapped from.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn both_readings_of_a_mapping_agree() {
+        use std::os::unix::fs::MetadataExt;
+        let addr = both_readings_of_a_mapping_agree as fn() as usize;
+        let exe = std::fs::metadata(std::env::current_exe().unwrap()).unwrap();
+        let maps = || File::open("/proc/self/maps").unwrap();
+        let scanned = loaded::scan_maps(maps(), addr);
+        assert_eq!(scanned, Some((exe.dev(), exe.ino())));
+        if let Ok(asked) = loaded::query_mapping(&maps(), addr) {
+            assert_eq!(asked, scanned);
+        }
+        assert_eq!(loaded::scan_maps(maps(), 8), None);
     }
 
     #[test]

@@ -521,12 +521,27 @@ fn library_module(symbols: Arc<Symbols>) -> Result<Module> {
             Some(load_from_bytes(entry.kind, entry.payload.unwrap_or(&[]))?)
         });
     }
+    // Each parent's imports in one step, as the reference fills them; the
+    // blob's tree has no cycle (the parser checks), but loaders may answer
+    // with modules they share, so the finished graph is checked once.
+    let mut parents = Vec::new();
     for (i, children) in tree.imports.iter().enumerate() {
-        for &c in children {
-            if let (Some(parent), Some(child)) = (&modules[i], &modules[c]) {
-                parent.import(child)?;
-            }
+        let Some(parent) = &modules[i] else { continue };
+        let kids: Vec<&Module> = children
+            .iter()
+            .filter_map(|&c| modules[c].as_ref())
+            .collect();
+        if !kids.is_empty() {
+            parent.append_imports(&kids)?;
+            parents.push(parent);
         }
+    }
+    if Module::import_cycle(&parents) {
+        // Undone, so the modules do not keep each other alive.
+        for parent in parents {
+            parent.clear_imports_base();
+        }
+        return Err(Error::runtime("Cyclic dependency detected during import"));
     }
     let root = modules.swap_remove(0).ok_or_else(|| {
         Error::value(format!(

@@ -216,16 +216,17 @@ pub(super) fn open(path: &Path, discard: impl FnOnce(Handle)) -> Result<(Handle,
     // A small file is read whole, once: the checks and a copy use the same
     // bytes. A larger one is checked through its descriptor.
     let bytes = if id.len <= READ_WHOLE_LIMIT {
-        let mut bytes = vec![0u8; id.len as usize + 1];
-        let n = image::read_head(&file, &mut bytes)
+        // One byte more than its size, to see it grow; read into
+        // uninitialised capacity (no zeroing of what is read over).
+        let mut bytes = Vec::with_capacity(id.len as usize + 1);
+        std::io::Read::read_to_end(&mut std::io::Read::take(&file, id.len + 1), &mut bytes)
             .map_err(|e| load_error(path, cannot_open(path, &e)))?;
-        if n > id.len as usize {
+        if bytes.len() as u64 > id.len {
             return Err(load_error(
                 path,
                 "grew while it was being read; load it again",
             ));
         }
-        bytes.truncate(n);
         image::check_loadable_bytes(path, &bytes).map_err(|e| load_error(path, e))?;
         Some(bytes)
     } else {

@@ -198,11 +198,34 @@ impl Module {
             .collect()
     }
 
-    /// Replaces `imports_` with a new Array of `items`.
-    fn set_imports(&self, items: Vec<Any>) {
-        let new = seq::new_array(items).into_raw_ptr();
+    /// Appends `more` to `imports_`: in place when the module holds the
+    /// only reference to its Array (amortised constant time per import, as
+    /// the reference's `push_back`), else into a new Array.
+    fn push_imports(&self, more: Vec<Any>) -> Result<()> {
         let old = {
             let _guard = IMPORTS_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+            // SAFETY: the field holds NULL or a live Array the module owns;
+            // looked at without taking a reference, under the lock that
+            // keeps our readers from taking one meanwhile.
+            let current = NonNull::new(unsafe { (*self.cell()).imports })
+                .map(|p| ManuallyDrop::new(unsafe { ObjectRef::from_raw(p) }));
+            let more = match &current {
+                Some(array) => match seq::append_to_unshared_array(array, more)? {
+                    None => return Ok(()),
+                    Some(more) => more,
+                },
+                None => more,
+            };
+            let mut items: Vec<Any> = match &current {
+                Some(array) => seq::elements(array, kTVMFFIArray)?
+                    .iter()
+                    // SAFETY: stored elements are valid.
+                    .map(|v| unsafe { crate::core::AnyView::from_raw(v) }.to_owned_any())
+                    .collect::<Result<_>>()?,
+                None => Vec::new(),
+            };
+            items.extend(more);
+            let new = seq::new_array(items).into_raw_ptr();
             // SAFETY: the field is a pointer slot of the live module; we
             // hand it the new reference and take the old one.
             unsafe { core::ptr::replace(&raw mut (*self.cell()).imports, new) }
@@ -212,37 +235,47 @@ impl Module {
             // SAFETY: the field owned this reference.
             drop(unsafe { ObjectRef::from_raw(old) });
         }
+        Ok(())
     }
 
-    /// `ModuleObj::GetFunction(name, query_imports)`: this module, then
-    /// (if asked) the imports depth-first. `name` is a str value.
-    pub fn get_function_named(&self, name: &Any, query_imports: bool) -> Result<Option<Function>> {
-        if let Some(f) = self.own_function(name)? {
-            return Ok(Some(f));
-        }
-        if query_imports {
-            for m in self.imports() {
-                if let Some(f) = m.get_function_named(name, true)? {
-                    return Ok(Some(f));
-                }
+    /// The first answer of `visit` over this module and, with
+    /// `query_imports`, its imports depth-first in order (the reference's
+    /// recursion), walked with a stack of our own: a 100,000-deep import
+    /// chain does not overflow the thread's stack. A module reached twice
+    /// (imports may share modules) is visited once: it answered the first
+    /// time already.
+    fn first_in_tree<T>(
+        &self,
+        query_imports: bool,
+        mut visit: impl FnMut(&Module) -> Result<Option<T>>,
+    ) -> Result<Option<T>> {
+        let mut stack = vec![self.clone()];
+        let mut seen = std::collections::HashSet::new();
+        while let Some(m) = stack.pop() {
+            if !seen.insert(m.handle() as usize) {
+                continue;
+            }
+            if let Some(found) = visit(&m)? {
+                return Ok(Some(found));
+            }
+            if query_imports {
+                stack.extend(m.imports().into_iter().rev());
             }
         }
         Ok(None)
     }
 
+    /// `ModuleObj::GetFunction(name, query_imports)`: this module, then
+    /// (if asked) the imports depth-first. `name` is a str value.
+    pub fn get_function_named(&self, name: &Any, query_imports: bool) -> Result<Option<Function>> {
+        self.first_in_tree(query_imports, |m| m.own_function(name))
+    }
+
     /// `ModuleObj::ImplementsFunction(name, query_imports)`.
     pub fn implements_function(&self, name: &str, query_imports: bool) -> Result<bool> {
-        if self.own_implements(name)? {
-            return Ok(true);
-        }
-        if query_imports {
-            for m in self.imports() {
-                if m.implements_function(name, true)? {
-                    return Ok(true);
-                }
-            }
-        }
-        Ok(false)
+        let found =
+            self.first_in_tree(query_imports, |m| Ok(m.own_implements(name)?.then_some(())))?;
+        Ok(found.is_some())
     }
 
     /// `ModuleObj::GetFunctionDoc` (`doc`) or `GetFunctionMetadata`, with
@@ -253,50 +286,79 @@ impl Module {
         doc: bool,
         query_imports: bool,
     ) -> Result<Option<Vec<u8>>> {
-        let mine = self.own_function_info(name, doc)?;
-        if mine.is_some() || !query_imports {
-            return Ok(mine);
-        }
-        for m in self.imports() {
-            if let Some(found) = m.function_info(name, doc, true)? {
-                return Ok(Some(found));
-            }
-        }
-        Ok(None)
+        self.first_in_tree(query_imports, |m| m.own_function_info(name, doc))
     }
 
     /// The base `ModuleObj::ImportModule`: appends `other`; a RuntimeError
-    /// if that would create a cycle.
+    /// if that would create a cycle (`self` reachable from `other`).
     pub(super) fn import_base(&self, other: &Module) -> Result<()> {
-        let mut stack = vec![other.clone()];
-        let mut seen = vec![other.handle()];
-        while let Some(m) = stack.pop() {
-            for child in m.imports() {
-                if !seen.contains(&child.handle()) {
-                    seen.push(child.handle());
-                    stack.push(child);
+        let cycle = other
+            .first_in_tree(true, |m| Ok((m.handle() == self.handle()).then_some(())))?
+            .is_some();
+        if cycle {
+            return Err(Error::runtime("Cyclic dependency detected during import"));
+        }
+        self.push_imports(vec![Any::from(other.0.clone())])
+    }
+
+    /// Appends `children` to the imports in one step, without the cycle
+    /// check of `ImportModule`, as the reference's loader of an embedded
+    /// tree fills `imports_`; the caller checks the finished graph with
+    /// [`Module::import_cycle`].
+    pub(super) fn append_imports(&self, children: &[&Module]) -> Result<()> {
+        if children.is_empty() {
+            return Ok(());
+        }
+        self.push_imports(children.iter().map(|c| Any::from(c.0.clone())).collect())
+    }
+
+    /// Whether the imports reachable from `roots` form a cycle: one walk
+    /// over them all, linear in the modules and imports.
+    pub(super) fn import_cycle(roots: &[&Module]) -> bool {
+        // Per module: on the current path (true) or finished (false).
+        let mut state = std::collections::HashMap::new();
+        for root in roots {
+            if state.contains_key(&(root.handle() as usize)) {
+                continue;
+            }
+            state.insert(root.handle() as usize, true);
+            let mut stack = vec![((*root).clone(), root.imports().into_iter())];
+            while let Some((_, children)) = stack.last_mut() {
+                match children.next() {
+                    Some(child) => match state.get(&(child.handle() as usize)) {
+                        Some(true) => return true,
+                        Some(false) => {}
+                        None => {
+                            state.insert(child.handle() as usize, true);
+                            let grandchildren = child.imports().into_iter();
+                            stack.push((child, grandchildren));
+                        }
+                    },
+                    None => {
+                        if let Some((done, _)) = stack.pop() {
+                            state.insert(done.handle() as usize, false);
+                        }
+                    }
                 }
             }
         }
-        if seen.contains(&self.handle()) {
-            return Err(Error::runtime("Cyclic dependency detected during import"));
-        }
-        let mut items: Vec<Any> = match self.imports_array() {
-            Some(array) => seq::elements(&array, kTVMFFIArray)?
-                .iter()
-                // SAFETY: stored elements are valid.
-                .map(|v| unsafe { crate::core::AnyView::from_raw(v) }.to_owned_any())
-                .collect::<Result<_>>()?,
-            None => Vec::new(),
-        };
-        items.push(Any::from(other.0.clone()));
-        self.set_imports(items);
-        Ok(())
+        false
     }
 
     /// The base `ModuleObj::ClearImports`.
     pub(super) fn clear_imports_base(&self) {
-        self.set_imports(Vec::new());
+        let old = {
+            let _guard = IMPORTS_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+            let new = seq::new_array(Vec::new()).into_raw_ptr();
+            // SAFETY: the field is a pointer slot of the live module; we
+            // hand it the new reference and take the old one.
+            unsafe { core::ptr::replace(&raw mut (*self.cell()).imports, new) }
+        };
+        // Released outside the lock: it may destroy modules.
+        if let Some(old) = NonNull::new(old) {
+            // SAFETY: the field owned this reference.
+            drop(unsafe { ObjectRef::from_raw(old) });
+        }
     }
 
     /// The lookup behind [`Module::lookup_from_imports`], run under its lock:
@@ -319,13 +381,14 @@ impl Module {
                     .ok_or_else(|| Error::runtime("import cache holds a non-object"));
             }
         }
-        let mut found = None;
-        for m in self.imports() {
-            if let Some(f) = m.get_function_named(&key, true)? {
-                found = Some(f);
-                break;
+        // The imports (not this module itself), depth-first.
+        let me = self.handle();
+        let found = self.first_in_tree(true, |m| {
+            if m.handle() == me {
+                return Ok(None);
             }
-        }
+            m.own_function(&key)
+        })?;
         let f = match found {
             Some(f) => f,
             None => crate::core::call::registry::get_global(name.as_bytes()).ok_or_else(|| {

@@ -12,7 +12,7 @@
 //! of the path it resolves to.
 
 use std::os::unix::fs::MetadataExt;
-use std::path::{Component, Path, PathBuf};
+use std::path::Path;
 
 /// Why a file or directory is not safe from other users, for messages.
 pub type Unsafe = String;
@@ -46,34 +46,21 @@ fn check_dir(dir: &Path) -> Result<(), Unsafe> {
     Ok(())
 }
 
-/// Every directory from the root down to `dir` (absolute, as spelled).
-fn ancestors_of(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut at = PathBuf::new();
-    for part in dir.components() {
-        match part {
-            Component::CurDir => continue,
-            other => at.push(other),
-        }
-        out.push(at.clone());
-    }
-    out
-}
-
 /// Checks that no other user can rename, replace or remove entries in
-/// `dir` or in any directory its resolution passes through.
+/// `dir` or in any directory its resolution passes through: each ancestor
+/// of `dir` as spelled (made absolute) and, when links lead elsewhere, of
+/// the directory it resolves to.
 pub fn check_dir_chain(dir: &Path) -> Result<(), Unsafe> {
     let absolute =
         std::path::absolute(dir).map_err(|e| format!("cannot resolve {}: {e}", dir.display()))?;
     let resolved = std::fs::canonicalize(&absolute)
         .map_err(|e| format!("cannot resolve {}: {e}", dir.display()))?;
-    let mut seen = std::collections::HashSet::new();
-    for d in ancestors_of(&absolute)
-        .into_iter()
-        .chain(ancestors_of(&resolved))
-    {
-        if seen.insert(d.clone()) {
-            check_dir(&d)?;
+    for d in absolute.ancestors() {
+        check_dir(d)?;
+    }
+    if resolved != absolute {
+        for d in resolved.ancestors() {
+            check_dir(d)?;
         }
     }
     Ok(())
@@ -108,7 +95,7 @@ mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
 
-    fn fresh(name: &str) -> PathBuf {
+    fn fresh(name: &str) -> std::path::PathBuf {
         let dir = std::env::temp_dir().join(format!("tvm-ffi-trust-{}-{name}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();

@@ -541,13 +541,22 @@ fn hash_children(state: &Arc<Mutex<HashState>>, obj: &ObjectRef, depth: usize) -
 
 // ---------------------------------------------------------------- repr
 
-/// The most text `ReprPrint` keeps for objects met again.
+/// The most text `ReprPrint` keeps for objects met again while printing
+/// into a hook's own buffer (in the main buffer only positions are kept).
 const REPR_CACHE_BYTES: usize = 64 << 20;
+
+/// The text of an object printed before, to print again when met again.
+enum Printed {
+    /// Where it lies in the main output buffer.
+    At(core::ops::Range<usize>),
+    /// Its text, printed into a hook's buffer.
+    Text(String),
+}
 
 #[derive(Default)]
 struct ReprState {
     in_progress: HashSet<usize>,
-    done: HashMap<usize, String>,
+    done: HashMap<usize, Printed>,
     /// The bytes of the texts in `done`.
     done_bytes: usize,
     show_addr: bool,
@@ -558,16 +567,35 @@ struct ReprState {
 
 /// `ffi.ReprPrint`. Addresses are shown when `TVM_FFI_REPR_WITH_ADDR=1`.
 /// Also says whether the text was composed from the value's parts (the
-/// reference returns those as heap strings).
+/// reference returns those as heap strings). Every part is written once
+/// into one buffer, so the cost is linear in the text: a 300,000-deep chain
+/// copies no child's text into its parent's.
 pub fn repr_print(value: AnyView<'_>) -> Result<(String, bool)> {
     let state = ReprState {
         show_addr: std::env::var("TVM_FFI_REPR_WITH_ADDR").is_ok_and(|v| v == "1"),
         ..ReprState::default()
     };
     let state = Arc::new(Mutex::new(state));
-    let text = repr(&state, value, 0)?;
+    let mut text = String::new();
+    repr(&state, value, 0, &mut Out::main(&mut text))?;
     let composed = rlock(&state).composed;
     Ok((text, composed))
+}
+
+/// Where a repr is written: the main buffer (whose positions `done`
+/// records) or a hook's own.
+struct Out<'a> {
+    text: &'a mut String,
+    main: bool,
+}
+
+impl<'a> Out<'a> {
+    fn main(text: &'a mut String) -> Self {
+        Out { text, main: true }
+    }
+    fn hook(text: &'a mut String) -> Self {
+        Out { text, main: false }
+    }
 }
 
 fn rlock(state: &Mutex<ReprState>) -> std::sync::MutexGuard<'_, ReprState> {
@@ -700,156 +728,205 @@ fn is_container(ti: i32) -> bool {
     matches!(ti, kTVMFFIArray | kTVMFFIList | kTVMFFIMap | kTVMFFIDict)
 }
 
-fn repr(state: &Arc<Mutex<ReprState>>, value: AnyView<'_>, depth: usize) -> Result<String> {
-    deep(|| repr_level(state, value, depth))
+fn repr(
+    state: &Arc<Mutex<ReprState>>,
+    value: AnyView<'_>,
+    depth: usize,
+    out: &mut Out<'_>,
+) -> Result<()> {
+    deep(|| repr_level(state, value, depth, out))
 }
 
-fn repr_level(state: &Arc<Mutex<ReprState>>, value: AnyView<'_>, depth: usize) -> Result<String> {
+/// Writes the repr of a value that is not an object reflection walks
+/// (scalars, strings, tensors, shapes, ...); answers false for the others.
+fn repr_leaf(value: AnyView<'_>, show_addr: bool, out: &mut String) -> Result<bool> {
     let ti = value.type_index();
     match ti {
-        kTVMFFINone => return Ok("None".into()),
-        kTVMFFIBool => {
-            let b = value.as_i64().unwrap_or(0) != 0;
-            return Ok(if b { "True" } else { "False" }.into());
+        kTVMFFINone => out.push_str("None"),
+        kTVMFFIBool => out.push_str(if value.as_i64().unwrap_or(0) != 0 {
+            "True"
+        } else {
+            "False"
+        }),
+        kTVMFFIInt => out.push_str(&value.as_i64().unwrap_or(0).to_string()),
+        kTVMFFIFloat => out.push_str(&float_text(value.as_f64().unwrap_or(0.0))),
+        _ => {
+            if let Some(dt) = value.as_dtype() {
+                out.push_str(&crate::core::value::dtype::to_string(dt)?);
+            } else if let Some(d) = value.as_device() {
+                out.push_str(&device_text(d));
+            } else if let Some(t) = text_of(value, TextKind::Str) {
+                out.push_str(&escaped_string(t));
+            } else if let Some(t) = text_of(value, TextKind::Bytes) {
+                out.push_str(&bytes_text(t));
+            } else if !is_object_index(ti) {
+                out.push_str(&type_key_of(ti));
+            } else if let Some(obj) = value.to_object() {
+                match ti {
+                    kTVMFFIBigInt => out.push_str(&big_int_to_string(
+                        crate::core::value::scalar::big_int_words(value).unwrap_or(&[]),
+                    )),
+                    kTVMFFITensor => {
+                        let t = crate::core::value::tensor::dl_tensor(&obj)?;
+                        let dims: Vec<String> = (0..t.ndim.max(0) as usize)
+                            // SAFETY: a tensor's shape holds `ndim` entries.
+                            .map(|i| unsafe { *t.shape.add(i) }.to_string())
+                            .collect();
+                        out.push_str(&format!(
+                            "{}[{}]@{}",
+                            crate::core::value::dtype::to_string(t.dtype)?,
+                            dims.join(", "),
+                            device_text(t.device)
+                        ));
+                        if show_addr {
+                            out.push_str(&format!("@{}", addr(&obj)));
+                        }
+                    }
+                    kTVMFFIShape => {
+                        let dims: Vec<String> = crate::core::value::scalar::shape_dims(&obj)
+                            .unwrap_or(&[])
+                            .iter()
+                            .map(i64::to_string)
+                            .collect();
+                        out.push_str(&format!("Shape({})", dims.join(", ")));
+                    }
+                    _ => return Ok(false),
+                }
+            } else {
+                out.push_str("None");
+            }
         }
-        kTVMFFIInt => return Ok(value.as_i64().unwrap_or(0).to_string()),
-        kTVMFFIFloat => return Ok(float_text(value.as_f64().unwrap_or(0.0))),
-        _ => {}
     }
-    if let Some(dt) = value.as_dtype() {
-        return crate::core::value::dtype::to_string(dt);
-    }
-    if let Some(d) = value.as_device() {
-        return Ok(device_text(d));
-    }
-    if let Some(t) = text_of(value, TextKind::Str) {
-        return Ok(escaped_string(t));
-    }
-    if let Some(t) = text_of(value, TextKind::Bytes) {
-        return Ok(bytes_text(t));
-    }
-    if !is_object_index(ti) {
-        return Ok(type_key_of(ti));
-    }
-    let Some(obj) = value.to_object() else {
-        return Ok("None".into());
+    Ok(true)
+}
+
+fn repr_level(
+    state: &Arc<Mutex<ReprState>>,
+    value: AnyView<'_>,
+    depth: usize,
+    out: &mut Out<'_>,
+) -> Result<()> {
+    let ti = value.type_index();
+    let show_addr = rlock(state).show_addr;
+    let obj = match value.to_object() {
+        Some(obj) if is_object_index(ti) => obj,
+        _ => {
+            repr_leaf(value, show_addr, out.text)?;
+            return Ok(());
+        }
     };
     let key = obj.as_ptr() as usize;
     {
         let s = rlock(state);
-        if let Some(done) = s.done.get(&key) {
-            return Ok(done.clone());
+        match s.done.get(&key) {
+            Some(Printed::At(range)) if out.main => {
+                let range = range.clone();
+                drop(s);
+                out.text.extend_from_within(range);
+                return Ok(());
+            }
+            Some(Printed::Text(text)) => {
+                out.text.push_str(text.as_str());
+                return Ok(());
+            }
+            _ => {}
         }
         if s.in_progress.contains(&key) {
-            return Ok(if s.show_addr {
-                format!("...@{}", addr(&obj))
-            } else {
-                "...".into()
-            });
+            out.text.push_str("...");
+            if s.show_addr {
+                out.text.push_str(&format!("@{}", addr(&obj)));
+            }
+            return Ok(());
         }
     }
     if obj == crate::core::model::object::invalid_object() {
-        return Ok("<MISSING>".into());
+        out.text.push_str("<MISSING>");
+        return Ok(());
     }
     if obj == crate::core::model::object::kwargs_object() {
-        return Ok("<KWARGS>".into());
+        out.text.push_str("<KWARGS>");
+        return Ok(());
     }
-    let show_addr = rlock(state).show_addr;
-    match ti {
-        kTVMFFIBigInt => {
-            return Ok(big_int_to_string(
-                crate::core::value::scalar::big_int_words(value).unwrap_or(&[]),
-            ));
-        }
-        kTVMFFITensor => {
-            let t = crate::core::value::tensor::dl_tensor(&obj)?;
-            let dims: Vec<String> = (0..t.ndim.max(0) as usize)
-                // SAFETY: a tensor's shape holds `ndim` entries.
-                .map(|i| unsafe { *t.shape.add(i) }.to_string())
-                .collect();
-            let mut out = format!(
-                "{}[{}]@{}",
-                crate::core::value::dtype::to_string(t.dtype)?,
-                dims.join(", "),
-                device_text(t.device)
-            );
-            if show_addr {
-                out.push_str(&format!("@{}", addr(&obj)));
-            }
-            return Ok(out);
-        }
-        kTVMFFIShape => {
-            let dims: Vec<String> = crate::core::value::scalar::shape_dims(&obj)
-                .unwrap_or(&[])
-                .iter()
-                .map(i64::to_string)
-                .collect();
-            return Ok(format!("Shape({})", dims.join(", ")));
-        }
-        _ => {}
+    if repr_leaf(value, show_addr, out.text)? {
+        return Ok(());
     }
     if depth >= MAX_DEPTH {
         return Err(too_deep("ReprPrint"));
     }
-    let finish = |text: String| {
+    let start = out.text.len();
+    // Records what was printed from `start` (for objects met again):
+    // positions in the main buffer; texts, up to a budget, in a hook's.
+    let finish = |out: &mut Out<'_>| {
         let mut s = rlock(state);
         s.in_progress.remove(&key);
-        // Texts are kept (for objects met again) up to a budget: keeping
-        // every one made a deep nesting cost memory quadratic in its depth.
-        if s.done_bytes + text.len() <= REPR_CACHE_BYTES {
-            s.done_bytes += text.len();
-            s.done.insert(key, text.clone());
+        if out.main {
+            s.done.insert(key, Printed::At(start..out.text.len()));
+        } else {
+            let text = &out.text[start..];
+            if s.done_bytes + text.len() <= REPR_CACHE_BYTES {
+                s.done_bytes += text.len();
+                s.done.insert(key, Printed::Text(text.to_string()));
+            }
         }
-        text
     };
     if let Some(f) = hook("__ffi_repr__", ti) {
         rlock(state).in_progress.insert(key);
         let inner = state.clone();
         let callback = Function::from_closure(move |args| {
             args.expect_len("fn_repr", 1)?;
-            let text = repr(&inner, args.get(0), 0)?;
+            let mut text = String::new();
+            repr(&inner, args.get(0), 0, &mut Out::hook(&mut text))?;
             Ok(crate::core::model::string::make_text(
                 text.as_bytes(),
                 TextKind::Str,
             ))
         });
         let (o, cb) = (Any::from(obj.clone()), Any::from(callback.into_object()));
-        let out = f.call(&[o.view(), cb.view()]);
-        let out = match out {
-            Ok(v) => v,
+        let text = f.call(&[o.view(), cb.view()]).and_then(|v| {
+            v.view()
+                .as_str_bytes()
+                .map(|b| String::from_utf8_lossy(b).into_owned())
+                .ok_or_else(|| Error::type_error("__ffi_repr__ must return a string"))
+        });
+        let text = match text {
+            Ok(text) => text,
             Err(e) => {
                 rlock(state).in_progress.remove(&key);
                 return Err(e);
             }
         };
-        let mut text = out
-            .view()
-            .as_str_bytes()
-            .map(|b| String::from_utf8_lossy(b).into_owned())
-            .ok_or_else(|| Error::type_error("__ffi_repr__ must return a string"))?;
+        out.text.push_str(&text);
         if show_addr && is_container(ti) {
-            text.push_str(&format!("@{}", addr(&obj)));
+            out.text.push_str(&format!("@{}", addr(&obj)));
         }
-        return Ok(finish(text));
+        finish(out);
+        return Ok(());
     }
     if crate::core::model::lineage::is_instance(ti, kEnum) {
         // SAFETY: enum objects have the EnumObj layout.
         let e = unsafe { obj.payload::<crate::core::reflect::reflected::EnumObj>() };
         let name = e.str_index.0.view().as_str_bytes().unwrap_or(b"");
-        let mut text = format!("{}.{}", type_key_of(ti), String::from_utf8_lossy(name));
+        out.text.push_str(&format!(
+            "{}.{}",
+            type_key_of(ti),
+            String::from_utf8_lossy(name)
+        ));
         if show_addr {
-            text.push_str(&format!("@{}", addr(&obj)));
+            out.text.push_str(&format!("@{}", addr(&obj)));
         }
-        return Ok(finish(text));
+        finish(out);
+        return Ok(());
     }
     {
         let mut s = rlock(state);
         s.in_progress.insert(key);
         s.composed |= depth == 0;
     }
-    let result = repr_children(state, &obj, depth, show_addr);
-    match result {
-        Ok(text) => Ok(finish(text)),
+    match repr_children(state, &obj, depth, show_addr, out) {
+        Ok(()) => {
+            finish(out);
+            Ok(())
+        }
         Err(e) => {
             rlock(state).in_progress.remove(&key);
             Err(e)
@@ -857,65 +934,81 @@ fn repr_level(state: &Arc<Mutex<ReprState>>, value: AnyView<'_>, depth: usize) -
     }
 }
 
+/// Writes the items of a container or the fields of a reflected object.
 fn repr_children(
     state: &Arc<Mutex<ReprState>>,
     obj: &ObjectRef,
     depth: usize,
     show_addr: bool,
-) -> Result<String> {
+    out: &mut Out<'_>,
+) -> Result<()> {
     let ti = obj.type_index();
-    let each = |items: &[Any]| -> Result<Vec<String>> {
-        items
-            .iter()
-            .map(|v| repr(state, v.view(), depth + 1))
-            .collect()
-    };
-    let mut text = match ti {
-        kTVMFFIArray => {
-            let parts = each(&elements(obj)?)?;
-            let comma = if parts.len() == 1 { "," } else { "" };
-            format!("({}{comma})", parts.join(", "))
+    let each = |items: &[Any], out: &mut Out<'_>| -> Result<()> {
+        for (i, v) in items.iter().enumerate() {
+            if i > 0 {
+                out.text.push_str(", ");
+            }
+            repr(state, v.view(), depth + 1, out)?;
         }
-        kTVMFFIList => format!("[{}]", each(&elements(obj)?)?.join(", ")),
+        Ok(())
+    };
+    match ti {
+        kTVMFFIArray => {
+            let items = elements(obj)?;
+            out.text.push('(');
+            each(&items, out)?;
+            out.text.push_str(if items.len() == 1 { ",)" } else { ")" });
+        }
+        kTVMFFIList => {
+            out.text.push('[');
+            each(&elements(obj)?, out)?;
+            out.text.push(']');
+        }
         kTVMFFIMap | kTVMFFIDict => {
-            let parts = map::items(obj)?
-                .iter()
-                .map(|(k, v)| {
-                    Ok(format!(
-                        "{}: {}",
-                        repr(state, k.view(), depth + 1)?,
-                        repr(state, v.view(), depth + 1)?
-                    ))
-                })
-                .collect::<Result<Vec<String>>>()?;
-            format!("{{{}}}", parts.join(", "))
+            out.text.push('{');
+            for (i, (k, v)) in map::items(obj)?.iter().enumerate() {
+                if i > 0 {
+                    out.text.push_str(", ");
+                }
+                repr(state, k.view(), depth + 1, out)?;
+                out.text.push_str(": ");
+                repr(state, v.view(), depth + 1, out)?;
+            }
+            out.text.push('}');
         }
         _ => {
-            let mut header = type_key_of(ti);
+            out.text.push_str(&type_key_of(ti));
             if show_addr {
-                header.push_str(&format!("@{}", addr(obj)));
+                out.text.push_str(&format!("@{}", addr(obj)));
             }
             let fields = field_values(obj, kTVMFFIFieldFlagBitMaskReprOff)?;
             if fields.is_empty() {
-                return Ok(header);
+                return Ok(());
             }
             let mut seen = HashSet::new();
-            let mut parts = Vec::new();
+            out.text.push('(');
             for (info, v) in &fields {
                 // SAFETY: field names live in the type table's pool.
                 let name = unsafe { crate::core::model::bytes::byte_slice(info.name) };
-                let text = repr(state, v.view(), depth + 1)?;
-                if seen.insert(name) {
-                    parts.push(format!("{}={text}", String::from_utf8_lossy(name)));
+                // A name shadowed by a subclass is shown once, as first met.
+                if !seen.insert(name) {
+                    continue;
                 }
+                if seen.len() > 1 {
+                    out.text.push_str(", ");
+                }
+                out.text.push_str(&String::from_utf8_lossy(name));
+                out.text.push('=');
+                repr(state, v.view(), depth + 1, out)?;
             }
-            return Ok(format!("{header}({})", parts.join(", ")));
+            out.text.push(')');
+            return Ok(());
         }
-    };
-    if show_addr {
-        text.push_str(&format!("@{}", addr(obj)));
     }
-    Ok(text)
+    if show_addr {
+        out.text.push_str(&format!("@{}", addr(obj)));
+    }
+    Ok(())
 }
 
 /// `recursive_compare` of the arguments as owned values (the reference

@@ -225,6 +225,24 @@ pub fn set_in_place(obj: &ObjectRef, i: i64, value: Any) -> Result<()> {
     ListMut(cell_of(obj, want)?).set(i, value)
 }
 
+/// Appends `values` to the Array `obj` in place, growing its buffer
+/// geometrically, when the caller's reference is its only one (nobody else
+/// can see it change); when it is shared, changes nothing and hands the
+/// values back.
+pub fn append_to_unshared_array(obj: &ObjectRef, values: Vec<Any>) -> Result<Option<Vec<Any>>> {
+    if obj.strong_count() != 1 {
+        return Ok(Some(values));
+    }
+    let mut array = ListMut(cell_of(obj, kTVMFFIArray)?);
+    let (len, cap) = (array.len(), array.cell_ref().capacity.max(0) as usize);
+    let needed = len + values.len();
+    if needed > cap {
+        array.reserve(needed.max(cap.saturating_mul(2)))?;
+    }
+    array.insert(len as i64, values)?;
+    Ok(None)
+}
+
 /// Mutations of a List in place (unsynchronised, as in the reference).
 pub struct ListMut(*mut TVMFFISeqCell);
 
