@@ -192,3 +192,147 @@ fn a_cycle_made_by_a_loader_sharing_its_module_is_refused() {
         "RuntimeError: Cyclic dependency detected during import"
     );
 }
+
+/// A JSON graph of a chain of `n` Arrays as serializers write it (every
+/// node after the one it refers to, the root last), or with `root_first`
+/// the other way round.
+fn chain_graph(n: usize, root_first: bool) -> String {
+    let mut s = format!(
+        "{{\"root_index\":{},\"nodes\":[",
+        if root_first { 0 } else { n - 1 }
+    );
+    for i in 0..n {
+        let leaf = if root_first { i + 1 == n } else { i == 0 };
+        let child = if root_first { i + 1 } else { i.wrapping_sub(1) };
+        if leaf {
+            s.push_str("{\"type\":\"ffi.Array\",\"data\":[]},");
+        } else {
+            s.push_str(&format!("{{\"type\":\"ffi.Array\",\"data\":[{child}]}},"));
+        }
+    }
+    s.pop();
+    s.push_str("]}");
+    s
+}
+
+/// Peak resident memory of this process, in KiB.
+fn peak_rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// The child side of [`reading_a_deep_json_graph_costs_a_small_multiple_of_it`]:
+/// reads a 10^6-deep chain and prints the peak memory it added, in KiB.
+#[test]
+fn json_graph_memory_probe() {
+    let Ok(order) = std::env::var("LARGE_INPUTS_GRAPH") else {
+        return;
+    };
+    let text = chain_graph(1_000_000, order == "root-first");
+    let text = make_text(text.as_bytes(), TextKind::Str);
+    let read = get_global(b"ffi.FromJSONGraphString").unwrap();
+    let before = peak_rss_kib();
+    let chain = read.call(&[text.view()]).unwrap();
+    println!(
+        "RESULT: input_kib={} added_kib={}",
+        text.view().as_str_bytes().unwrap().len() / 1024,
+        peak_rss_kib() - before
+    );
+    std::mem::forget(chain);
+}
+
+/// Runs the probe in a child and answers (input KiB, peak KiB added).
+fn json_graph_memory(order: &str) -> (u64, u64) {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "json_graph_memory_probe",
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("LARGE_INPUTS_GRAPH", order)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text
+        .lines()
+        .find_map(|l| l.split_once("RESULT: ").map(|(_, r)| r))
+        .unwrap_or_else(|| panic!("no result: {text} {}", String::from_utf8_lossy(&out.stderr)));
+    let num = |key: &str| -> u64 {
+        let at = line.find(key).unwrap() + key.len();
+        line[at..]
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    (num("input_kib="), num("added_kib="))
+}
+
+/// Prints the figures: run with `--nocapture` to see them.
+#[test]
+fn reading_a_deep_json_graph_costs_a_small_multiple_of_it() {
+    // As serializers write it: each node decoded as it is parsed.
+    let (input, added) = json_graph_memory("serialized");
+    println!("10^6-deep chain, serialized order: {input} KiB of JSON, {added} KiB added at peak");
+    assert!(added < 5 * input, "{added} KiB for {input} KiB");
+    // Root first: every node waits for the walk from the root.
+    let (input, added) = json_graph_memory("root-first");
+    println!("10^6-deep chain, root first: {input} KiB of JSON, {added} KiB added at peak");
+    assert!(added < 10 * input, "{added} KiB for {input} KiB");
+}
+
+/// The child side of [`stringify_hands_back_its_output_without_a_copy`]:
+/// stringifies 100 strings of 2 MiB and prints the peak memory added.
+#[test]
+fn stringify_memory_probe() {
+    if std::env::var("LARGE_INPUTS_STRINGIFY").is_err() {
+        return;
+    }
+    let items = (0..100)
+        .map(|i| make_text(&vec![b'a' + (i % 26) as u8; 2 << 20], TextKind::Str))
+        .collect();
+    let array = Any::from(tvm_ffi::core::new_array(items));
+    let stringify = get_global(b"ffi.json.Stringify").unwrap();
+    let before = peak_rss_kib();
+    let out = stringify.call(&[array.view(), Any::NONE.view()]).unwrap();
+    println!(
+        "RESULT: input_kib={} added_kib={}",
+        out.view().as_str_bytes().unwrap().len() / 1024,
+        peak_rss_kib() - before
+    );
+}
+
+/// Prints the figures: run with `--nocapture` to see them.
+#[test]
+fn stringify_hands_back_its_output_without_a_copy() {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "stringify_memory_probe",
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("LARGE_INPUTS_STRINGIFY", "1")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text
+        .lines()
+        .find_map(|l| l.split_once("RESULT: ").map(|(_, r)| r))
+        .unwrap_or_else(|| panic!("no result: {text}"));
+    println!("ffi.json.Stringify of 200 MiB of strings: {line}");
+    let num = |key: &str| -> u64 {
+        let at = line.find(key).unwrap() + key.len();
+        line[at..]
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    // The output once (a copy would add it twice).
+    assert!(num("added_kib=") < num("input_kib=") * 3 / 2, "{line}");
+}

@@ -278,7 +278,48 @@ impl Serializer {
 
 /// `ffi.FromJSONGraph(json)`.
 pub fn from_json_graph(value: AnyView<'_>) -> Result<Any> {
+    from_json_graph_owned(value.to_owned_any()?)
+}
+
+/// `ffi.FromJSONGraphString(text)`: nodes are decoded as they are parsed
+/// (a graph as serializers write it lists every node after the nodes it
+/// refers to), and each node's JSON is released once decoded, so reading
+/// costs about what the objects made cost, not the whole JSON document as
+/// objects besides. A node that refers to a later one (or fails) waits for
+/// the walk from the root, which decodes only what the root reaches.
+pub fn from_json_graph_string(text: &[u8]) -> Result<Any> {
+    let mut d = Deserializer::new(Vec::new());
+    d.streaming = true;
+    let graph = json::parse_graph(text, &mut |node| {
+        d.offer(node);
+        Ok(())
+    })?;
+    d.streaming = false;
+    let (root_index, nodes) = graph_parts(&graph)?;
+    if !nodes.is_empty() {
+        // A second `nodes` key, not streamed: it is the graph's.
+        d = Deserializer::new(nodes);
+    }
+    drop(graph);
+    let root = d.index(root_index)?;
+    d.run(root)
+}
+
+/// [`from_json_graph`] of a graph the caller hands over: once its nodes are
+/// taken out, the graph's own containers are released (when nothing else
+/// holds them), and each node's JSON once it is decoded.
+fn from_json_graph_owned(value: Any) -> Result<Any> {
+    let (root_index, nodes) = graph_parts(&value)?;
+    drop(value);
+    let mut d = Deserializer::new(nodes);
+    let root = d.index(root_index)?;
+    d.run(root)
+}
+
+/// The `root_index` and the `nodes` of a JSON graph.
+fn graph_parts(value: &Any) -> Result<(i64, Vec<Any>)> {
     let root = value
+        .view()
         .to_object()
         .filter(|o| o.type_index() == kTVMFFIMap)
         .ok_or_else(|| Error::value("Invalid JSON Object Graph, expected an object"))?;
@@ -291,19 +332,12 @@ pub fn from_json_graph(value: AnyView<'_>) -> Result<Any> {
         .and_then(|v| v.view().to_object())
         .filter(|o| o.type_index() == kTVMFFIArray)
         .ok_or_else(|| Error::value("Invalid JSON Object Graph, expected `nodes` array field"))?;
-    let nodes: Vec<Any> = seq::elements(&nodes, kTVMFFIArray)?
+    let nodes = seq::elements(&nodes, kTVMFFIArray)?
         .iter()
         // SAFETY: stored elements are valid.
         .map(|e| unsafe { AnyView::from_raw(e) }.to_owned_any())
         .collect::<Result<_>>()?;
-    let mut d = Deserializer {
-        depth: 0,
-        type_indices: HashMap::new(),
-        decoded: vec![None; nodes.len()],
-        decoding: vec![false; nodes.len()],
-        nodes,
-    };
-    d.node(root_index)
+    Ok((root_index, nodes))
 }
 
 /// `map[key]` of a JSON object.
@@ -337,18 +371,65 @@ fn as_items(v: &Any) -> Result<Vec<Any>> {
         .collect()
 }
 
+/// Where a node of the graph is in its decoding.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum NodeState {
+    /// Not started.
+    New,
+    /// Started and waiting for nodes it refers to: it is on the path from
+    /// the root, so a reference back to it is a cycle.
+    Started,
+    /// Decoded.
+    Done,
+}
+
 struct Deserializer {
-    depth: usize,
     /// Type indices by key, as looked up so far.
     type_indices: HashMap<Vec<u8>, i32>,
+    /// Each node's JSON, released once it is decoded.
     nodes: Vec<Any>,
     decoded: Vec<Option<Any>>,
-    /// Nodes being decoded: a reference back to one is a cycle, which a
-    /// well-formed graph never has.
-    decoding: Vec<bool>,
+    state: Vec<NodeState>,
+    /// The nodes an attempt at decoding referred to before they were
+    /// decoded.
+    pending: Vec<usize>,
+    /// Whether nodes are still arriving (see [`Deserializer::offer`]): an
+    /// index past the last one is then a node not parsed yet.
+    streaming: bool,
 }
 
 impl Deserializer {
+    fn new(nodes: Vec<Any>) -> Self {
+        Deserializer {
+            type_indices: HashMap::new(),
+            decoded: vec![None; nodes.len()],
+            state: vec![NodeState::New; nodes.len()],
+            nodes,
+            pending: Vec::new(),
+            streaming: false,
+        }
+    }
+
+    /// Takes the next node as it is parsed and decodes it at once when every
+    /// node it refers to is decoded already; otherwise (or if decoding it
+    /// fails) it waits, with its JSON, for [`Deserializer::run`].
+    fn offer(&mut self, node: Any) {
+        let i = self.nodes.len();
+        self.nodes.push(node);
+        self.decoded.push(None);
+        self.state.push(NodeState::Started);
+        self.pending.clear();
+        let node = self.nodes[i].clone();
+        match self.decode(&node) {
+            Ok(value) if self.pending.is_empty() => {
+                self.decoded[i] = Some(value);
+                self.state[i] = NodeState::Done;
+                self.nodes[i] = Any::NONE;
+            }
+            _ => self.state[i] = NodeState::New,
+        }
+    }
+
     fn type_index(&mut self, key: &[u8]) -> Result<i32> {
         if let Some(&i) = self.type_indices.get(key) {
             return Ok(i);
@@ -358,36 +439,82 @@ impl Deserializer {
         Ok(i)
     }
 
-    fn node(&mut self, index: i64) -> Result<Any> {
-        let i = usize::try_from(index)
+    /// The position of node `index`, if the graph has it.
+    fn index(&self, index: i64) -> Result<usize> {
+        usize::try_from(index)
             .ok()
             .filter(|&i| i < self.nodes.len())
             .ok_or_else(|| {
                 Error::value(format!(
                     "Invalid JSON Object Graph: invalid node index {index}"
                 ))
-            })?;
-        if let Some(done) = &self.decoded[i] {
-            return Ok(done.clone());
+            })
+    }
+
+    /// The value of node `index` for the node being decoded: decoded
+    /// already, else a placeholder while the node is noted as pending (the
+    /// attempt is then made again once it is decoded). A reference to a
+    /// node on the path from the root is a cycle, which a well-formed
+    /// graph never has (the reference recurses into it until the stack
+    /// runs out).
+    fn node(&mut self, index: i64) -> Result<Any> {
+        if self.streaming && usize::try_from(index).is_ok_and(|i| i >= self.nodes.len()) {
+            // Not parsed yet: the node waits for the walk from the root.
+            self.pending.push(usize::MAX);
+            return Ok(Any::NONE);
         }
-        // The reference recurses into such a cycle until the stack runs out.
-        if self.depth >= MAX_DEPTH {
-            return Err(too_deep());
-        }
-        if self.decoding[i] {
-            return Err(Error::value(format!(
+        let i = self.index(index)?;
+        match self.state[i] {
+            NodeState::Done => Ok(self.decoded[i].clone().unwrap_or(Any::NONE)),
+            NodeState::Started => Err(Error::value(format!(
                 "Invalid JSON Object Graph: node {index} refers to itself"
-            )));
+            ))),
+            NodeState::New => {
+                self.pending.push(i);
+                Ok(Any::NONE)
+            }
         }
-        self.decoding[i] = true;
-        self.depth += 1;
-        let node = self.nodes[i].clone();
-        let value = crate::core::model::stack::deep(|| self.decode(&node));
-        self.depth -= 1;
-        self.decoding[i] = false;
-        let value = value?;
-        self.decoded[i] = Some(value.clone());
-        Ok(value)
+    }
+
+    /// Decodes node `root` and every node it refers to, depth-first with a
+    /// stack of our own (a 10^6-deep chain needs no deep recursion). A node
+    /// is attempted once; if it refers to nodes not yet decoded, they are
+    /// decoded first and it is attempted once more, so each node costs at
+    /// most two attempts.
+    fn run(&mut self, root: usize) -> Result<Any> {
+        let mut stack = vec![root];
+        let mut depth = 0usize;
+        while let Some(&i) = stack.last() {
+            match self.state[i] {
+                NodeState::Done => {
+                    stack.pop();
+                    continue;
+                }
+                NodeState::New => {
+                    depth += 1;
+                    if depth > MAX_DEPTH {
+                        return Err(too_deep());
+                    }
+                    self.state[i] = NodeState::Started;
+                }
+                NodeState::Started => {}
+            }
+            let node = self.nodes[i].clone();
+            self.pending.clear();
+            let attempt = self.decode(&node);
+            if !self.pending.is_empty() {
+                // Decoded first, in the order they were referred to.
+                let pending = core::mem::take(&mut self.pending);
+                stack.extend(pending.into_iter().rev());
+                continue;
+            }
+            self.decoded[i] = Some(attempt?);
+            self.state[i] = NodeState::Done;
+            self.nodes[i] = Any::NONE;
+            depth -= 1;
+            stack.pop();
+        }
+        Ok(self.decoded[root].clone().unwrap_or(Any::NONE))
     }
 
     fn decode(&mut self, node: &Any) -> Result<Any> {
@@ -579,7 +706,7 @@ pub fn register(g: &mut Globals<'_>) {
         from_json_graph(v)
     }));
     g.add(typed_fn!("ffi.FromJSONGraphString", |s: Str<'_>| -> Any {
-        from_json_graph(json::parse(s.0)?.view())
+        from_json_graph_string(s.0)
     }));
     g.add(typed_fn!("ffi.json.Parse", |s: Str<'_>| -> Any {
         json::parse(s.0)

@@ -561,8 +561,8 @@ impl Ret for HeapStr {
         Schema::STR
     }
     fn into_any(self) -> Result<Any> {
-        Ok(Any::from(crate::core::model::string::new_text_object(
-            &self.0,
+        Ok(Any::from(crate::core::model::string::text_object_from_vec(
+            self.0,
             crate::core::model::string::TextKind::Str,
         )))
     }

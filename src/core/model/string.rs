@@ -259,6 +259,46 @@ fn try_alloc_text(len: usize, type_index: i32) -> Option<(NonNull<TextObj>, *mut
     }
 }
 
+/// The payload of a String/Bytes object over a buffer it owns (the bytes
+/// and a terminating NUL), adopted rather than copied.
+#[repr(C)]
+struct AdoptedText {
+    bytes: TVMFFIByteArray,
+    _buffer: Vec<u8>,
+}
+
+// SAFETY: the array points into `_buffer`, owned and never changed.
+unsafe impl Send for AdoptedText {}
+// SAFETY: see `Send`.
+unsafe impl Sync for AdoptedText {}
+
+/// Texts up to this size are copied into one allocation with their object
+/// (cheaper than the two an adopted buffer takes).
+const ADOPT_FROM: usize = 64 << 10;
+
+/// Makes a heap String/Bytes object of `bytes`; a large one is not copied:
+/// the object takes the buffer (a JSON document, say, then needs no second
+/// copy to be handed back). The terminating NUL goes into spare capacity
+/// (for large buffers, a reallocation in place when there is none).
+pub fn text_object_from_vec(mut bytes: Vec<u8>, kind: TextKind) -> ObjectRef {
+    if bytes.len() < ADOPT_FROM {
+        return new_text_object(&bytes, kind);
+    }
+    let len = bytes.len();
+    bytes.push(0);
+    let array = TVMFFIByteArray {
+        data: bytes.as_ptr().cast(),
+        size: len,
+    };
+    crate::core::model::object::new_object(
+        kind.object_index(),
+        AdoptedText {
+            bytes: array,
+            _buffer: bytes,
+        },
+    )
+}
+
 /// The payload of a Bytes object over memory it does not own.
 #[repr(C)]
 struct StaticBytes(TVMFFIByteArray);

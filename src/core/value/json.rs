@@ -18,11 +18,33 @@ use crate::core::model::stack::MAX_DEPTH;
 
 /// `ffi.json.Parse`.
 pub fn parse(text: &[u8]) -> Result<Any> {
+    parse_with(text, None)
+}
+
+/// [`parse`] of a JSON graph (`{"root_index": .., "nodes": [..]}`) that
+/// hands each element of the top-level `nodes` array to `on_node` as soon
+/// as it is parsed, instead of keeping it: the answer's `nodes` is empty.
+/// A reader can then decode each node and release its JSON before the
+/// next is parsed.
+pub fn parse_graph<'a>(
+    text: &'a [u8],
+    on_node: &'a mut dyn FnMut(Any) -> Result<()>,
+) -> Result<Any> {
+    parse_with(text, Some(on_node))
+}
+
+fn parse_with<'a>(
+    text: &'a [u8],
+    on_node: Option<&'a mut dyn FnMut(Any) -> Result<()>>,
+) -> Result<Any> {
     let mut p = Parser {
         s: text,
         pos: 0,
         line: 1,
         line_start: 0,
+        strings: std::collections::HashMap::new(),
+        on_node,
+        nodes_next: false,
     };
     let value = p.value(0)?;
     p.skip_spaces();
@@ -37,16 +59,23 @@ struct Parser<'a> {
     pos: usize,
     line: usize,
     line_start: usize,
+    /// Short strings made so far, shared by every later occurrence (a
+    /// JSON graph repeats its type keys once per node): strings are
+    /// immutable, so one object serves them all.
+    strings: std::collections::HashMap<Vec<u8>, Any>,
+    /// Where the elements of the top-level `nodes` array go (see
+    /// [`parse_graph`]), and whether the value being parsed is that array.
+    on_node: Option<&'a mut dyn FnMut(Any) -> Result<()>>,
+    nodes_next: bool,
 }
+
+/// The longest string [`Parser::strings`] shares, and how many it keeps.
+const SHARED_STRING_BYTES: usize = 64;
+const SHARED_STRINGS: usize = 4096;
 
 impl Parser<'_> {
     fn error(&self, what: &str) -> Error {
-        Error::value(format!(
-            "{what}: line {} column {} (char {})",
-            self.line,
-            self.pos - self.line_start + 1,
-            self.pos
-        ))
+        self.error_at_copy(self.pos, what)
     }
 
     fn error_at(&mut self, pos: usize, what: &str) -> Error {
@@ -87,13 +116,14 @@ impl Parser<'_> {
         if depth >= MAX_DEPTH {
             return Err(self.error("Maximum nesting depth exceeded"));
         }
+        let to_sink = core::mem::take(&mut self.nodes_next);
         match self.peek() {
             None => Err(self.error("Expecting value")),
             Some(b'{') => self.object(depth),
-            Some(b'[') => self.array(depth),
+            Some(b'[') => self.array(depth, to_sink),
             Some(b'"') => {
                 let s = self.string()?;
-                Ok(make_text(&s, TextKind::Str))
+                Ok(self.text(s))
             }
             Some(b't') if self.literal(b"true") => Ok(Any::from(true)),
             Some(b'f') if self.literal(b"false") => Ok(Any::from(false)),
@@ -101,6 +131,21 @@ impl Parser<'_> {
             Some(b't' | b'f' | b'n') => Err(self.error_at(start, "Expecting value")),
             Some(_) => self.number(),
         }
+    }
+
+    /// The str value of `s`: a short one shared with earlier occurrences.
+    fn text(&mut self, s: Vec<u8>) -> Any {
+        if s.len() > SHARED_STRING_BYTES {
+            return make_text(&s, TextKind::Str);
+        }
+        if let Some(v) = self.strings.get(&s) {
+            return v.clone();
+        }
+        let v = make_text(&s, TextKind::Str);
+        if self.strings.len() < SHARED_STRINGS {
+            self.strings.insert(s, v.clone());
+        }
+        v
     }
 
     fn number(&mut self) -> Result<Any> {
@@ -231,11 +276,18 @@ impl Parser<'_> {
         }
     }
 
+    /// The error `what` at `pos` of the current line, leaving the position.
     fn error_at_copy(&self, pos: usize, what: &str) -> Error {
-        Parser { pos, ..*self }.error(what)
+        Error::value(format!(
+            "{what}: line {} column {} (char {})",
+            self.line,
+            pos - self.line_start + 1,
+            pos
+        ))
     }
 
-    fn array(&mut self, depth: usize) -> Result<Any> {
+    /// An array; with `to_sink`, its elements go to `on_node`.
+    fn array(&mut self, depth: usize, to_sink: bool) -> Result<Any> {
         self.pos += 1;
         self.skip_spaces();
         let mut items = Vec::new();
@@ -252,7 +304,11 @@ impl Parser<'_> {
             if self.peek().is_none() {
                 return Err(self.error("Syntax error near"));
             }
-            items.push(self.value(depth + 1)?);
+            let item = self.value(depth + 1)?;
+            match &mut self.on_node {
+                Some(sink) if to_sink => sink(item)?,
+                _ => items.push(item),
+            }
             self.skip_spaces();
             match self.peek() {
                 Some(b',') => {
@@ -261,6 +317,11 @@ impl Parser<'_> {
                 }
                 Some(b']') => {
                     self.pos += 1;
+                    if to_sink {
+                        // One `nodes` array is streamed; a repeated key is
+                        // kept in the answer, for the reader to see.
+                        self.on_node = None;
+                    }
                     return Ok(Any::from(seq::new_array(items)));
                 }
                 _ => return Err(self.error("Expecting ',' delimiter")),
@@ -293,6 +354,7 @@ impl Parser<'_> {
                 return Err(self.error("Expecting ':' delimiter"));
             }
             self.pos += 1;
+            self.nodes_next = depth == 0 && key == b"nodes" && self.on_node.is_some();
             let value = self.value(depth + 1)?;
             pairs.push((make_text(&key, TextKind::Str), value));
             self.skip_spaces();
