@@ -768,9 +768,9 @@ fn repr_leaf(value: AnyView<'_>, show_addr: bool, out: &mut String) -> Result<bo
                     )),
                     kTVMFFITensor => {
                         let t = crate::core::value::tensor::dl_tensor(&obj)?;
-                        let dims: Vec<String> = (0..t.ndim.max(0) as usize)
-                            // SAFETY: a tensor's shape holds `ndim` entries.
-                            .map(|i| unsafe { *t.shape.add(i) }.to_string())
+                        let dims: Vec<String> = crate::core::value::tensor::shape(&obj)?
+                            .iter()
+                            .map(i64::to_string)
                             .collect();
                         out.push_str(&format!(
                             "{}[{}]@{}",

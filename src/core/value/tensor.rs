@@ -272,11 +272,23 @@ pub fn compact_cpu_bytes(obj: &ObjectRef) -> Result<&[u8]> {
     if t.data.is_null() {
         return Err(Error::value("the tensor has NULL data"));
     }
+    // The first and last byte must be addresses: a byte offset (or size)
+    // that wraps the address space is a hostile or corrupt tensor, whose
+    // "data" would be read anywhere.
+    let start = usize::try_from(t.byte_offset)
+        .ok()
+        .and_then(|offset| (t.data as usize).checked_add(offset));
+    let spans = start.and_then(|start| start.checked_add(size)).is_some_and(|end| end <= isize::MAX as usize);
+    let Some(start) = start.filter(|_| spans) else {
+        return Err(Error::value(format!(
+            "the tensor's data at {:p} with byte offset {} and {size} bytes wraps the address space",
+            t.data, t.byte_offset
+        )));
+    };
     // SAFETY: a CPU Tensor's data (after its byte offset) holds its compact
-    // elements, alive as long as the object.
-    Ok(unsafe {
-        core::slice::from_raw_parts(t.data.cast::<u8>().add(t.byte_offset as usize), size)
-    })
+    // elements, alive as long as the object; the span was checked not to
+    // wrap.
+    Ok(unsafe { core::slice::from_raw_parts(start as *const u8, size) })
 }
 
 /// A compact CPU Tensor of `dtype` and `shape` over `data`, which `owner`
