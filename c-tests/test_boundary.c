@@ -14,11 +14,22 @@ static int return_handle(void* handle, const TVMFFIAny* args, int32_t n, TVMFFIA
   return 0;
 }
 
+/* A call that answers -1 and raises nothing (the slot is emptied). */
+static int failed_without_raising(void) {
+  TVMFFIObjectHandle pending = NULL;
+  TVMFFIErrorMoveFromRaised(&pending);
+  if (pending) TVMFFIObjectDecRef(pending);
+  return -1;
+}
+
 int main(void) {
   TVMFFIAny any = any_none();
   TVMFFIObjectHandle h = NULL;
   TVMFFIByteArray bad = {NULL, 5}, name = byte_array("x");
   int32_t index;
+  /* A fetch with nothing raised hands back an error saying so (the
+   * reference: NULL, on which its Python package and C++ headers crash). */
+  EXPECT_RAISES("fetch with nothing raised", failed_without_raising());
   EXPECT_RAISES("IncRef(NULL)", TVMFFIObjectIncRef(NULL));
   CHECK(TVMFFIObjectDecRef(NULL) == 0); /* a no-op, as in the reference */
   printf("DecRef(NULL): 0\n");

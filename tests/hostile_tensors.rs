@@ -78,7 +78,8 @@ fn a_byte_offset_wrapping_the_address_space_is_an_error_everywhere() {
         "{answers:#?}"
     );
     assert!(
-        answers[1].contains("can only compare contiguous CPU tensors") || answers[1].ends_with("ok"),
+        answers[1].contains("can only compare contiguous CPU tensors")
+            || answers[1].ends_with("ok"),
         "{answers:#?}"
     );
     // Repr shows dtype, shape and device: no data is read.
@@ -89,9 +90,15 @@ fn a_byte_offset_wrapping_the_address_space_is_an_error_everywhere() {
 fn null_data_and_overflowing_sizes_are_errors_everywhere() {
     let null = import(core::ptr::null_mut(), 0, &[4]);
     let answers = every_operation(&null);
-    assert!(answers[0].ends_with("the tensor has NULL data"), "{answers:#?}");
+    assert!(
+        answers[0].ends_with("the tensor has NULL data"),
+        "{answers:#?}"
+    );
     let data = Box::leak(Box::new([0f32; 4])).as_mut_ptr().cast();
     let huge = import(data, 0, &[1 << 40, 1 << 40]);
     let answers = every_operation(&huge);
-    assert!(answers[0].ends_with("the tensor's byte size overflows"), "{answers:#?}");
+    assert!(
+        answers[0].ends_with("the tensor's byte size overflows"),
+        "{answers:#?}"
+    );
 }

@@ -86,10 +86,31 @@ pub unsafe extern "C" fn TVMFFIErrorMoveFromRaised(result: *mut TVMFFIObjectHand
     if result.is_null() {
         return;
     }
-    let err = ffi_call_or(None, take_raised)
+    let err: TVMFFIObjectHandle = ffi_call_or(None, take_raised)
         .map_or(core::ptr::null_mut(), |e| e.into_raw().as_ptr().cast());
+    // Ours differs on purpose where nothing was raised: callers fetch after a
+    // call answered nonzero (the Python package and the C++ headers both
+    // wrap whatever comes back, and crash on NULL), and a callee that
+    // failed without raising (Python at its recursion limit losing its own
+    // error while reporting it does this) must not crash them.
+    let err = if err.is_null() { missing_error() } else { err };
     // SAFETY: checked non-null; writable per the contract.
     unsafe { result.write(err) };
+}
+
+/// The error handed out when none was raised: a RuntimeError saying so.
+#[cold]
+fn missing_error() -> TVMFFIObjectHandle {
+    ffi_call_or(core::ptr::null_mut(), || {
+        Error::runtime(
+            "a call answered that it failed but raised no error (a callback whose own error \
+             reporting failed does this, such as Python at its recursion limit)",
+        )
+        .into_object()
+        .into_raw()
+        .as_ptr()
+        .cast()
+    })
 }
 
 /// Creates a new Error object (not raised). Ownership: `*out` receives a new

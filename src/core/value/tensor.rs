@@ -278,7 +278,9 @@ pub fn compact_cpu_bytes(obj: &ObjectRef) -> Result<&[u8]> {
     let start = usize::try_from(t.byte_offset)
         .ok()
         .and_then(|offset| (t.data as usize).checked_add(offset));
-    let spans = start.and_then(|start| start.checked_add(size)).is_some_and(|end| end <= isize::MAX as usize);
+    let spans = start
+        .and_then(|start| start.checked_add(size))
+        .is_some_and(|end| end <= isize::MAX as usize);
     let Some(start) = start.filter(|_| spans) else {
         return Err(Error::value(format!(
             "the tensor's data at {:p} with byte offset {} and {size} bytes wraps the address space",
