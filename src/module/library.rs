@@ -44,14 +44,25 @@ struct Image {
 
 impl Drop for Image {
     fn drop(&mut self) {
+        // SAFETY: `handle` is taken once, here, and never used again.
+        let handle = unsafe { ManuallyDrop::take(&mut self.handle) };
         if self.released.load(Ordering::Acquire) {
-            // SAFETY: `handle` is taken once, here, and never used again.
-            let handle = unsafe { ManuallyDrop::take(&mut self.handle) };
             let segments = core::mem::take(&mut self.segments);
             lock(&PENDING_UNLOADS).push((handle, segments));
+        } else {
+            keep_mapped(handle);
         }
-        // Otherwise the handle is never closed: the image stays mapped.
     }
+}
+
+/// Libraries that stay mapped for good: their handles are never closed,
+/// and kept here so nothing they hold (a private copy, the name they were
+/// opened by) is lost.
+static KEPT: Mutex<Vec<Handle>> = Mutex::new(Vec::new());
+
+/// Keeps `handle` open for the life of the process.
+fn keep_mapped(handle: Handle) {
+    lock(&KEPT).push(handle);
 }
 
 /// A symbol's address, and how many bytes from it lie in a readable (or
@@ -226,7 +237,7 @@ fn unload_released() {
             || type_table::runs_code_in(&inside, &|o| function::runs_code_in(o, &inside))
             || lock(&SYSTEM_SYMBOLS).values().any(|&p| inside(p));
         if in_use {
-            core::mem::forget(handle);
+            keep_mapped(handle);
         } else {
             drop(handle);
         }
