@@ -91,6 +91,19 @@ pub fn thread_floor() -> usize {
     bounds().0
 }
 
+/// Whether the current thread runs on the process's initial stack (the
+/// main thread's, which the kernel put above every other mapping): its own
+/// stack holds the random bytes the kernel placed there at exec
+/// (`AT_RANDOM`). After a `fork` from another thread, the child's only
+/// thread runs on that thread's stack instead, and answers false.
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+#[allow(unsafe_code)]
+pub fn on_initial_stack() -> bool {
+    // SAFETY: getauxval only reads the auxiliary vector.
+    let at_random = unsafe { libc::getauxval(libc::AT_RANDOM) } as usize;
+    own_stack().is_some_and(|(low, size)| at_random >= low && at_random - low < size)
+}
+
 /// Whether a foreign callback may run at stack pointer `sp`: above the
 /// thread's floor, or off its own stack, on a segment [`deep`] moved to,
 /// with more than `CALLBACK_MARGIN` (64 KiB) left there.
