@@ -6,6 +6,8 @@
 //! Time is measured in benchmarks (`benches/large_inputs.py`), never here:
 //! these check results and that nothing overflows the stack.
 
+mod common;
+
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use tvm_ffi::core::registry::{Registration, get_global, set_global};
@@ -242,16 +244,12 @@ fn json_graph_memory_probe() {
     std::mem::forget(chain);
 }
 
-/// Runs the probe in a child and answers (input KiB, peak KiB added).
-fn json_graph_memory(order: &str) -> (u64, u64) {
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "json_graph_memory_probe",
-            "--exact",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env("LARGE_INPUTS_GRAPH", order)
+/// Runs the probe test `probe` in a child with `env` set and answers its
+/// `RESULT:` line's `input_kib` and `added_kib`.
+fn run_probe(probe: &str, env: (&str, &str)) -> (u64, u64) {
+    let out = common::target_command(std::env::current_exe().unwrap())
+        .args([probe, "--exact", "--nocapture", "--test-threads=1"])
+        .env(env.0, env.1)
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
@@ -269,6 +267,11 @@ fn json_graph_memory(order: &str) -> (u64, u64) {
             .unwrap()
     };
     (num("input_kib="), num("added_kib="))
+}
+
+/// Runs the JSON graph probe in a child: (input KiB, peak KiB added).
+fn json_graph_memory(order: &str) -> (u64, u64) {
+    run_probe("json_graph_memory_probe", ("LARGE_INPUTS_GRAPH", order))
 }
 
 /// Prints the figures: run with `--nocapture` to see them.
@@ -308,31 +311,10 @@ fn stringify_memory_probe() {
 /// Prints the figures: run with `--nocapture` to see them.
 #[test]
 fn stringify_hands_back_its_output_without_a_copy() {
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "stringify_memory_probe",
-            "--exact",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env("LARGE_INPUTS_STRINGIFY", "1")
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    let line = text
-        .lines()
-        .find_map(|l| l.split_once("RESULT: ").map(|(_, r)| r))
-        .unwrap_or_else(|| panic!("no result: {text}"));
-    println!("ffi.json.Stringify of 200 MiB of strings: {line}");
-    let num = |key: &str| -> u64 {
-        let at = line.find(key).unwrap() + key.len();
-        line[at..]
-            .split_whitespace()
-            .next()
-            .unwrap()
-            .parse()
-            .unwrap()
-    };
+    let (output, added) = run_probe("stringify_memory_probe", ("LARGE_INPUTS_STRINGIFY", "1"));
+    println!(
+        "ffi.json.Stringify of 200 MiB of strings: {output} KiB out, {added} KiB added at peak"
+    );
     // The output once (a copy would add it twice).
-    assert!(num("added_kib=") < num("input_kib=") * 3 / 2, "{line}");
+    assert!(added < output * 3 / 2, "{added} KiB for {output} KiB");
 }

@@ -376,6 +376,7 @@ extern "C" fn remove_live_copies() {
 }
 
 /// Whether the file system holding `file` is mounted `noexec`.
+#[cfg(target_os = "linux")]
 fn on_noexec_mount(file: &File) -> bool {
     use std::os::fd::AsRawFd;
     // SAFETY: an all-zero statvfs is a valid value to be filled in.
@@ -383,6 +384,14 @@ fn on_noexec_mount(file: &File) -> bool {
     // SAFETY: a live descriptor and a buffer of the right type.
     let ok = unsafe { libc::fstatvfs(file.as_raw_fd(), &mut st) } == 0;
     ok && st.f_flag & libc::ST_NOEXEC != 0
+}
+
+/// Outside Linux the mount flags are not read here (macOS has no
+/// `ST_NOEXEC` in `statvfs`): a private copy of a library on a `noexec`
+/// mount is not refused there.
+#[cfg(not(target_os = "linux"))]
+fn on_noexec_mount(_file: &File) -> bool {
+    false
 }
 
 /// Copies `file` (or its checked `bytes`, when it was read whole) into a

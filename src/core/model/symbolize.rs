@@ -74,6 +74,7 @@ const MAX_OBJECTS: usize = 16;
 
 /// Forgets every object read: called when libraries were unloaded, as one
 /// may now sit where another was.
+#[cfg(target_os = "linux")]
 pub fn forget_objects() {
     OBJECTS.lock().unwrap_or_else(|e| e.into_inner()).clear();
 }
