@@ -243,15 +243,16 @@ pub(super) fn open(path: &Path, discard: impl FnOnce(Handle)) -> Result<(Handle,
     } else {
         trust::check_file(path, &meta).err()
     };
-    let origin = bytes
-        .as_deref()
-        .map_or_else(|| image::uses_origin(&file), image::uses_origin_in);
     let Some(why) = copy_because else {
         let handle = load_in_place(path, &file, id, discard)?;
         lock(&MAPPED_INODES).insert((id.dev, id.ino), id);
         return Ok((handle, id));
     };
     let handle = load_copy(path, &file, bytes.as_deref()).map_err(|e| {
+        // A copy's $ORIGIN is its own directory: say so when that matters.
+        let origin = bytes
+            .as_deref()
+            .map_or_else(|| image::uses_origin(&file), image::uses_origin_in);
         if origin {
             e.rewrap(|m| {
                 format!(
