@@ -13,6 +13,10 @@ target="$root/target/rust-dependent"
 passed=0
 ok() { echo "ok: $1"; passed=$((passed + 1)); }
 
+# The linkers stage of tests/run-all.sh builds the C library into this
+# target directory afterwards (to reuse its dependencies): what an earlier
+# run left there is not this build's.
+find "$target" \( -name libtvm_ffi.so -o -name libtvm_ffi.a \) -delete 2>/dev/null || true
 CARGO_TARGET_DIR="$target" cargo build --locked --quiet --manifest-path "$here/Cargo.toml"
 out="$("$target/debug/rust-dependent")"
 echo "$out"
