@@ -23,12 +23,7 @@ use tvm_ffi::module::library_bin::{LibraryBin, ModuleEntry, write};
 
 /// A fresh directory for this test's files.
 fn workdir(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("hostile")
-        .join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::workdir("hostile", name)
 }
 
 /// A blob holding only the library itself (`_lib`).

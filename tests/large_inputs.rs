@@ -18,12 +18,7 @@ use tvm_ffi::module::{Module, ModuleKind, property};
 
 /// A fresh directory for this test's files.
 fn workdir(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("large-inputs")
-        .join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::workdir("large-inputs", name)
 }
 
 #[test]
