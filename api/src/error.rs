@@ -1,0 +1,207 @@
+//! [`Error`]: a TVM-FFI error (kind, message, backtrace, cause), and the
+//! bridge between Rust's `Result` and the C ABI's raised errors.
+
+use crate::any::Any;
+use crate::sys::{self, ByteArray, Handle};
+use std::ffi::CString;
+
+/// The result of every fallible call in this crate.
+pub type Result<T, E = Error> = core::result::Result<T, E>;
+
+/// An error as every TVM-FFI language sees it: Python raises it as the
+/// exception its kind names (`ValueError`, `TypeError`, ...).
+#[derive(Clone)]
+pub struct Error {
+    kind: String,
+    message: String,
+    backtrace: String,
+    cause: Option<Box<Error>>,
+}
+
+impl Error {
+    /// An error of `kind` (`ValueError`, `TypeError`, `RuntimeError`, ...).
+    pub fn new(kind: impl Into<String>, message: impl Into<String>) -> Error {
+        Error { kind: kind.into(), message: message.into(), backtrace: String::new(), cause: None }
+    }
+    /// A `ValueError`.
+    pub fn value_error(message: impl Into<String>) -> Error {
+        Error::new("ValueError", message)
+    }
+    /// A `TypeError`.
+    pub fn type_error(message: impl Into<String>) -> Error {
+        Error::new("TypeError", message)
+    }
+    /// A `RuntimeError`.
+    pub fn runtime_error(message: impl Into<String>) -> Error {
+        Error::new("RuntimeError", message)
+    }
+    /// The kind.
+    pub fn kind(&self) -> &str {
+        &self.kind
+    }
+    /// The message.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+    /// The backtrace, innermost frame last (`File "...", line N, in f`).
+    pub fn backtrace(&self) -> &str {
+        &self.backtrace
+    }
+    /// The error this one was raised from.
+    pub fn cause(&self) -> Option<&Error> {
+        self.cause.as_deref()
+    }
+    /// The same error, raised from `cause`.
+    pub fn with_cause(mut self, cause: Error) -> Error {
+        self.cause = Some(Box::new(cause));
+        self
+    }
+    /// Records the Rust source location (and the stack the runtime sees
+    /// around it) as the backtrace; [`bail!`](crate::bail) and
+    /// [`ensure!`](crate::ensure) call it.
+    pub fn at(mut self, file: &str, line: u32, function: &str) -> Error {
+        let (Ok(file), Ok(function)) = (CString::new(file), CString::new(function)) else {
+            return self;
+        };
+        let line = i32::try_from(line).unwrap_or(i32::MAX);
+        // SAFETY: NUL-terminated strings; the result is NULL or a byte array
+        // valid until the next call on this thread, copied at once.
+        let text = unsafe { sys::TVMFFIBacktrace(file.as_ptr(), line, function.as_ptr(), 0).as_ref() };
+        // SAFETY: the runtime's byte array is readable for its size.
+        if let Some(bytes) = text.map(|t| unsafe { t.bytes() }) {
+            self.backtrace = String::from_utf8_lossy(bytes).into_owned();
+        }
+        self
+    }
+
+    /// Takes the error the last failed C call raised on this thread.
+    pub(crate) fn take_raised() -> Error {
+        let mut handle: Handle = core::ptr::null_mut();
+        // SAFETY: `handle` is writable; we receive one reference or NULL.
+        unsafe { sys::TVMFFIErrorMoveFromRaised(&mut handle) };
+        if handle.is_null() {
+            return Error::runtime_error("a TVM-FFI call failed without raising an error");
+        }
+        // SAFETY: an owned reference to an error object.
+        let obj = unsafe { crate::object::Obj::from_owned(handle) };
+        Error::from_object(&obj)
+    }
+    /// Reads an error object (its cause chain too, up to a bound).
+    pub(crate) fn from_object(obj: &crate::object::Obj) -> Error {
+        let mut chain = Vec::new();
+        let mut next = Some(obj.handle());
+        while let Some(h) = next.filter(|h| !h.is_null() && chain.len() < 64) {
+            // SAFETY: an error object's cell follows its header; its byte
+            // arrays are valid while the object lives (it does: `obj`
+            // holds the head, and each holds its cause).
+            let cell = unsafe { &*h.cast::<u8>().add(size_of::<sys::ObjectHeader>()).cast::<sys::ErrorCell>() };
+            // SAFETY: as above.
+            let text = |b: &ByteArray| String::from_utf8_lossy(unsafe { b.bytes() }).into_owned();
+            chain.push(Error::new(text(&cell.kind), text(&cell.message)));
+            chain.last_mut().expect("just pushed").backtrace = text(&cell.backtrace);
+            next = Some(cell.cause_chain);
+        }
+        let mut err = chain.pop().unwrap_or_else(|| Error::runtime_error("invalid error object"));
+        while let Some(outer) = chain.pop() {
+            err = outer.with_cause(err);
+        }
+        err
+    }
+    /// Makes the runtime's error object for this error.
+    pub(crate) fn to_object(&self) -> Option<Any> {
+        let cause = self.cause.as_ref().and_then(|c| c.to_object());
+        let cause_handle = cause.as_ref().and_then(|c| c.view().object()).unwrap_or(core::ptr::null_mut());
+        let mut out: Handle = core::ptr::null_mut();
+        // SAFETY: the byte arrays borrow live strings; the cause is borrowed
+        // (the runtime takes its own reference); `out` is writable.
+        let rc = unsafe {
+            sys::TVMFFIErrorCreateWithCauseAndExtraContext(
+                &ByteArray::of(self.kind.as_bytes()),
+                &ByteArray::of(self.message.as_bytes()),
+                &ByteArray::of(self.backtrace.as_bytes()),
+                cause_handle,
+                core::ptr::null_mut(),
+                &mut out,
+            )
+        };
+        (rc == 0 && !out.is_null()).then(|| {
+            // SAFETY: a new error object with one reference for us.
+            unsafe { Any::from_raw(sys::RawAny { type_index: sys::ERROR, small_len: 0, bits: out as u64 }) }
+        })
+    }
+    /// Raises it for the C caller (which sees the function return -1).
+    pub(crate) fn raise(self) -> i32 {
+        match self.to_object() {
+            Some(obj) => {
+                // SAFETY: a live error object; the slot takes its own
+                // reference, ours is released when `obj` drops.
+                unsafe { sys::TVMFFIErrorSetRaised(obj.raw().bits as Handle) };
+            }
+            None => {
+                let msg = CString::new(self.message.replace('\0', " ")).unwrap_or_default();
+                let kind = CString::new(self.kind.replace('\0', " ")).unwrap_or_default();
+                // SAFETY: NUL-terminated strings.
+                unsafe { sys::TVMFFIErrorSetRaisedFromCStr(kind.as_ptr(), msg.as_ptr()) };
+            }
+        }
+        -1
+    }
+}
+
+/// Turns a C call's status into a `Result`.
+pub(crate) fn check(rc: i32) -> Result<()> {
+    if rc == 0 { Ok(()) } else { Err(Error::take_raised()) }
+}
+
+impl core::fmt::Display for Error {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "{}: {}", self.kind, self.message)
+    }
+}
+
+impl core::fmt::Debug for Error {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "{}: {}", self.kind, self.message)?;
+        if let Some(c) = &self.cause {
+            write!(f, "\ncaused by {c:?}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.cause.as_deref().map(|c| c as _)
+    }
+}
+
+/// Returns early with an error of the given kind, recording this source
+/// line in its backtrace:
+///
+/// ```ignore
+/// bail!(ValueError, "expected a positive size, got {}", n);
+/// ```
+#[macro_export]
+macro_rules! bail {
+    ($kind:ident, $($fmt:tt)+) => {
+        return ::core::result::Result::Err(
+            $crate::Error::new(stringify!($kind), format!($($fmt)+))
+                .at(file!(), line!(), module_path!())
+                .into(),
+        )
+    };
+}
+
+/// Returns early with an error of the given kind unless `cond` holds:
+///
+/// ```ignore
+/// ensure!(n > 0, ValueError, "expected a positive size, got {}", n);
+/// ```
+#[macro_export]
+macro_rules! ensure {
+    ($cond:expr, $kind:ident, $($fmt:tt)+) => {
+        if !($cond) {
+            $crate::bail!($kind, $($fmt)+);
+        }
+    };
+}

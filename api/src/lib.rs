@@ -1,0 +1,122 @@
+//! Write [TVM-FFI](https://pypi.org/project/apache-tvm-ffi/) code in safe
+//! Rust: extension libraries that Python (`tvm_ffi.load_module`), C and C++
+//! load, and programs that host the runtime.
+//!
+//! # Two modes
+//!
+//! * **Extension** (default): your `cdylib` is loaded *into* a process that
+//!   already has a TVM-FFI runtime (the official `libtvm_ffi.so` or
+//!   tvm-ffi-rs's). It calls that runtime through the C ABI, embeds none,
+//!   needs no library at build time and exports only your
+//!   `__tvm_ffi_<name>` symbols. Loaded where no runtime is, `dlopen`
+//!   refuses it ("undefined symbol: TVMFFI...").
+//! * **Host** (feature `host`): the tvm-ffi-rs runtime is linked into your
+//!   program. The API is the same. A program that also loads extension
+//!   libraries links with `-Wl,--export-dynamic` so they find the runtime.
+//!   Two runtimes in one process are refused with an error naming both.
+//!
+//! # Export a function
+//!
+//! ```ignore
+//! use tvmffi::{export, bail, Result};
+//!
+//! /// Adds one to `x`.
+//! #[export]
+//! fn add_one(x: i64) -> i64 {
+//!     x + 1
+//! }
+//!
+//! #[export]
+//! fn checked_div(a: i64, b: i64) -> Result<i64> {
+//!     if b == 0 {
+//!         bail!(ValueError, "division of {a} by zero");
+//!     }
+//!     Ok(a / b)
+//! }
+//! ```
+//!
+//! `tvm_ffi.load_module("libmy_ext.so").add_one(41)` returns 42; its
+//! `__doc__` is the doc comment. A wrong argument raises the reference's
+//! `TypeError` (``Mismatched type on argument #0 when calling:
+//! `add_one(0: int) -> int`. Expected `int` but got `str` ``), an error
+//! its kind (`ValueError`), a panic a `RuntimeError`.
+//!
+//! # Define an object type
+//!
+//! ```ignore
+//! use tvmffi::{Object, ObjectRef, Writable};
+//!
+//! #[derive(Object, Default)]
+//! #[type_key = "my_ext.Point"]
+//! struct Point {
+//!     x: i64,
+//!     #[field(default = 1.0)]
+//!     scale: f64,
+//!     label: Writable<String>,
+//! }
+//!
+//! let p = ObjectRef::new(Point { x: 3, ..Default::default() })?;
+//! ```
+//!
+//! Every field is registered with the runtime: repr, structural equality
+//! and hashing, JSON graphs and keyword construction
+//! (`Point(x=1, label="a")` from Python) work on either runtime.
+//!
+//! # Hand over a tensor
+//!
+//! ```ignore
+//! use tvmffi::{export, Slice, Tensor, Result};
+//!
+//! #[export]
+//! fn scale(x: Slice<f32>, by: f64) -> Result<Tensor> {
+//!     let out: Vec<f32> = x.iter().map(|v| v * by as f32).collect();
+//!     Tensor::from_vec(out, x.shape())
+//! }
+//! ```
+//!
+//! Python passes NumPy arrays through `tvm_ffi.from_dlpack` and reads the
+//! result with `numpy.from_dlpack`. [`Tensor::to_dlpack`] gives Rust
+//! consumers an owned DLPack guard.
+//!
+//! # Load a module and call it
+//!
+//! ```ignore
+//! let m = tvmffi::Module::load("build/libkernels.so")?;
+//! let y: i64 = m.function("add_one")?.call((41,))?;
+//! ```
+//!
+//! # Globals
+//!
+//! [`Function::from_typed`] makes a function of a typed closure;
+//! [`Function::register_global`] and [`Function::get_global`] name it for
+//! every language.
+
+pub mod sys;
+
+mod any;
+mod convert;
+mod error;
+mod export;
+mod function;
+mod module;
+mod object;
+mod runtime;
+mod tensor;
+
+pub use any::{Any, AnyView};
+pub use convert::{Bytes, FromAny, IntoAny, IntoResult, TypeSchema};
+pub use error::{Error, Result};
+pub use function::{Function, IntoArgs, TypedClosure};
+pub use module::Module;
+pub use object::{FieldValue, ObjectRef, ObjectType, Writable};
+pub use tensor::{DataType, Device, Element, Slice, Tensor};
+pub use tvmffi_macros::{Object, export};
+
+/// What the macros expand to; not part of the API.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::export::{Args, Signature, call_packed, return_metadata, return_text};
+    pub use crate::object::{FieldSpec, Registration, register, registered, value_offset};
+    pub use crate::runtime::check_single_runtime;
+    pub use crate::sys::RawAny;
+}

@@ -1,0 +1,90 @@
+//! A TVM-FFI extension in safe Rust: a typed function, a tensor kernel, an
+//! object type with reflected fields, a Rust error and a panic. Built as
+//! `librust_ext.so`, it exports only the functions below
+//! (`__tvm_ffi_<name>` with their docs and type schemas).
+
+use std::collections::HashMap;
+use tvmffi::{Object, ObjectRef, Result, Slice, Tensor, Writable, bail, ensure, export};
+
+/// Adds one to `x`.
+#[export]
+fn add_one(x: i64) -> i64 {
+    x + 1
+}
+
+/// Greets `who` `times` times, joined by spaces.
+#[export]
+fn greet(who: &str, times: i64) -> Result<String> {
+    ensure!(times >= 0, ValueError, "times must be non-negative, got {times}");
+    Ok(vec![format!("hello {who}"); times as usize].join(" "))
+}
+
+/// Computes `a * x + y` over two float32 arrays of one shape, into a new
+/// array.
+#[export]
+fn saxpy(a: f64, x: Slice<f32>, y: Slice<f32>) -> Result<Tensor> {
+    ensure!(
+        x.shape() == y.shape(),
+        ValueError,
+        "saxpy: shapes differ: {:?} and {:?}",
+        x.shape(),
+        y.shape()
+    );
+    let out: Vec<f32> = x.iter().zip(y.iter()).map(|(x, y)| a as f32 * x + y).collect();
+    Tensor::from_vec(out, x.shape())
+}
+
+/// Sums the values of a map of names to integers.
+#[export]
+fn total(counts: HashMap<String, i64>, names: Vec<String>) -> i64 {
+    names.iter().filter_map(|n| counts.get(n)).sum()
+}
+
+/// A point with a label; Python builds it with `Point(x=.., y=.., label=..)`.
+#[derive(Object, Default, Debug)]
+#[type_key = "rust_ext.Point"]
+struct Point {
+    /// Horizontal coordinate.
+    x: i64,
+    /// Vertical coordinate.
+    #[field(default = 0.5)]
+    y: f64,
+    /// A name other languages may change.
+    label: Writable<String>,
+    /// Rust-only state, not seen by other languages.
+    #[field(skip)]
+    moved: bool,
+}
+
+/// Makes a point.
+#[export]
+fn make_point(x: i64, y: f64, label: &str) -> Result<ObjectRef<Point>> {
+    ObjectRef::new(Point { x, y, label: Writable::new(label.to_owned()), moved: false })
+}
+
+/// The point moved by (dx, dy), a new object.
+#[export]
+fn move_point(p: ObjectRef<Point>, dx: i64, dy: f64) -> Result<ObjectRef<Point>> {
+    ObjectRef::new(Point { x: p.x + dx, y: p.y + dy, label: Writable::new(p.label.get()), moved: true })
+}
+
+/// Describes a point from Rust's side.
+#[export]
+fn describe(p: ObjectRef<Point>) -> String {
+    format!("Point at ({}, {}) labelled {:?}, moved: {}", p.x, p.y, p.label.get(), p.moved)
+}
+
+/// Fails with a ValueError from Rust.
+#[export]
+fn fail(code: i64) -> Result<()> {
+    if code != 0 {
+        bail!(ValueError, "failed with code {code}");
+    }
+    Ok(())
+}
+
+/// Panics: the caller sees a RuntimeError, the process lives on.
+#[export]
+fn panics(message: &str) -> i64 {
+    panic!("{message}")
+}

@@ -1,0 +1,230 @@
+//! The procedural macros of `tvmffi`: [`macro@export`] turns a typed Rust
+//! function into a TVM-FFI export, [`macro@Object`] a struct into a
+//! reflected object type. Use them through `tvmffi`.
+
+use proc_macro::TokenStream;
+use proc_macro2::{Span, TokenStream as Tokens};
+use quote::{format_ident, quote};
+use syn::spanned::Spanned;
+use syn::{Attribute, Data, DeriveInput, Error, Expr, Fields, FnArg, ItemFn, LitStr, ReturnType, parse_macro_input};
+
+/// Exports a function as `__tvm_ffi_<name>` (the reference's
+/// `TVM_FFI_DLL_EXPORT_TYPED_FUNC`), with `__tvm_ffi__doc_<name>` (its doc
+/// comment) and `__tvm_ffi__metadata_<name>` (its type schema).
+/// `#[export(name = "other")]` exports it under another name.
+///
+/// Parameters are any `tvmffi::FromAny` type (`i64`, `&str`, `Slice<f32>`,
+/// `Tensor`, `ObjectRef<T>`, `Vec<T>`, ...); the result is any
+/// `tvmffi::IntoResult` (a value, `()` or a `Result`).
+#[proc_macro_attribute]
+pub fn export(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let func = parse_macro_input!(item as ItemFn);
+    let name = if attr.is_empty() {
+        func.sig.ident.to_string()
+    } else {
+        match parse_export_name(attr) {
+            Ok(n) => n,
+            Err(e) => return e.to_compile_error().into(),
+        }
+    };
+    expand_export(&func, &name).unwrap_or_else(Error::into_compile_error).into()
+}
+
+fn parse_export_name(attr: TokenStream) -> syn::Result<String> {
+    let mut name = None;
+    let parser = syn::meta::parser(|meta| {
+        if meta.path.is_ident("name") {
+            name = Some(meta.value()?.parse::<LitStr>()?.value());
+            Ok(())
+        } else {
+            Err(meta.error("expected `name = \"...\"`"))
+        }
+    });
+    syn::parse::Parser::parse(parser, attr)?;
+    name.ok_or_else(|| Error::new(Span::call_site(), "expected `name = \"...\"`"))
+}
+
+fn expand_export(func: &ItemFn, name: &str) -> syn::Result<Tokens> {
+    if !func.sig.generics.params.is_empty() {
+        return Err(Error::new(func.sig.generics.span(), "#[export] functions cannot be generic"));
+    }
+    if func.sig.asyncness.is_some() || func.sig.unsafety.is_some() {
+        return Err(Error::new(func.sig.span(), "#[export] functions are plain, safe, synchronous functions"));
+    }
+    if !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+        return Err(Error::new(func.sig.ident.span(), "an export name is letters, digits and `_`"));
+    }
+    let ident = &func.sig.ident;
+    let mut types = Vec::new();
+    for arg in &func.sig.inputs {
+        match arg {
+            FnArg::Typed(t) => types.push((*t.ty).clone()),
+            FnArg::Receiver(r) => return Err(Error::new(r.span(), "#[export] functions take no `self`")),
+        }
+    }
+    let ret = match &func.sig.output {
+        ReturnType::Default => quote!(()),
+        ReturnType::Type(_, t) => quote!(#t),
+    };
+    let count = types.len();
+    let index = 0..count;
+    let call_sym = format_ident!("__tvm_ffi_{}", name);
+    let doc_sym = format_ident!("__tvm_ffi__doc_{}", name);
+    let meta_sym = format_ident!("__tvm_ffi__metadata_{}", name);
+    let doc = doc_text(&func.attrs);
+    let doc_export = (!doc.is_empty()).then(|| {
+        quote! {
+            #[unsafe(no_mangle)]
+            unsafe extern "C" fn #doc_sym(
+                _: *mut ::core::ffi::c_void, _: *const ::tvmffi::__private::RawAny, _: i32,
+                result: *mut ::tvmffi::__private::RawAny,
+            ) -> i32 {
+                // SAFETY: the runtime passes a writable result.
+                unsafe { ::tvmffi::__private::return_text(result, #doc) }
+            }
+        }
+    });
+    Ok(quote! {
+        #func
+        const _: () = {
+            static SIGNATURE: ::tvmffi::__private::Signature = ::tvmffi::__private::Signature::new(
+                #name,
+                || ::std::vec![#(<#types as ::tvmffi::FromAny<'_>>::schema()),*],
+                || <#ret as ::tvmffi::IntoResult>::schema(),
+            );
+            #[unsafe(no_mangle)]
+            unsafe extern "C" fn #call_sym(
+                _: *mut ::core::ffi::c_void, args: *const ::tvmffi::__private::RawAny, num_args: i32,
+                result: *mut ::tvmffi::__private::RawAny,
+            ) -> i32 {
+                // SAFETY: the runtime calls with the safe-call contract
+                // (`num_args` valid values, a writable result).
+                unsafe {
+                    ::tvmffi::__private::call_packed(&SIGNATURE, args, num_args, result, |args| {
+                        args.expect_len(#count)?;
+                        ::tvmffi::IntoResult::into_result(#ident(#(args.get::<#types>(#index)?),*))
+                    })
+                }
+            }
+            #doc_export
+            #[unsafe(no_mangle)]
+            unsafe extern "C" fn #meta_sym(
+                _: *mut ::core::ffi::c_void, _: *const ::tvmffi::__private::RawAny, _: i32,
+                result: *mut ::tvmffi::__private::RawAny,
+            ) -> i32 {
+                // SAFETY: the runtime passes a writable result.
+                unsafe { ::tvmffi::__private::return_metadata(result, &SIGNATURE) }
+            }
+        };
+    })
+}
+
+/// The doc comment, one line per `///` line, without rustdoc's leading space.
+fn doc_text(attrs: &[Attribute]) -> String {
+    let lines: Vec<String> = attrs
+        .iter()
+        .filter(|a| a.path().is_ident("doc"))
+        .filter_map(|a| match &a.meta {
+            syn::Meta::NameValue(nv) => match &nv.value {
+                Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) => Some(s.value()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .map(|l| l.strip_prefix(' ').map(str::to_owned).unwrap_or(l))
+        .collect();
+    lines.join("\n")
+}
+
+/// Makes a struct a TVM-FFI object type: `tvmffi::ObjectRef::new(value)`
+/// builds one, and the runtime sees its type key (`#[type_key = "..."]`)
+/// and every named field (its doc comment, `#[field(default = expr)]`,
+/// `#[field(skip)]` to keep one Rust-only). Fields are read-only for other
+/// languages unless their type is `tvmffi::Writable<T>`. The struct also
+/// implements `Default` (the runtime builds objects from it, then sets
+/// the fields). The type is registered when the library is loaded.
+#[proc_macro_derive(Object, attributes(type_key, field))]
+pub fn derive_object(item: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(item as DeriveInput);
+    expand_object(&input).unwrap_or_else(Error::into_compile_error).into()
+}
+
+fn expand_object(input: &DeriveInput) -> syn::Result<Tokens> {
+    let ident = &input.ident;
+    if !input.generics.params.is_empty() {
+        return Err(Error::new(input.generics.span(), "object types cannot be generic"));
+    }
+    let mut key = None;
+    for a in input.attrs.iter().filter(|a| a.path().is_ident("type_key")) {
+        let syn::Meta::NameValue(nv) = &a.meta else {
+            return Err(Error::new(a.span(), "expected #[type_key = \"module.Name\"]"));
+        };
+        let Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) = &nv.value else {
+            return Err(Error::new(nv.value.span(), "expected a string"));
+        };
+        key = Some(s.value());
+    }
+    let key = key.ok_or_else(|| Error::new(ident.span(), "#[derive(Object)] needs #[type_key = \"module.Name\"]"))?;
+    let Data::Struct(data) = &input.data else {
+        return Err(Error::new(ident.span(), "#[derive(Object)] applies to structs"));
+    };
+    let Fields::Named(fields) = &data.fields else {
+        return Err(Error::new(ident.span(), "#[derive(Object)] needs named fields"));
+    };
+    let mut specs = Vec::new();
+    for f in &fields.named {
+        let (mut skip, mut default) = (false, None::<Expr>);
+        for a in f.attrs.iter().filter(|a| a.path().is_ident("field")) {
+            a.parse_nested_meta(|meta| {
+                if meta.path.is_ident("skip") {
+                    skip = true;
+                } else if meta.path.is_ident("default") {
+                    default = Some(meta.value()?.parse()?);
+                } else {
+                    return Err(meta.error("expected `skip` or `default = expr`"));
+                }
+                Ok(())
+            })?;
+        }
+        if skip {
+            continue;
+        }
+        let fname = f.ident.as_ref().expect("named field");
+        let fty = &f.ty;
+        let name = fname.to_string();
+        let doc = doc_text(&f.attrs);
+        let with_default = default.map(|d| quote!(.with_default(|| ::tvmffi::IntoAny::into_any(#d))));
+        specs.push(quote! {
+            ::tvmffi::__private::FieldSpec::of::<#fty>(
+                #name, #doc,
+                ::tvmffi::__private::value_offset::<Self>() + ::core::mem::offset_of!(Self, #fname),
+            ) #with_default
+        });
+    }
+    Ok(quote! {
+        impl ::tvmffi::ObjectType for #ident {
+            const TYPE_KEY: &'static str = #key;
+            fn fields() -> ::std::vec::Vec<::tvmffi::__private::FieldSpec> {
+                ::std::vec![#(#specs),*]
+            }
+            fn type_index() -> ::tvmffi::Result<i32> {
+                static REGISTRATION: ::tvmffi::__private::Registration = ::tvmffi::__private::Registration::new();
+                ::tvmffi::__private::registered::<Self>(&REGISTRATION)
+            }
+        }
+        const _: () = {
+            // Registers the type when the library (or program) is loaded,
+            // before any language looks its key up.
+            #[used]
+            #[cfg_attr(any(target_os = "linux", target_os = "android", target_os = "freebsd"), unsafe(link_section = ".init_array"))]
+            #[cfg_attr(target_vendor = "apple", unsafe(link_section = "__DATA,__mod_init_func"))]
+            #[cfg_attr(windows, unsafe(link_section = ".CRT$XCU"))]
+            static REGISTER_AT_LOAD: extern "C" fn() = {
+                extern "C" fn register() {
+                    let _ = ::std::panic::catch_unwind(<#ident as ::tvmffi::ObjectType>::type_index);
+                }
+                register
+            };
+        };
+    })
+}
