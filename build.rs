@@ -51,7 +51,11 @@ fn main() {
     // The C example compiles its C program for the same target.
     let target = std::env::var("TARGET").expect("cargo sets TARGET");
     println!("cargo:rustc-env=TARGET_TRIPLE={target}");
-    if target_os == "linux" {
+    // Only the package at the top builds the cdylib; the rlib package
+    // (rlib/) shares this script, and cargo warns about cdylib arguments
+    // from a package without one (cargo#9562), in every dependent's build.
+    let builds_cdylib = std::env::var("CARGO_PKG_NAME").as_deref() == Ok("tvm-ffi-rs");
+    if target_os == "linux" && builds_cdylib {
         // Consumers record `NEEDED libtvm_ffi.so`, as for the official library.
         println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libtvm_ffi.so");
         // Calls inside the library bind to our own definitions, so loading it

@@ -7,7 +7,7 @@ use std::hint::black_box;
 use std::os::raw::{c_int, c_void};
 use tvm_ffi::abi::*;
 use tvm_ffi::core::{Any, Function};
-use tvm_ffi::*;
+use tvm_ffi::capi::*;
 
 unsafe extern "C" fn nop(
     _: *mut c_void,

@@ -1,24 +1,28 @@
-//! tvm-ffi-rs: a Rust implementation of the TVM-FFI stable C ABI.
+//! tvm-ffi-rs: a Rust implementation of the TVM-FFI stable C ABI, built as
+//! `libtvm_ffi.so` / `libtvm_ffi.a`, a drop-in for the official
+//! `apache-tvm-ffi` library.
 //!
-//! The crate builds `libtvm_ffi.so` / `libtvm_ffi.a`, drop-in compatible with
-//! the official `apache-tvm-ffi` library. It is split into four trees, each
-//! using only the ones above it in this list (checked by `tests/layers.rs`):
+//! **Writing TVM-FFI code in Rust?** Use the `tvmffi` crate (`api/` in this
+//! repository): export a typed function (`#[tvmffi::export]`), define an
+//! object type with reflected fields (`#[derive(tvmffi::Object)]`), hand a
+//! tensor over through DLPack (`tvmffi::Tensor`), load a module and call it
+//! (`tvmffi::Module`), all in safe Rust, as an extension loaded by either
+//! runtime or in a program hosting this one (feature `host`).
 //!
-//! * [`abi`]: `#[repr(C)]` mirrors of every C type and `kTVMFFI*` constant
-//!   (data only; the header in `include/` is generated from it).
-//! * [`core`]: the safe runtime: objects, `Any`, strings, errors, functions,
-//!   the type table and the global registry, values, reflection and the
-//!   algorithms over it.
+//! This crate is the runtime itself:
+//!
+//! * [`capi`]: the C ABI, every `TVMFFI*` function of `tvm/ffi/c_api.h`.
+//! * [`core`]: objects, `Any`, strings, errors, functions and the global
+//!   registry, values (tensors, containers, dtypes, JSON), reflection and
+//!   the algorithms over it (structural equality and hashing, JSON graphs).
 //! * [`module`]: modules, loading libraries, artifacts and their exports.
-//! * `capi`: the `extern "C"` entry points, a thin layer that checks
-//!   arguments, calls `core` and `module` and converts results. No panic
-//!   crosses it.
+//! * [`abi`]: `#[repr(C)]` mirrors of every C type and `kTVMFFI*` constant
+//!   (the header in `include/` is generated from them).
 //!
-//! Layers, lowest first: abi, core, module, capi.
-//!
-//! This file composes what the layers register (`BUILTIN_*` below): the
-//! only items a lower file may read from the crate root, so no layer names
-//! one above it.
+//! Layers, lowest first: abi, core, module, capi. Each uses only the ones
+//! before it (checked by `tests/layers.rs`). This file composes what the
+//! layers register (`BUILTIN_*` below): the only items a lower file may read
+//! from the crate root, so no layer names one above it.
 //!
 //! Thread safety: every entry point may be called from any thread. A `const
 //! T*` parameter is only read during the call; a non-const one may be written.
@@ -30,13 +34,12 @@
 )]
 
 pub mod abi;
-mod capi;
+pub mod capi;
 /// cbindgen:ignore
 pub mod core;
 /// cbindgen:ignore
 pub mod module;
 
-pub use capi::*;
 
 /// Who describes the built-in types beyond their keys and indices (layouts,
 /// methods, attributes). The type table runs them when it is first touched.

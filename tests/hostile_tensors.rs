@@ -38,7 +38,7 @@ fn import(data: *mut core::ffi::c_void, byte_offset: u64, shape: &[i64]) -> Obje
     }));
     let mut out = core::ptr::null_mut();
     // SAFETY: a valid managed tensor, handed over; `out` is writable.
-    let rc = unsafe { tvm_ffi::TVMFFITensorFromDLPack(managed, 0, 0, &mut out) };
+    let rc = unsafe { tvm_ffi::capi::TVMFFITensorFromDLPack(managed, 0, 0, &mut out) };
     assert_eq!(rc, 0, "the import itself is accepted, as by the reference");
     // SAFETY: the import answered a new Tensor object.
     unsafe { ObjectRef::from_raw(core::ptr::NonNull::new(out.cast()).unwrap()) }

@@ -1,4 +1,4 @@
-//! The layering of `src/`, checked from the source text: which file names
+//! The layering of `src/` (and of `api/src/`, the tvmffi crate), checked from the source text: which file names
 //! which (by `crate::`, `super::`, `self::` and child-module paths, `use`
 //! trees included), that no files form an import circle, and that every
 //! import runs from a higher layer to a lower one.
@@ -562,7 +562,19 @@ fn source_dir() -> PathBuf {
 
 #[test]
 fn no_import_circle_and_every_import_runs_downward() {
-    let g = graph(&source_dir());
+    check_tree(&source_dir());
+}
+
+/// The same rules for the safe Rust API crate (`api/src`, tvmffi).
+#[test]
+fn the_safe_api_crate_is_layered_too() {
+    check_tree(&Path::new(env!("CARGO_MANIFEST_DIR")).join("api/src"));
+}
+
+/// Prints the graph of the tree at `src` and fails on a circle, an upward
+/// import or a read of a root item that is not a composition list.
+fn check_tree(src: &Path) {
+    let g = graph(src);
     let edges: usize = g.edges.values().map(BTreeSet::len).sum();
     println!("{} files, {} imports between files", g.files.len(), edges);
     let circles = g.circles();

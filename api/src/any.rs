@@ -1,6 +1,8 @@
 //! [`Any`], an owned TVM-FFI value, and [`AnyView`], a borrowed one.
 
+use crate::handle::Obj;
 use crate::sys::{self, RawAny};
+use core::mem::ManuallyDrop;
 
 /// An owned value of any TVM-FFI type: `None`, a scalar, a string or an
 /// object (whose reference it holds and releases when dropped).
@@ -47,12 +49,22 @@ impl Any {
     pub fn type_key(&self) -> String {
         self.view().type_key()
     }
-    /// Converts it to `T` (see [`FromAny`](crate::FromAny)).
-    pub fn get<'a, T: crate::FromAny<'a>>(&'a self) -> Option<T> {
-        T::from_view(self.view())
-    }
     pub(crate) fn raw(&self) -> &RawAny {
         &self.0
+    }
+    /// The value holding a new reference.
+    pub(crate) fn from_obj(obj: &Obj) -> Any {
+        let raw = RawAny { type_index: obj.type_index(), small_len: 0, bits: obj.handle() as u64 };
+        // SAFETY: `raw` names a live object; the clone takes its reference.
+        let borrowed = ManuallyDrop::new(unsafe { Any::from_raw(raw) });
+        Any::clone(&borrowed)
+    }
+    /// The value, giving up this reference.
+    pub(crate) fn from_owned_obj(obj: Obj) -> Any {
+        let raw = RawAny { type_index: obj.type_index(), small_len: 0, bits: obj.handle() as u64 };
+        core::mem::forget(obj);
+        // SAFETY: our reference moves into the value.
+        unsafe { Any::from_raw(raw) }
     }
 }
 
@@ -92,11 +104,11 @@ impl<'a> AnyView<'a> {
     }
     /// Its type key.
     pub fn type_key(&self) -> String {
-        crate::object::type_key_of(self.0.type_index)
+        crate::types::type_key_of(self.0.type_index)
     }
     /// An owned copy (a new reference to an object; a raw C string or byte
     /// array becomes a String or Bytes).
-    pub fn to_owned(&self) -> crate::Result<Any> {
+    pub fn to_owned(&self) -> crate::error::Result<Any> {
         let mut out = RawAny::NONE;
         // SAFETY: `self.0` is a valid value for `'a`; `out` is writable.
         let rc = unsafe { sys::TVMFFIAnyViewToOwnedAny(self.0, &mut out) };
@@ -104,44 +116,20 @@ impl<'a> AnyView<'a> {
         // SAFETY: the runtime handed us an owned value.
         Ok(unsafe { Any::from_raw(out) })
     }
-    /// Converts it to `T`.
-    pub fn get<T: crate::FromAny<'a>>(&self) -> Option<T> {
-        T::from_view(*self)
-    }
     pub(crate) fn raw(&self) -> &'a RawAny {
         self.0
+    }
+    /// A new reference to the object it holds, if any.
+    pub(crate) fn new_ref(&self) -> Option<Obj> {
+        let h = self.object()?;
+        // SAFETY: the view keeps the object alive during this call; the
+        // new reference is the `Obj`'s.
+        unsafe { sys::TVMFFIObjectIncRef(h) };
+        // SAFETY: as above.
+        Some(unsafe { Obj::from_owned(h) })
     }
     /// The object it holds, if any.
     pub(crate) fn object(&self) -> Option<sys::Handle> {
         (self.0.type_index >= sys::OBJECT_BEGIN && self.0.bits != 0).then_some(self.0.bits as sys::Handle)
-    }
-}
-
-impl core::fmt::Debug for AnyView<'_> {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        match self.0.type_index {
-            sys::NONE => f.write_str("None"),
-            sys::INT => write!(f, "{}", self.0.bits as i64),
-            sys::BOOL => write!(f, "{}", if self.0.bits != 0 { "True" } else { "False" }),
-            sys::FLOAT => write!(f, "{:?}", f64::from_bits(self.0.bits)),
-            _ => {
-                if let Some(s) = self.get::<&str>() {
-                    return write!(f, "{s:?}");
-                }
-                match crate::function::call_global("ffi.ReprPrint", &[*self]) {
-                    Ok(text) => match text.get::<&str>() {
-                        Some(s) => f.write_str(s),
-                        None => write!(f, "<{}>", self.type_key()),
-                    },
-                    Err(_) => write!(f, "<{}>", self.type_key()),
-                }
-            }
-        }
-    }
-}
-
-impl core::fmt::Debug for Any {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        self.view().fmt(f)
     }
 }

@@ -4,10 +4,8 @@
 
 use crate::any::{Any, AnyView};
 use crate::error::{Error, Result};
-use crate::object::Obj;
+use crate::handle::Obj;
 use crate::sys::{self, ByteArray, RawAny};
-use std::collections::HashMap;
-use std::hash::Hash;
 
 /// A type as the reference's schemas describe it: a JSON type name with
 /// type arguments (`{"type":"ffi.Array","args":[{"type":"int"}]}`) and the
@@ -27,7 +25,7 @@ impl TypeSchema {
     pub(crate) const fn named(json: &'static str, text: &'static str) -> TypeSchema {
         TypeSchema { json, text, args: Vec::new() }
     }
-    fn generic(json: &'static str, text: &'static str, args: Vec<TypeSchema>) -> TypeSchema {
+    pub(crate) fn generic(json: &'static str, text: &'static str, args: Vec<TypeSchema>) -> TypeSchema {
         TypeSchema { json, text, args }
     }
     /// The JSON form.
@@ -64,6 +62,25 @@ pub trait FromAny<'a>: Sized {
     fn schema() -> TypeSchema;
     /// Converts the value, or `None` when it is of another type.
     fn from_view(v: AnyView<'a>) -> Option<Self>;
+    /// What an argument error says a value that did not convert was: its
+    /// type key, unless the type knows better.
+    fn describe(v: AnyView<'_>) -> String {
+        v.type_key()
+    }
+}
+
+impl Any {
+    /// Converts it to `T` (see [`FromAny`]).
+    pub fn get<'a, T: FromAny<'a>>(&'a self) -> Option<T> {
+        T::from_view(self.view())
+    }
+}
+
+impl<'a> AnyView<'a> {
+    /// Converts it to `T` (see [`FromAny`]).
+    pub fn get<T: FromAny<'a>>(&self) -> Option<T> {
+        T::from_view(*self)
+    }
 }
 
 /// A function's result: a value, `()` (None) or a `Result` of either.
@@ -317,84 +334,11 @@ impl<'a, T: FromAny<'a>> FromAny<'a> for Option<T> {
     }
 }
 
-impl<T: IntoAny> IntoAny for Vec<T> {
-    fn into_any(self) -> Result<Any> {
-        let items = self.into_iter().map(IntoAny::into_any).collect::<Result<Vec<Any>>>()?;
-        let views: Vec<AnyView<'_>> = items.iter().map(Any::view).collect();
-        crate::function::call_global("ffi.Array", &views)
-    }
-}
-
-/// The elements of an `ffi.Array` a view holds.
-fn array_items<'a>(v: AnyView<'a>) -> Option<&'a [RawAny]> {
-    if v.type_index() != sys::ARRAY {
-        return None;
-    }
-    let h = v.object()?;
-    // SAFETY: an array's cell is a `TVMFFISeqCell` whose `data` holds `size`
-    // values, alive while the array is (for 'a).
-    let cell = unsafe { &*h.cast::<u8>().add(size_of::<sys::ObjectHeader>()).cast::<sys::SeqCell>() };
-    let len = usize::try_from(cell.size).ok()?;
-    if len == 0 {
-        return Some(&[]);
-    }
-    // SAFETY: as above.
-    Some(unsafe { core::slice::from_raw_parts(cell.data.cast::<RawAny>(), len) })
-}
-
-impl<'a, T: FromAny<'a>> FromAny<'a> for Vec<T> {
-    fn schema() -> TypeSchema {
-        TypeSchema::generic("ffi.Array", "Array", vec![T::schema()])
-    }
-    fn from_view(v: AnyView<'a>) -> Option<Self> {
-        array_items(v)?.iter().map(|raw| T::from_view(AnyView::new(raw))).collect()
-    }
-}
-
-impl<K: IntoAny, V: IntoAny> IntoAny for HashMap<K, V> {
-    fn into_any(self) -> Result<Any> {
-        let mut items = Vec::with_capacity(self.len() * 2);
-        for (k, v) in self {
-            items.push(k.into_any()?);
-            items.push(v.into_any()?);
-        }
-        let views: Vec<AnyView<'_>> = items.iter().map(Any::view).collect();
-        crate::function::call_global("ffi.Map", &views)
-    }
-}
-
-impl<'a, K: for<'b> FromAny<'b> + Eq + Hash, V: for<'b> FromAny<'b>> FromAny<'a> for HashMap<K, V> {
-    fn schema() -> TypeSchema {
-        TypeSchema::generic("ffi.Map", "Map", vec![K::schema(), V::schema()])
-    }
-    fn from_view(v: AnyView<'a>) -> Option<Self> {
-        if v.type_index() != sys::MAP {
-            return None;
-        }
-        let size = crate::function::call_global("ffi.MapSize", &[v]).ok()?.get::<i64>()?;
-        let mut out = HashMap::with_capacity(usize::try_from(size).ok()?);
-        if size == 0 {
-            return Some(out);
-        }
-        let iter = crate::function::call_global("ffi.MapForwardIterFunctor", &[v]).ok()?;
-        let iter = iter.get::<crate::Function>()?;
-        loop {
-            let key = iter.call_any(&[0i64.into_any().ok()?.view()]).ok()?;
-            let value = iter.call_any(&[1i64.into_any().ok()?.view()]).ok()?;
-            out.insert(key.get::<K>()?, value.get::<V>()?);
-            let more = iter.call_any(&[2i64.into_any().ok()?.view()]).ok()?;
-            if !more.get::<bool>()? {
-                return Some(out);
-            }
-        }
-    }
-}
-
 /// A value that holds an object of `key`'s type or a subtype: the shared
 /// conversion of the object wrappers (Function, Tensor, Module).
 pub(crate) fn object_of(v: AnyView<'_>, type_index: i32) -> Option<Obj> {
-    if !crate::object::is_instance(v.type_index(), type_index) {
+    if !crate::types::is_instance(v.type_index(), type_index) {
         return None;
     }
-    Obj::from_view(v)
+    v.new_ref()
 }

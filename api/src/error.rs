@@ -1,7 +1,7 @@
 //! [`Error`]: a TVM-FFI error (kind, message, backtrace, cause), and the
 //! bridge between Rust's `Result` and the C ABI's raised errors.
 
-use crate::any::Any;
+use crate::handle::Obj;
 use crate::sys::{self, ByteArray, Handle};
 use std::ffi::CString;
 
@@ -83,11 +83,11 @@ impl Error {
             return Error::runtime_error("a TVM-FFI call failed without raising an error");
         }
         // SAFETY: an owned reference to an error object.
-        let obj = unsafe { crate::object::Obj::from_owned(handle) };
+        let obj = unsafe { Obj::from_owned(handle) };
         Error::from_object(&obj)
     }
     /// Reads an error object (its cause chain too, up to a bound).
-    pub(crate) fn from_object(obj: &crate::object::Obj) -> Error {
+    pub(crate) fn from_object(obj: &Obj) -> Error {
         let mut chain = Vec::new();
         let mut next = Some(obj.handle());
         while let Some(h) = next.filter(|h| !h.is_null() && chain.len() < 64) {
@@ -108,9 +108,9 @@ impl Error {
         err
     }
     /// Makes the runtime's error object for this error.
-    pub(crate) fn to_object(&self) -> Option<Any> {
+    pub(crate) fn to_object(&self) -> Option<Obj> {
         let cause = self.cause.as_ref().and_then(|c| c.to_object());
-        let cause_handle = cause.as_ref().and_then(|c| c.view().object()).unwrap_or(core::ptr::null_mut());
+        let cause_handle = cause.as_ref().map_or(core::ptr::null_mut(), Obj::handle);
         let mut out: Handle = core::ptr::null_mut();
         // SAFETY: the byte arrays borrow live strings; the cause is borrowed
         // (the runtime takes its own reference); `out` is writable.
@@ -124,10 +124,8 @@ impl Error {
                 &mut out,
             )
         };
-        (rc == 0 && !out.is_null()).then(|| {
-            // SAFETY: a new error object with one reference for us.
-            unsafe { Any::from_raw(sys::RawAny { type_index: sys::ERROR, small_len: 0, bits: out as u64 }) }
-        })
+        // SAFETY: a new error object with one reference for us.
+        (rc == 0 && !out.is_null()).then(|| unsafe { Obj::from_owned(out) })
     }
     /// Raises it for the C caller (which sees the function return -1).
     pub(crate) fn raise(self) -> i32 {
@@ -135,7 +133,7 @@ impl Error {
             Some(obj) => {
                 // SAFETY: a live error object; the slot takes its own
                 // reference, ours is released when `obj` drops.
-                unsafe { sys::TVMFFIErrorSetRaised(obj.raw().bits as Handle) };
+                unsafe { sys::TVMFFIErrorSetRaised(obj.handle()) };
             }
             None => {
                 let msg = CString::new(self.message.replace('\0', " ")).unwrap_or_default();

@@ -70,7 +70,7 @@ impl<'a> Args<'a> {
                 "Mismatched type on argument #{i} when calling: `{}`. Expected `{}` but got `{}`",
                 self.sig.text(),
                 T::schema().text(),
-                crate::tensor::describe(view)
+                T::describe(view)
             ))
         })
     }

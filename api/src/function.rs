@@ -5,7 +5,7 @@ use crate::any::{Any, AnyView};
 use crate::convert::{FromAny, IntoAny, IntoResult, TypeSchema, object_of};
 use crate::error::{Error, Result, check};
 use crate::export::{Args, Signature, guard};
-use crate::object::Obj;
+use crate::handle::Obj;
 use crate::sys::{self, ByteArray, Handle, RawAny};
 use core::ffi::c_void;
 
@@ -101,7 +101,7 @@ pub(crate) fn call_global(name: &str, args: &[AnyView<'_>]) -> Result<Any> {
 
 impl IntoAny for Function {
     fn into_any(self) -> Result<Any> {
-        Ok(self.0.into_any())
+        Ok(Any::from_owned_obj(self.0))
     }
 }
 
@@ -203,4 +203,34 @@ unsafe extern "C" fn drop_boxed<F>(ctx: *mut c_void) {
         drop(unsafe { Box::from_raw(ctx.cast::<Boxed<F>>()) });
         Ok(())
     });
+}
+
+// Printing a value asks the runtime (`ffi.ReprPrint`), as every language does.
+impl core::fmt::Debug for AnyView<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self.type_index() {
+            sys::NONE => f.write_str("None"),
+            sys::INT => write!(f, "{}", self.raw().bits as i64),
+            sys::BOOL => write!(f, "{}", if self.raw().bits != 0 { "True" } else { "False" }),
+            sys::FLOAT => write!(f, "{:?}", f64::from_bits(self.raw().bits)),
+            _ => {
+                if let Some(s) = self.get::<&str>() {
+                    return write!(f, "{s:?}");
+                }
+                match call_global("ffi.ReprPrint", &[*self]) {
+                    Ok(text) => match text.get::<&str>() {
+                        Some(s) => f.write_str(s),
+                        None => write!(f, "<{}>", self.type_key()),
+                    },
+                    Err(_) => write!(f, "<{}>", self.type_key()),
+                }
+            }
+        }
+    }
+}
+
+impl core::fmt::Debug for Any {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        self.view().fmt(f)
+    }
 }

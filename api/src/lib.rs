@@ -90,18 +90,23 @@
 //! [`Function::from_typed`] makes a function of a typed closure;
 //! [`Function::register_global`] and [`Function::get_global`] name it for
 //! every language.
+//!
+//! Layers, lowest first: sys, types, handle, error, runtime, any, convert, export, function, containers, object, tensor, module.
 
 pub mod sys;
 
 mod any;
+mod containers;
 mod convert;
 mod error;
 mod export;
 mod function;
+mod handle;
 mod module;
 mod object;
 mod runtime;
 mod tensor;
+mod types;
 
 pub use any::{Any, AnyView};
 pub use convert::{Bytes, FromAny, IntoAny, IntoResult, TypeSchema};

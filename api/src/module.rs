@@ -5,7 +5,7 @@ use crate::any::{Any, AnyView};
 use crate::convert::{FromAny, IntoAny, TypeSchema, object_of};
 use crate::error::{Error, Result};
 use crate::function::{Function, call_global};
-use crate::object::Obj;
+use crate::handle::Obj;
 use crate::sys;
 
 /// A module (`ffi.Module`): a shared library exporting `__tvm_ffi_<name>`
@@ -26,7 +26,7 @@ impl Module {
     /// The function `name` (searching imported modules too), or a
     /// `ValueError` naming it.
     pub fn function(&self, name: &str) -> Result<Function> {
-        let (me, key, imports) = (self.0.to_any(), name.into_any()?, true.into_any()?);
+        let (me, key, imports) = (Any::from_obj(&self.0), name.into_any()?, true.into_any()?);
         let found = call_global("ffi.ModuleGetFunction", &[me.view(), key.view(), imports.view()])?;
         found
             .get::<Function>()
@@ -34,7 +34,7 @@ impl Module {
     }
     /// The docstring an exported function carries, if any.
     pub fn function_doc(&self, name: &str) -> Result<Option<String>> {
-        let (me, key, imports) = (self.0.to_any(), name.into_any()?, true.into_any()?);
+        let (me, key, imports) = (Any::from_obj(&self.0), name.into_any()?, true.into_any()?);
         let doc = call_global("ffi.ModuleGetFunctionDoc", &[me.view(), key.view(), imports.view()])?;
         Ok(doc.get::<Option<String>>().flatten())
     }
@@ -42,7 +42,7 @@ impl Module {
 
 impl IntoAny for Module {
     fn into_any(self) -> Result<Any> {
-        Ok(self.0.into_any())
+        Ok(Any::from_owned_obj(self.0))
     }
 }
 

@@ -5,107 +5,12 @@
 use crate::any::{Any, AnyView};
 use crate::convert::{FromAny, IntoAny, TypeSchema};
 use crate::error::{Error, Result};
-use crate::sys::{self, ByteArray, Handle, RawAny};
+use crate::handle::Obj;
+use crate::sys::{self, ByteArray, Handle};
 use core::ffi::{c_int, c_void};
 use core::marker::PhantomData;
 use core::mem::ManuallyDrop;
 use std::sync::{Mutex, OnceLock};
-
-/// One owned reference to an object.
-pub(crate) struct Obj(Handle);
-
-// SAFETY: reference counts are atomic; `Obj` gives no mutable access.
-unsafe impl Send for Obj {}
-// SAFETY: as above.
-unsafe impl Sync for Obj {}
-
-impl Obj {
-    /// Takes over one reference.
-    ///
-    /// # Safety
-    /// `h` is a live object and the caller gives up one reference to it.
-    pub(crate) unsafe fn from_owned(h: Handle) -> Obj {
-        Obj(h)
-    }
-    /// A new reference to an object a view holds.
-    pub(crate) fn from_view(v: AnyView<'_>) -> Option<Obj> {
-        let h = v.object()?;
-        // SAFETY: the view keeps the object alive during this call.
-        unsafe { sys::TVMFFIObjectIncRef(h) };
-        Some(Obj(h))
-    }
-    pub(crate) fn handle(&self) -> Handle {
-        self.0
-    }
-    pub(crate) fn type_index(&self) -> i32 {
-        // SAFETY: a live object starts with its header.
-        unsafe { (*self.0.cast::<sys::ObjectHeader>()).type_index }
-    }
-    /// The value holding a new reference.
-    pub(crate) fn to_any(&self) -> Any {
-        let raw = RawAny { type_index: self.type_index(), small_len: 0, bits: self.0 as u64 };
-        // SAFETY: `raw` names a live object; the clone takes its reference.
-        let borrowed = ManuallyDrop::new(unsafe { Any::from_raw(raw) });
-        Any::clone(&borrowed)
-    }
-    /// The value, giving up this reference.
-    pub(crate) fn into_any(self) -> Any {
-        let raw = RawAny { type_index: self.type_index(), small_len: 0, bits: self.0 as u64 };
-        core::mem::forget(self);
-        // SAFETY: our reference moves into the value.
-        unsafe { Any::from_raw(raw) }
-    }
-    /// The bytes after the header (the object's cell).
-    pub(crate) fn cell<T>(&self) -> *const T {
-        // SAFETY: in bounds of a live object of a type with such a cell.
-        unsafe { self.0.cast::<u8>().add(size_of::<sys::ObjectHeader>()).cast() }
-    }
-}
-
-impl Clone for Obj {
-    fn clone(&self) -> Obj {
-        // SAFETY: alive while `self` holds it.
-        unsafe { sys::TVMFFIObjectIncRef(self.0) };
-        Obj(self.0)
-    }
-}
-
-impl Drop for Obj {
-    fn drop(&mut self) {
-        // SAFETY: we hold one reference.
-        unsafe { sys::TVMFFIObjectDecRef(self.0) };
-    }
-}
-
-/// The type key of a type index (`int`, `ffi.Tensor`, ...).
-pub(crate) fn type_key_of(type_index: i32) -> String {
-    // SAFETY: NULL or a type-table entry that lives as long as the process.
-    match unsafe { sys::TVMFFIGetTypeInfo(type_index).as_ref() } {
-        // SAFETY: the entry's key is readable for the process's lifetime.
-        Some(info) => String::from_utf8_lossy(unsafe { info.type_key.bytes() }).into_owned(),
-        None => format!("<type index {type_index}>"),
-    }
-}
-
-/// Whether `type_index` is `ancestor` or derives from it.
-pub(crate) fn is_instance(type_index: i32, ancestor: i32) -> bool {
-    if type_index == ancestor {
-        return true;
-    }
-    // SAFETY: NULL or a type-table entry that lives as long as the process.
-    let (Some(info), Some(anc)) = (unsafe { sys::TVMFFIGetTypeInfo(type_index).as_ref() }, unsafe {
-        sys::TVMFFIGetTypeInfo(ancestor).as_ref()
-    }) else {
-        return false;
-    };
-    if anc.type_depth >= info.type_depth || info.type_ancestors.is_null() {
-        return false;
-    }
-    // SAFETY: `type_ancestors` holds `type_depth` entries, root first.
-    let at = unsafe { *info.type_ancestors.add(anc.type_depth as usize) };
-    // SAFETY: an ancestor entry is NULL or a live type-table entry.
-    unsafe { at.as_ref() }.is_some_and(|a| a.type_index == ancestor)
-}
 
 /// A Rust struct that is a TVM-FFI object type. Implemented by
 /// `#[derive(Object)]`, which registers the type key and every field.
@@ -158,7 +63,7 @@ impl<T: ObjectType> ObjectRef<T> {
     }
     /// The object as a value.
     pub fn to_any(&self) -> Any {
-        self.obj.to_any()
+        Any::from_obj(&self.obj)
     }
     /// Whether both refer to the same object.
     pub fn same_as(&self, other: &ObjectRef<T>) -> bool {
@@ -443,7 +348,7 @@ pub fn registered<T: ObjectType>(slot: &Registration) -> Result<i32> {
 
 impl<T: ObjectType> IntoAny for ObjectRef<T> {
     fn into_any(self) -> Result<Any> {
-        Ok(self.obj.into_any())
+        Ok(Any::from_owned_obj(self.obj))
     }
 }
 
@@ -458,6 +363,6 @@ impl<'a, T: ObjectType> FromAny<'a> for ObjectRef<T> {
         if v.type_index() != index {
             return None;
         }
-        Some(ObjectRef { obj: Obj::from_view(v)?, _t: PhantomData })
+        Some(ObjectRef { obj: v.new_ref()?, _t: PhantomData })
     }
 }

@@ -16,7 +16,7 @@ pub fn check_single_runtime() -> Result<()> {
     {
         use std::sync::OnceLock;
         static VERDICT: OnceLock<core::result::Result<(), String>> = OnceLock::new();
-        return VERDICT.get_or_init(find_other_runtime).clone().map_err(crate::Error::runtime_error);
+        return VERDICT.get_or_init(find_other_runtime).clone().map_err(crate::error::Error::runtime_error);
     }
     #[allow(unreachable_code)]
     Ok(())
@@ -24,28 +24,60 @@ pub fn check_single_runtime() -> Result<()> {
 
 #[cfg(all(feature = "host", unix))]
 fn find_other_runtime() -> core::result::Result<(), String> {
-    let ours = crate::sys::TVMFFIFunctionCall as *const () as *mut core::ffi::c_void;
-    // SAFETY: a NUL-terminated symbol name; RTLD_DEFAULT searches the
-    // process's global scope.
-    let global = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"TVMFFIFunctionCall".as_ptr()) };
-    if global.is_null() || global == ours {
-        return Ok(());
-    }
-    let name = |addr: *mut core::ffi::c_void| {
-        // SAFETY: dladdr only reads the loader's tables; `info` is writable.
-        let mut info: libc::Dl_info = unsafe { core::mem::zeroed() };
-        // SAFETY: as above; `dli_fname` is NUL-terminated when set.
-        match unsafe { libc::dladdr(addr, &mut info) } {
-            0 => "<unknown>".to_owned(),
-            _ if info.dli_fname.is_null() => "<unknown>".to_owned(),
-            _ => unsafe { core::ffi::CStr::from_ptr(info.dli_fname) }.to_string_lossy().into_owned(),
+    use core::ffi::{CStr, c_int, c_void};
+    // The object this code is linked into holds our runtime.
+    let ours = object_of(check_single_runtime as *const () as *mut c_void);
+    let mut names: Vec<Vec<u8>> = Vec::new();
+    unsafe extern "C" fn collect(info: *mut libc::dl_phdr_info, _: usize, data: *mut c_void) -> c_int {
+        // SAFETY: the loader passes a valid entry, and `data` is the vector
+        // below, used only during the walk.
+        let (info, names) = unsafe { (&*info, &mut *data.cast::<Vec<Vec<u8>>>()) };
+        if !info.dlpi_name.is_null() {
+            // SAFETY: a NUL-terminated name owned by the loader.
+            names.push(unsafe { CStr::from_ptr(info.dlpi_name) }.to_bytes().to_vec());
         }
-    };
-    Err(format!(
-        "two TVM-FFI runtimes in one process: {} links one in (tvmffi feature `host`) and {} \
-         is loaded too; build libraries loaded into a TVM-FFI process without the `host` \
-         feature, so they use the process's runtime",
-        name(ours),
-        name(global)
-    ))
+        0
+    }
+    // SAFETY: the callback matches the loader's contract.
+    unsafe { libc::dl_iterate_phdr(Some(collect), (&mut names as *mut Vec<Vec<u8>>).cast()) };
+    for name in names {
+        let Ok(cname) = std::ffi::CString::new(name) else { continue };
+        let path = if cname.is_empty() { core::ptr::null() } else { cname.as_ptr() };
+        // SAFETY: RTLD_NOLOAD only takes a new reference to a loaded
+        // object (released below); NULL names the program.
+        let handle = unsafe { libc::dlopen(path, libc::RTLD_LAZY | libc::RTLD_NOLOAD) };
+        if handle.is_null() {
+            continue;
+        }
+        // SAFETY: a live handle and a NUL-terminated symbol name.
+        let sym = unsafe { libc::dlsym(handle, c"TVMFFIFunctionCall".as_ptr()) };
+        let definer = (!sym.is_null()).then(|| object_of(sym)).flatten();
+        // SAFETY: the reference taken above.
+        unsafe { libc::dlclose(handle) };
+        if let (Some(other), Some(ours)) = (&definer, &ours)
+            && other.0 != ours.0
+        {
+            return Err(format!(
+                "two TVM-FFI runtimes in one process: {} links one in (tvmffi feature `host`) \
+                 and {} is loaded too; build libraries that are loaded into a TVM-FFI process \
+                 without the `host` feature, so they use the process's runtime",
+                ours.1, other.1
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The base address and file name of the loaded object holding `addr`.
+#[cfg(all(feature = "host", unix))]
+fn object_of(addr: *mut core::ffi::c_void) -> Option<(usize, String)> {
+    // SAFETY: dladdr only reads the loader's tables; `info` is writable.
+    let mut info: libc::Dl_info = unsafe { core::mem::zeroed() };
+    // SAFETY: as above.
+    if unsafe { libc::dladdr(addr, &mut info) } == 0 || info.dli_fname.is_null() {
+        return None;
+    }
+    // SAFETY: a NUL-terminated name owned by the loader.
+    let name = unsafe { core::ffi::CStr::from_ptr(info.dli_fname) }.to_string_lossy().into_owned();
+    Some((info.dli_fbase as usize, name))
 }

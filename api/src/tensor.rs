@@ -5,7 +5,7 @@
 use crate::any::{Any, AnyView};
 use crate::convert::{FromAny, IntoAny, TypeSchema, object_of};
 use crate::error::{Error, Result, check};
-use crate::object::Obj;
+use crate::handle::Obj;
 use crate::sys::{self, DLDataType, DLDevice, DLManagedTensorVersioned, DLTensor, Handle, RawAny};
 use core::ffi::c_void;
 use dlpark::ffi::{DLDataTypeCode, DLDeviceType, DLPackVersion};
@@ -280,18 +280,9 @@ unsafe fn cpu_slice<'a, T: Element>(dl: &'a DLTensor) -> core::result::Result<&'
     }
 }
 
-/// What an argument error says a value was: its type key, and for a tensor
-/// its dtype and device.
-pub(crate) fn describe(v: AnyView<'_>) -> String {
-    match Tensor::from_view(v) {
-        Some(t) => format!("ffi.Tensor<{}, device ({}, {})>", t.dtype(), t.device().kind, t.device().id),
-        None => v.type_key(),
-    }
-}
-
 impl IntoAny for Tensor {
     fn into_any(self) -> Result<Any> {
-        Ok(self.0.into_any())
+        Ok(Any::from_owned_obj(self.0))
     }
 }
 
@@ -341,7 +332,7 @@ impl<'a, T: Element> FromAny<'a> for Slice<'a, T> {
         let dl: &'a DLTensor = if raw.type_index == sys::DLTENSOR_PTR && raw.bits != 0 {
             // SAFETY: a DLTensor* argument is valid for the call ('a).
             unsafe { &*(raw.bits as *const DLTensor) }
-        } else if crate::object::is_instance(raw.type_index, sys::TENSOR) && raw.bits != 0 {
+        } else if crate::types::is_instance(raw.type_index, sys::TENSOR) && raw.bits != 0 {
             // SAFETY: a tensor's cell is its DLTensor; the view keeps the
             // tensor alive for 'a.
             unsafe { &*(raw.bits as *const u8).add(size_of::<sys::ObjectHeader>()).cast::<DLTensor>() }
@@ -352,5 +343,11 @@ impl<'a, T: Element> FromAny<'a> for Slice<'a, T> {
         let data = unsafe { cpu_slice::<T>(dl) }.ok()?;
         // SAFETY: as above.
         Some(Slice { data, shape: unsafe { shape_of(dl) } })
+    }
+    fn describe(v: AnyView<'_>) -> String {
+        match Tensor::from_view(v) {
+            Some(t) => format!("ffi.Tensor<{}, device ({}, {})>", t.dtype(), t.device().kind, t.device().id),
+            None => v.type_key(),
+        }
     }
 }

@@ -1,6 +1,6 @@
-//! The C boundary: every `extern "C"` entry point of the library, one file
-//! per C name family. Each entry point checks its arguments with the helpers
-//! of [`args`], calls the core and converts the result; `args::ffi_call`
+//! The C ABI: every `extern "C"` function of `tvm/ffi/c_api.h`, callable
+//! from Rust too. One file per C name family. Each entry point checks its
+//! arguments with the helpers of `args`, calls the core and converts the result; `args::ffi_call`
 //! turns errors and panics into a raised error and a nonzero return. This
 //! file only declares and re-exports.
 //!
