@@ -36,6 +36,11 @@
 #   4d. C++ custom modules built by the official package's build helpers,
 #      run on both libraries with identical transcripts (tests/cxx_module.py),
 #   4e. a Rust crate depending on the rlib-only package (tests/rust-dependent),
+#      the safe Rust API (tvmffi): the extension example loaded by the
+#      official Python package on both libraries with identical transcripts,
+#      the host example, the five tasks of issue 33 written with the
+#      official crate and with tvmffi, cargo package of every crate
+#      (tests/rust_extension, tests/rust_tasks),
 #      the library linked by GNU ld and gold (and mold when present) with the
 #      same exports (tests/linkers),
 #      the kernel-DSL quick start in Python (examples/kernel_dsl.py) and the
@@ -183,6 +188,12 @@ stage "a Rust crate on the rlib-only package: builds, runs, makes no C library, 
 tests/rust-dependent/run.sh | tee target/rust-dependent.log
 rust_dependent_passed=$(awk '/^rust-dependent:/ { print $2 }' target/rust-dependent.log)
 
+stage "Rust authors (tvmffi): the extension on both libraries, the host, the five tasks against the official crate, cargo package"
+# (After the crate above: these debug builds reuse its runtime rlib.)
+tests/rust_extension/run.sh "$venv" "$lib" | tee target/rust-extension.log
+tests/rust_tasks/run.sh "$venv" "$lib" | tee target/rust-tasks.log
+rust_authors_passed=$(awk '/^rust-(extension|tasks):/ { n += $2 } END { print n + 0 }' target/rust-extension.log target/rust-tasks.log)
+
 stage "any linker: the library linked by GNU ld and by gold exports exactly what this build exports"
 # (After the Rust crate above: this build reuses its dependencies.)
 linkers=(bfd gold)
@@ -222,4 +233,4 @@ for i in "${!stage_names[@]}"; do
   printf "%6d  %s\n" "${stage_secs[$i]}" "${stage_names[$i]}"
 done
 printf "%6d  total\n" "$SECONDS"
-echo "summary: $((cargo_passed + ctest_passed + asan_passed + loader_tools_passed + cross_passed + suite_passed + cxx_suite_passed + artifacts_python_passed + deep_callbacks_passed + install_passed + wheel_passed + structural_passed + subclass_py_passed + json_graph_passed + cxx_module_passed + rust_dependent_passed + linkers_passed + aarch64_passed + macos_passed)) passed, 0 failed"
+echo "summary: $((cargo_passed + ctest_passed + asan_passed + loader_tools_passed + cross_passed + suite_passed + cxx_suite_passed + artifacts_python_passed + deep_callbacks_passed + install_passed + wheel_passed + structural_passed + subclass_py_passed + json_graph_passed + cxx_module_passed + rust_dependent_passed + rust_authors_passed + linkers_passed + aarch64_passed + macos_passed)) passed, 0 failed"

@@ -5,7 +5,7 @@ use crate::error::Result;
 
 // Host mode: the runtime's C functions come from the tvm-ffi-rs rlib.
 #[cfg(feature = "host")]
-use tvm_ffi as _;
+use tvm_ffi_runtime as _;
 
 /// Fails when the process has a second TVM-FFI runtime besides the one this
 /// crate calls: objects, errors and type indices of one are meaningless to

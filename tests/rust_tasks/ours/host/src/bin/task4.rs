@@ -1,0 +1,10 @@
+// Task 4: a tensor made from Rust data, handed out through DLPack.
+use tvmffi::{Result, Tensor};
+
+fn main() -> Result<()> {
+    let t = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3])?;
+    println!("{t:?}");
+    let dlpack = t.to_dlpack()?;
+    println!("DLPack tensor at {:p}, released when dropped", dlpack.as_ptr());
+    Ok(())
+}
