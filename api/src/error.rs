@@ -11,17 +11,22 @@ pub type Result<T, E = Error> = core::result::Result<T, E>;
 /// An error as every TVM-FFI language sees it: Python raises it as the
 /// exception its kind names (`ValueError`, `TypeError`, ...).
 #[derive(Clone)]
-pub struct Error {
+pub struct Error(Box<Parts>);
+
+/// What an error holds, boxed: a `Result` with an `Error` stays two words,
+/// which keeps every call's success path cheap.
+#[derive(Clone)]
+struct Parts {
     kind: String,
     message: String,
     backtrace: String,
-    cause: Option<Box<Error>>,
+    cause: Option<Error>,
 }
 
 impl Error {
     /// An error of `kind` (`ValueError`, `TypeError`, `RuntimeError`, ...).
     pub fn new(kind: impl Into<String>, message: impl Into<String>) -> Error {
-        Error { kind: kind.into(), message: message.into(), backtrace: String::new(), cause: None }
+        Error(Box::new(Parts { kind: kind.into(), message: message.into(), backtrace: String::new(), cause: None }))
     }
     /// A `ValueError`.
     pub fn value_error(message: impl Into<String>) -> Error {
@@ -37,23 +42,23 @@ impl Error {
     }
     /// The kind.
     pub fn kind(&self) -> &str {
-        &self.kind
+        &self.0.kind
     }
     /// The message.
     pub fn message(&self) -> &str {
-        &self.message
+        &self.0.message
     }
     /// The backtrace, innermost frame last (`File "...", line N, in f`).
     pub fn backtrace(&self) -> &str {
-        &self.backtrace
+        &self.0.backtrace
     }
     /// The error this one was raised from.
     pub fn cause(&self) -> Option<&Error> {
-        self.cause.as_deref()
+        self.0.cause.as_ref()
     }
     /// The same error, raised from `cause`.
     pub fn with_cause(mut self, cause: Error) -> Error {
-        self.cause = Some(Box::new(cause));
+        self.0.cause = Some(cause);
         self
     }
     /// Records the Rust source location (and the stack the runtime sees
@@ -69,7 +74,7 @@ impl Error {
         let text = unsafe { sys::TVMFFIBacktrace(file.as_ptr(), line, function.as_ptr(), 0).as_ref() };
         // SAFETY: the runtime's byte array is readable for its size.
         if let Some(bytes) = text.map(|t| unsafe { t.bytes() }) {
-            self.backtrace = String::from_utf8_lossy(bytes).into_owned();
+            self.0.backtrace = String::from_utf8_lossy(bytes).into_owned();
         }
         self
     }
@@ -98,7 +103,7 @@ impl Error {
             // SAFETY: as above.
             let text = |b: &ByteArray| String::from_utf8_lossy(unsafe { b.bytes() }).into_owned();
             chain.push(Error::new(text(&cell.kind), text(&cell.message)));
-            chain.last_mut().expect("just pushed").backtrace = text(&cell.backtrace);
+            chain.last_mut().expect("just pushed").0.backtrace = text(&cell.backtrace);
             next = Some(cell.cause_chain);
         }
         let mut err = chain.pop().unwrap_or_else(|| Error::runtime_error("invalid error object"));
@@ -109,16 +114,16 @@ impl Error {
     }
     /// Makes the runtime's error object for this error.
     pub(crate) fn to_object(&self) -> Option<Obj> {
-        let cause = self.cause.as_ref().and_then(|c| c.to_object());
+        let cause = self.0.cause.as_ref().and_then(|c| c.to_object());
         let cause_handle = cause.as_ref().map_or(core::ptr::null_mut(), Obj::handle);
         let mut out: Handle = core::ptr::null_mut();
         // SAFETY: the byte arrays borrow live strings; the cause is borrowed
         // (the runtime takes its own reference); `out` is writable.
         let rc = unsafe {
             sys::TVMFFIErrorCreateWithCauseAndExtraContext(
-                &ByteArray::of(self.kind.as_bytes()),
-                &ByteArray::of(self.message.as_bytes()),
-                &ByteArray::of(self.backtrace.as_bytes()),
+                &ByteArray::of(self.0.kind.as_bytes()),
+                &ByteArray::of(self.0.message.as_bytes()),
+                &ByteArray::of(self.0.backtrace.as_bytes()),
                 cause_handle,
                 core::ptr::null_mut(),
                 &mut out,
@@ -136,8 +141,8 @@ impl Error {
                 unsafe { sys::TVMFFIErrorSetRaised(obj.handle()) };
             }
             None => {
-                let msg = CString::new(self.message.replace('\0', " ")).unwrap_or_default();
-                let kind = CString::new(self.kind.replace('\0', " ")).unwrap_or_default();
+                let msg = CString::new(self.0.message.replace('\0', " ")).unwrap_or_default();
+                let kind = CString::new(self.0.kind.replace('\0', " ")).unwrap_or_default();
                 // SAFETY: NUL-terminated strings.
                 unsafe { sys::TVMFFIErrorSetRaisedFromCStr(kind.as_ptr(), msg.as_ptr()) };
             }
@@ -153,14 +158,14 @@ pub(crate) fn check(rc: i32) -> Result<()> {
 
 impl core::fmt::Display for Error {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(f, "{}: {}", self.kind, self.message)
+        write!(f, "{}: {}", self.0.kind, self.0.message)
     }
 }
 
 impl core::fmt::Debug for Error {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(f, "{}: {}", self.kind, self.message)?;
-        if let Some(c) = &self.cause {
+        write!(f, "{}: {}", self.0.kind, self.0.message)?;
+        if let Some(c) = &self.0.cause {
             write!(f, "\ncaused by {c:?}")?;
         }
         Ok(())
@@ -169,15 +174,24 @@ impl core::fmt::Debug for Error {
 
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        self.cause.as_deref().map(|c| c as _)
+        self.0.cause.as_ref().map(|c| c as _)
     }
 }
 
 /// Returns early with an error of the given kind, recording this source
 /// line in its backtrace:
 ///
-/// ```ignore
-/// bail!(ValueError, "expected a positive size, got {}", n);
+/// ```
+/// use tvmffi::{Result, bail};
+///
+/// fn size(n: i64) -> Result<u64> {
+///     if n <= 0 {
+///         bail!(ValueError, "expected a positive size, got {}", n);
+///     }
+///     Ok(n as u64)
+/// }
+/// let err = size(-2).unwrap_err();
+/// assert_eq!((err.kind(), err.message()), ("ValueError", "expected a positive size, got -2"));
 /// ```
 #[macro_export]
 macro_rules! bail {
@@ -192,8 +206,15 @@ macro_rules! bail {
 
 /// Returns early with an error of the given kind unless `cond` holds:
 ///
-/// ```ignore
-/// ensure!(n > 0, ValueError, "expected a positive size, got {}", n);
+/// ```
+/// use tvmffi::{Result, ensure};
+///
+/// fn size(n: i64) -> Result<u64> {
+///     ensure!(n > 0, ValueError, "expected a positive size, got {}", n);
+///     Ok(n as u64)
+/// }
+/// assert_eq!(size(3).unwrap(), 3);
+/// assert_eq!(size(0).unwrap_err().kind(), "ValueError");
 /// ```
 #[macro_export]
 macro_rules! ensure {

@@ -51,28 +51,46 @@ pub struct Args<'a> {
 
 impl<'a> Args<'a> {
     /// Fails with the reference's `TypeError` unless there are `n`.
+    #[inline]
     pub fn expect_len(&self, n: usize) -> Result<()> {
-        if self.values.len() == n {
-            return Ok(());
-        }
-        Err(Error::type_error(format!(
+        if self.values.len() == n { Ok(()) } else { Err(self.count_mismatch(n)) }
+    }
+    #[cold]
+    #[inline(never)]
+    fn count_mismatch(&self, n: usize) -> Error {
+        Error::type_error(format!(
             "Mismatched number of arguments when calling: `{}`. Expected {n} but got {} arguments",
             self.sig.text(),
             self.values.len()
-        )))
+        ))
     }
     /// Argument `i` as `T`, or the reference's `TypeError` naming the
     /// function, the argument and both types.
+    #[inline]
     pub fn get<T: FromAny<'a>>(&self, i: usize) -> Result<T> {
         let view = AnyView::new(&self.values[i]);
-        T::from_view(view).ok_or_else(|| {
-            Error::type_error(format!(
-                "Mismatched type on argument #{i} when calling: `{}`. Expected `{}` but got `{}`",
-                self.sig.text(),
-                T::schema().text(),
-                T::describe(view)
-            ))
-        })
+        match T::from_view(view) {
+            Some(v) => Ok(v),
+            // Function pointers keep the message's making out of the
+            // caller's inlined success path.
+            None => Err(self.type_mismatch(i, view, T::schema, T::describe)),
+        }
+    }
+    #[cold]
+    #[inline(never)]
+    fn type_mismatch(
+        &self,
+        i: usize,
+        view: AnyView<'_>,
+        expected: fn() -> TypeSchema,
+        describe: fn(AnyView<'_>) -> String,
+    ) -> Error {
+        Error::type_error(format!(
+            "Mismatched type on argument #{i} when calling: `{}`. Expected `{}` but got `{}`",
+            self.sig.text(),
+            expected().text(),
+            describe(view)
+        ))
     }
 }
 
@@ -82,6 +100,7 @@ impl<'a> Args<'a> {
 /// # Safety
 /// `args` holds `num_args` valid values for the call and `result` is
 /// writable (the `TVMFFISafeCallType` contract).
+#[inline]
 pub unsafe fn call_packed(
     sig: &Signature,
     args: *const RawAny,
@@ -95,7 +114,7 @@ pub unsafe fn call_packed(
         Ok(n) => unsafe { core::slice::from_raw_parts(args, n) },
     };
     let args = Args { sig, values };
-    guard(sig.name, || {
+    guard_named(|| sig.name, || {
         crate::runtime::check_single_runtime()?;
         let value = body(&args)?;
         // SAFETY: the caller's promise; the value's reference moves out.
@@ -106,19 +125,31 @@ pub unsafe fn call_packed(
 
 /// Runs `body` for a C caller: 0 on success, else the error (or the panic,
 /// as a `RuntimeError` naming `what`) raised and -1.
+#[inline]
 pub fn guard(what: &str, body: impl FnOnce() -> Result<()>) -> i32 {
+    guard_named(|| what, body)
+}
+
+/// [`guard`], with the name read only when a panic needs it.
+#[inline]
+fn guard_named<'a>(what: impl FnOnce() -> &'a str, body: impl FnOnce() -> Result<()>) -> i32 {
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(Ok(())) => 0,
         Ok(Err(e)) => e.raise(),
-        Err(payload) => {
-            let text = payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "a non-string payload".to_owned());
-            Error::runtime_error(format!("panic in `{what}`: {text}")).raise()
-        }
+        Err(payload) => raise_panic(what(), payload),
     }
+}
+
+/// Raises a caught panic as a `RuntimeError`.
+#[cold]
+#[inline(never)]
+fn raise_panic(what: &str, payload: Box<dyn std::any::Any + Send>) -> i32 {
+    let text = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a non-string payload".to_owned());
+    Error::runtime_error(format!("panic in `{what}`: {text}")).raise()
 }
 
 /// Writes a string result (the `__tvm_ffi__doc_<name>` getter).

@@ -41,10 +41,21 @@ impl Function {
     /// [`IntoResult`]; a wrong argument count or type raises the
     /// reference's `TypeError`, a panic a `RuntimeError`.
     ///
-    /// ```ignore
+    /// ```
+    /// # use tvmffi::{Function, Result};
+    /// # fn main() -> Result<()> {
     /// let f = Function::from_typed("greet", |n: i64, who: String| -> Result<String> {
     ///     Ok(format!("{n} hello {who}"))
     /// })?;
+    /// assert_eq!(f.call::<_, String>((1, "you"))?, "1 hello you");
+    /// let err = f.call::<_, String>(("one", "you")).unwrap_err();
+    /// assert_eq!(
+    ///     err.message(),
+    ///     "Mismatched type on argument #0 when calling: `greet(0: int, 1: str) -> str`. \
+    ///      Expected `int` but got `ffi.SmallStr`"
+    /// );
+    /// # Ok(())
+    /// # }
     /// ```
     pub fn from_typed<Params, F: TypedClosure<Params>>(name: &'static str, f: F) -> Result<Function> {
         let boxed: Box<Boxed<F>> = Box::new(Boxed { sig: Signature::new(name, F::params, F::ret), f });
@@ -198,8 +209,8 @@ unsafe extern "C" fn call_boxed<P, F: TypedClosure<P>>(
 }
 
 unsafe extern "C" fn drop_boxed<F>(ctx: *mut c_void) {
-    // SAFETY: the runtime releases the function once, with our `ctx`.
     let _ = guard("function deleter", || {
+        // SAFETY: the runtime releases the function once, with our `ctx`.
         drop(unsafe { Box::from_raw(ctx.cast::<Boxed<F>>()) });
         Ok(())
     });

@@ -17,7 +17,7 @@
 //!
 //! # Export a function
 //!
-//! ```ignore
+//! ```
 //! use tvmffi::{export, bail, Result};
 //!
 //! /// Adds one to `x`.
@@ -33,6 +33,10 @@
 //!     }
 //!     Ok(a / b)
 //! }
+//! # fn main() {
+//! #     let err = checked_div(1, 0).unwrap_err();
+//! #     assert_eq!((err.kind(), err.message()), ("ValueError", "division of 1 by zero"));
+//! # }
 //! ```
 //!
 //! `tvm_ffi.load_module("libmy_ext.so").add_one(41)` returns 42; its
@@ -43,7 +47,7 @@
 //!
 //! # Define an object type
 //!
-//! ```ignore
+//! ```
 //! use tvmffi::{Object, ObjectRef, Writable};
 //!
 //! #[derive(Object, Default)]
@@ -55,7 +59,12 @@
 //!     label: Writable<String>,
 //! }
 //!
+//! # fn main() -> tvmffi::Result<()> {
 //! let p = ObjectRef::new(Point { x: 3, ..Default::default() })?;
+//! p.label.set("origin".into());
+//! assert_eq!(format!("{:?}", p.to_any()), r#"my_ext.Point(x=3, scale=0, label="origin")"#);
+//! # Ok(())
+//! # }
 //! ```
 //!
 //! Every field is registered with the runtime: repr, structural equality
@@ -64,7 +73,7 @@
 //!
 //! # Hand over a tensor
 //!
-//! ```ignore
+//! ```
 //! use tvmffi::{export, Slice, Tensor, Result};
 //!
 //! #[export]
@@ -72,6 +81,13 @@
 //!     let out: Vec<f32> = x.iter().map(|v| v * by as f32).collect();
 //!     Tensor::from_vec(out, x.shape())
 //! }
+//! # fn main() -> Result<()> {
+//! #     let t = Tensor::from_vec(vec![1.0f32, 2.0], &[2])?;
+//! #     let f = tvmffi::Function::from_typed("scale", |t: Tensor| t)?;
+//! #     let back: Tensor = f.call((t,))?;
+//! #     assert_eq!(back.as_slice::<f32>()?, &[1.0, 2.0]);
+//! #     Ok(())
+//! # }
 //! ```
 //!
 //! Python passes NumPy arrays through `tvm_ffi.from_dlpack` and reads the
@@ -80,9 +96,12 @@
 //!
 //! # Load a module and call it
 //!
-//! ```ignore
+//! ```no_run
+//! # fn main() -> tvmffi::Result<()> {
 //! let m = tvmffi::Module::load("build/libkernels.so")?;
 //! let y: i64 = m.function("add_one")?.call((41,))?;
+//! # Ok(())
+//! # }
 //! ```
 //!
 //! # Globals
@@ -90,6 +109,26 @@
 //! [`Function::from_typed`] makes a function of a typed closure;
 //! [`Function::register_global`] and [`Function::get_global`] name it for
 //! every language.
+//!
+//! ```
+//! use tvmffi::{Function, Result, ensure};
+//!
+//! # fn main() -> Result<()> {
+//! let greet = Function::from_typed("demo.greet", |n: i64, who: String| -> Result<String> {
+//!     ensure!(n >= 0, ValueError, "n must be non-negative, got {n}");
+//!     Ok(vec![format!("hi {who}"); n as usize].join(" "))
+//! })?;
+//! greet.register_global("demo.greet", false)?;
+//! let text: String = Function::get_global("demo.greet")?.call((2, "rust"))?;
+//! assert_eq!(text, "hi rust hi rust");
+//! let err = greet.call::<_, String>((-1, "rust")).unwrap_err();
+//! assert_eq!(err.to_string(), "ValueError: n must be non-negative, got -1");
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! (The examples run as doctests in host mode: `cargo test --doc -p tvmffi
+//! --features host`.)
 //!
 //! Layers, lowest first: sys, types, handle, error, runtime, any, convert, export, function, containers, object, tensor, module.
 

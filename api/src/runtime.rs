@@ -12,7 +12,7 @@ use tvm_ffi_runtime as _;
 /// the other. Only host mode can get there (an extension binds to the
 /// process's runtime and embeds none); checked once.
 pub fn check_single_runtime() -> Result<()> {
-    #[cfg(all(feature = "host", unix))]
+    #[cfg(all(feature = "host", target_os = "linux"))]
     {
         use std::sync::OnceLock;
         static VERDICT: OnceLock<core::result::Result<(), String>> = OnceLock::new();
@@ -22,7 +22,7 @@ pub fn check_single_runtime() -> Result<()> {
     Ok(())
 }
 
-#[cfg(all(feature = "host", unix))]
+#[cfg(all(feature = "host", target_os = "linux"))]
 fn find_other_runtime() -> core::result::Result<(), String> {
     use core::ffi::{CStr, c_int, c_void};
     // The object this code is linked into holds our runtime.
@@ -69,7 +69,7 @@ fn find_other_runtime() -> core::result::Result<(), String> {
 }
 
 /// The base address and file name of the loaded object holding `addr`.
-#[cfg(all(feature = "host", unix))]
+#[cfg(all(feature = "host", target_os = "linux"))]
 fn object_of(addr: *mut core::ffi::c_void) -> Option<(usize, String)> {
     // SAFETY: dladdr only reads the loader's tables; `info` is writable.
     let mut info: libc::Dl_info = unsafe { core::mem::zeroed() };

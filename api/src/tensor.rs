@@ -243,8 +243,8 @@ unsafe fn shape_of(dl: &DLTensor) -> &[i64] {
 /// The elements of a contiguous CPU tensor of `T`, or why not.
 ///
 /// # Safety
-/// `dl` is a valid DLTensor whose data lives for `'a`.
-unsafe fn cpu_slice<'a, T: Element>(dl: &'a DLTensor) -> core::result::Result<&'a [T], String> {
+/// `dl` is a valid DLTensor whose data lives as long as `dl` is borrowed.
+unsafe fn cpu_slice<T: Element>(dl: &DLTensor) -> core::result::Result<&[T], String> {
     let dtype = DataType(dl.dtype);
     if dtype != T::DTYPE {
         return Err(format!("a tensor of {dtype}"));
@@ -273,7 +273,7 @@ unsafe fn cpu_slice<'a, T: Element>(dl: &'a DLTensor) -> core::result::Result<&'
     match addr {
         Some(a) if a != 0 && a % align_of::<T>() == 0 && numel <= (isize::MAX as u64) / size_of::<T>() as u64 => {
             // SAFETY: a CPU tensor of `numel` elements of `T` at `a`, alive
-            // for 'a (the caller's promise).
+            // while `dl` is borrowed (the caller's promise).
             Ok(unsafe { core::slice::from_raw_parts(a as *const T, numel as usize) })
         }
         _ => Err("a tensor with NULL, misaligned or out-of-range data".to_owned()),

@@ -12,6 +12,8 @@
 #   - loaded where no runtime is, dlopen refuses it (even RTLD_LAZY); built with the runtime
 #     inside (feature `host`) and loaded into a process that has one, its
 #     calls fail with the "two TVM-FFI runtimes" error;
+#   - tvmffi's tests and doctests pass in host mode, its docs build without
+#     a warning;
 #   - the host example (tasks 2-5 of issue 33) prints what
 #     tests/rust_extension/host.expected holds.
 # Usage: run.sh VENV OUR_LIBRARY. Prints "rust-extension: N passed".
@@ -40,6 +42,13 @@ cargo build --locked --quiet -p rust-extension-example
 cargo build --locked --quiet -p rust-host-example
 ext="$out/librust_ext.so"
 cp "$built/librust_ext.so" "$ext"
+
+cargo test --locked -p tvmffi --features host > "$out/tvmffi-test.log" 2>&1 \
+  || { cat "$out/tvmffi-test.log"; fail "cargo test -p tvmffi --features host"; }
+grep "^test result" "$out/tvmffi-test.log"
+ok "tvmffi's own tests and doctests (host mode)"
+RUSTDOCFLAGS="-D warnings" cargo doc --locked --quiet --no-deps -p tvmffi -p tvmffi-macros
+ok "cargo doc of tvmffi and tvmffi-macros: no warnings"
 
 grep -rnw unsafe examples/rust_extension/src examples/rust_host/src && fail "unsafe in the examples"
 ok "no unsafe in the examples (and #![forbid(unsafe_code)] through their lints)"
