@@ -141,12 +141,18 @@ pub trait FieldValue: Sized {
     fn convert(v: AnyView<'_>) -> Option<Self>;
     /// The schema (shown in errors).
     fn schema() -> TypeSchema;
-    /// Stores `value` in the field. A plain field is written only while
-    /// its object is being built (the runtime's creator, then keyword
-    /// construction or a JSON graph), when nothing else can see it;
-    /// [`Writable`] fields are written under their lock.
-    fn store(place: &mut Self, value: Self) {
-        *place = value;
+    /// Stores `value` in the field at `place`.
+    ///
+    /// # Safety
+    /// `place` is a live field of this type. A plain field may be written
+    /// only while nothing else reads its object: while the object is being
+    /// built (the runtime's creator, then keyword construction or a JSON
+    /// graph), or by in-place mutation of an object nobody else references
+    /// (a Rust reference to the struct holds a reference to the object).
+    /// [`Writable`] fields are written under their lock, at any time.
+    unsafe fn store(place: *mut Self, value: Self) {
+        // SAFETY: the caller's promise: nobody else reads the field.
+        unsafe { *place = value };
     }
 }
 
@@ -237,8 +243,10 @@ impl<T: for<'a> FromAny<'a> + IntoAny + Clone> FieldValue for Writable<T> {
     fn schema() -> TypeSchema {
         <T as FromAny>::schema()
     }
-    fn store(place: &mut Self, value: Self) {
-        place.set(value.get());
+    unsafe fn store(place: *mut Self, value: Self) {
+        // SAFETY: a live field (the caller's promise), only borrowed
+        // shared: the lock orders the write against readers.
+        unsafe { (*place).set(value.get()) };
     }
 }
 
@@ -266,10 +274,10 @@ unsafe extern "C" fn field_set<F: FieldValue>(field: *mut c_void, value: *const 
                 view.type_key()
             )));
         };
-        // SAFETY: the address of an `F` field of an object under
-        // construction (plain fields) or any live object (`Writable`,
-        // whose `store` only locks); see `FieldValue::store`.
-        F::store(unsafe { &mut *field.cast::<F>() }, v);
+        // SAFETY: the runtime calls a setter with the address of a live
+        // `F` field, for plain fields only on objects nobody else reads
+        // (see `FieldValue::store`).
+        unsafe { F::store(field.cast::<F>(), v) };
         Ok(())
     })
 }

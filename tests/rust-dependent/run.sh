@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A Rust crate depending on tvm-ffi-rs (package tvm-ffi-rs-rlib, library
 # tvm_ffi): builds it (its lock file pins every version), runs it, and checks
+#   - the build prints no warning (cargo replays cached ones),
 #   - the build produced no libtvm_ffi.so and no libtvm_ffi.a (a dependent
 #     pays for neither),
 #   - src/main.rs is the README's Rust snippet, word for word,
@@ -17,12 +18,15 @@ ok() { echo "ok: $1"; passed=$((passed + 1)); }
 # target directory afterwards (to reuse its dependencies): what an earlier
 # run left there is not this build's.
 find "$target" \( -name libtvm_ffi.so -o -name libtvm_ffi.a \) -delete 2>/dev/null || true
-CARGO_TARGET_DIR="$target" cargo build --locked --quiet --manifest-path "$here/Cargo.toml"
+mkdir -p "$target"
+CARGO_TARGET_DIR="$target" cargo build --locked --manifest-path "$here/Cargo.toml" 2> "$target/build.log" \
+  || { cat "$target/build.log"; exit 1; }
+if grep -i "warning" "$target/build.log"; then echo "FAILED: the dependent's build warns"; exit 1; fi
 out="$("$target/debug/rust-dependent")"
 echo "$out"
 [ "$out" = "demo.add(40, 2) = 42
 demo.add(1.5, 2): TypeError: demo.add takes two ints" ] || { echo "FAILED: unexpected output"; exit 1; }
-ok "the snippet builds against tvm-ffi-rs-rlib and runs"
+ok "the snippet builds against tvm-ffi-rs-rlib without a warning and runs"
 
 made="$(find "$target" -name libtvm_ffi.so -o -name libtvm_ffi.a | head -5)"
 [ -z "$made" ] || { echo "FAILED: the dependent's build made C library files: $made"; exit 1; }
