@@ -1,6 +1,8 @@
 //! The rlib-only package (`rlib/Cargo.toml`) builds the same sources as the
 //! top package: it must keep the same library name, build script and
-//! dependencies, or a Rust dependent would get a different library.
+//! dependencies, or a Rust dependent would get a different library. Its
+//! sources, build script and headers are links inside it to the top
+//! package's (so that `cargo package` can hold them).
 
 use std::path::Path;
 
@@ -34,18 +36,21 @@ fn the_rlib_package_builds_what_the_top_package_builds() {
     }
     let lib = section(&rlib, "lib");
     assert!(lib.contains(&r#"name = "tvm_ffi""#.to_owned()), "{lib:?}");
-    assert!(
-        lib.contains(&r#"path = "../src/lib.rs""#.to_owned()),
-        "{lib:?}"
-    );
+    assert!(lib.contains(&r#"path = "src/lib.rs""#.to_owned()), "{lib:?}");
     assert!(
         lib.contains(&r#"crate-type = ["rlib"]"#.to_owned()),
         "{lib:?}"
     );
     let package = section(&rlib, "package");
-    assert!(
-        package.contains(&r#"build = "../build.rs""#.to_owned()),
-        "{package:?}"
-    );
+    assert!(package.contains(&r#"build = "build.rs""#.to_owned()), "{package:?}");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for link in ["src", "build.rs", "include"] {
+        let (inside, top) = (root.join("rlib").join(link), root.join(link));
+        assert_eq!(
+            inside.canonicalize().unwrap(),
+            top.canonicalize().unwrap(),
+            "rlib/{link} is not the top package's {link}"
+        );
+    }
     assert!(section(&top, "lib").contains(&r#"name = "tvm_ffi""#.to_owned()));
 }

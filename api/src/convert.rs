@@ -334,6 +334,27 @@ impl<'a, T: FromAny<'a>> FromAny<'a> for Option<T> {
     }
 }
 
+/// `IntoAny` and `FromAny` for a wrapper of one object handle (`$ty(Obj)`)
+/// whose values are objects of type `$key` (index `$index`) or a subtype.
+macro_rules! object_conversions {
+    ($ty:ident, $key:literal, $index:expr) => {
+        impl $crate::convert::IntoAny for $ty {
+            fn into_any(self) -> $crate::error::Result<$crate::any::Any> {
+                Ok($crate::any::Any::from_owned_obj(self.0))
+            }
+        }
+        impl<'a> $crate::convert::FromAny<'a> for $ty {
+            fn schema() -> $crate::convert::TypeSchema {
+                $crate::convert::TypeSchema::leaf($key)
+            }
+            fn from_view(v: $crate::any::AnyView<'a>) -> Option<Self> {
+                $crate::convert::object_of(v, $index).map($ty)
+            }
+        }
+    };
+}
+pub(crate) use object_conversions;
+
 /// A value that holds an object of `key`'s type or a subtype: the shared
 /// conversion of the object wrappers (Function, Tensor, Module).
 pub(crate) fn object_of(v: AnyView<'_>, type_index: i32) -> Option<Obj> {

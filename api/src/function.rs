@@ -2,7 +2,7 @@
 //! found by name, and called from Rust with typed or untyped arguments.
 
 use crate::any::{Any, AnyView};
-use crate::convert::{FromAny, IntoAny, IntoResult, TypeSchema, object_of};
+use crate::convert::{FromAny, IntoAny, IntoResult, TypeSchema};
 use crate::error::{Error, Result, check};
 use crate::export::{Args, Signature, guard};
 use crate::handle::Obj;
@@ -110,20 +110,7 @@ pub(crate) fn call_global(name: &str, args: &[AnyView<'_>]) -> Result<Any> {
     Function::get_global(name)?.call_any(args)
 }
 
-impl IntoAny for Function {
-    fn into_any(self) -> Result<Any> {
-        Ok(Any::from_owned_obj(self.0))
-    }
-}
-
-impl<'a> FromAny<'a> for Function {
-    fn schema() -> TypeSchema {
-        TypeSchema::leaf("ffi.Function")
-    }
-    fn from_view(v: AnyView<'a>) -> Option<Self> {
-        object_of(v, sys::FUNCTION).map(Function)
-    }
-}
+crate::convert::object_conversions!(Function, "ffi.Function", sys::FUNCTION);
 
 impl core::fmt::Debug for Function {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {

@@ -1,8 +1,8 @@
 //! [`Module`]: a loaded library or module tree, whose functions are looked
 //! up by name.
 
-use crate::any::{Any, AnyView};
-use crate::convert::{FromAny, IntoAny, TypeSchema, object_of};
+use crate::any::Any;
+use crate::convert::IntoAny;
 use crate::error::{Error, Result};
 use crate::function::{Function, call_global};
 use crate::handle::Obj;
@@ -40,17 +40,4 @@ impl Module {
     }
 }
 
-impl IntoAny for Module {
-    fn into_any(self) -> Result<Any> {
-        Ok(Any::from_owned_obj(self.0))
-    }
-}
-
-impl<'a> FromAny<'a> for Module {
-    fn schema() -> TypeSchema {
-        TypeSchema::leaf("ffi.Module")
-    }
-    fn from_view(v: AnyView<'a>) -> Option<Self> {
-        object_of(v, sys::MODULE).map(Module)
-    }
-}
+crate::convert::object_conversions!(Module, "ffi.Module", sys::MODULE);

@@ -3,7 +3,7 @@
 //! parameter that checks dtype, device and layout while converting.
 
 use crate::any::{Any, AnyView};
-use crate::convert::{FromAny, IntoAny, TypeSchema, object_of};
+use crate::convert::{FromAny, TypeSchema};
 use crate::error::{Error, Result, check};
 use crate::handle::Obj;
 use crate::sys::{self, DLDataType, DLDevice, DLManagedTensorVersioned, DLTensor, Handle, RawAny};
@@ -280,20 +280,7 @@ unsafe fn cpu_slice<T: Element>(dl: &DLTensor) -> core::result::Result<&[T], Str
     }
 }
 
-impl IntoAny for Tensor {
-    fn into_any(self) -> Result<Any> {
-        Ok(Any::from_owned_obj(self.0))
-    }
-}
-
-impl<'a> FromAny<'a> for Tensor {
-    fn schema() -> TypeSchema {
-        TypeSchema::leaf("ffi.Tensor")
-    }
-    fn from_view(v: AnyView<'a>) -> Option<Self> {
-        object_of(v, sys::TENSOR).map(Tensor)
-    }
-}
+crate::convert::object_conversions!(Tensor, "ffi.Tensor", sys::TENSOR);
 
 impl core::fmt::Debug for Tensor {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {

@@ -120,13 +120,13 @@ struct Node {
     weight: i64,
     count: Writable<i64>,
     #[field(skip)]
-    tracked: Tracked,
+    _tracked: Tracked,
 }
 
 #[test]
 fn objects_are_reflected_and_dropped_once() -> Result<()> {
     let before = DROPS.load(Ordering::SeqCst);
-    let node = ObjectRef::new(Node { name: "n".into(), weight: 1, count: Writable::new(2), tracked: Tracked })?;
+    let node = ObjectRef::new(Node { name: "n".into(), weight: 1, count: Writable::new(2), _tracked: Tracked })?;
     let any = node.to_any();
     assert_eq!(any.type_key(), "tvmffi_test.Node");
     assert_eq!(format!("{any:?}"), r#"tvmffi_test.Node(name="n", weight=1, count=2)"#);
