@@ -58,14 +58,21 @@ impl Function {
     /// # }
     /// ```
     pub fn from_typed<Params, F: TypedClosure<Params>>(name: &'static str, f: F) -> Result<Function> {
-        let boxed: Box<Boxed<F>> = Box::new(Boxed { sig: Signature::new(name, F::params, F::ret), f });
+        Function::from_packed(Signature::new(name, F::params, F::ret), move |args| f.invoke(args))
+    }
+    /// A function whose calls run `f` on the arguments, `sig` describing
+    /// them (what [`function!`](crate::function) and
+    /// [`Function::from_typed`] make).
+    #[doc(hidden)]
+    pub fn from_packed<F>(sig: Signature, f: F) -> Result<Function>
+    where
+        F: Fn(&Args<'_>) -> Result<Any> + Send + Sync + 'static,
+    {
+        let ctx = Box::into_raw(Box::new(Boxed { sig, f }));
         let mut out: Handle = core::ptr::null_mut();
-        let ctx = Box::into_raw(boxed);
         // SAFETY: `ctx` stays valid until the runtime calls `drop_boxed`;
         // `out` is writable.
-        let rc = unsafe {
-            sys::TVMFFIFunctionCreate(ctx.cast(), call_boxed::<Params, F>, Some(drop_boxed::<F>), &mut out)
-        };
+        let rc = unsafe { sys::TVMFFIFunctionCreate(ctx.cast(), call_boxed::<F>, Some(drop_boxed::<F>), &mut out) };
         if rc != 0 {
             // SAFETY: creation failed, so the runtime did not take `ctx`.
             drop(unsafe { Box::from_raw(ctx) });
@@ -180,8 +187,8 @@ struct Boxed<F> {
     f: F,
 }
 
-/// `TVMFFISafeCallType` of a typed closure.
-unsafe extern "C" fn call_boxed<P, F: TypedClosure<P>>(
+/// `TVMFFISafeCallType` of a function made from Rust.
+unsafe extern "C" fn call_boxed<F: Fn(&Args<'_>) -> Result<Any>>(
     ctx: *mut c_void,
     args: *const RawAny,
     num_args: i32,
@@ -192,7 +199,7 @@ unsafe extern "C" fn call_boxed<P, F: TypedClosure<P>>(
     let boxed = unsafe { &*ctx.cast::<Boxed<F>>() };
     // SAFETY: the runtime passes `num_args` valid values and a writable
     // result (the safe-call contract).
-    unsafe { crate::export::call_packed(&boxed.sig, args, num_args, result, |a| boxed.f.invoke(a)) }
+    unsafe { crate::export::call_packed(&boxed.sig, args, num_args, result, &boxed.f) }
 }
 
 unsafe extern "C" fn drop_boxed<F>(ctx: *mut c_void) {

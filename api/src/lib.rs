@@ -106,7 +106,9 @@
 //!
 //! # Globals
 //!
-//! [`Function::from_typed`] makes a function of a typed closure;
+//! [`Function::from_typed`] makes a function of a typed closure with owned
+//! parameters, [`function!`] of any closure whose parameters and result
+//! are annotated, borrowed ones too (`&str`, [`Slice`]);
 //! [`Function::register_global`] and [`Function::get_global`] name it for
 //! every language.
 //!
@@ -123,6 +125,11 @@
 //! assert_eq!(text, "hi rust hi rust");
 //! let err = greet.call::<_, String>((-1, "rust")).unwrap_err();
 //! assert_eq!(err.to_string(), "ValueError: n must be non-negative, got -1");
+//!
+//! let shout = tvmffi::function!("demo.shout", |s: &str, times: i64| -> String {
+//!     s.to_uppercase().repeat(times as usize)
+//! })?;
+//! assert_eq!(shout.call::<_, String>(("ab", 2))?, "ABAB");
 //! # Ok(())
 //! # }
 //! ```
@@ -154,7 +161,7 @@ pub use function::{Function, IntoArgs, TypedClosure};
 pub use module::Module;
 pub use object::{FieldValue, ObjectRef, ObjectType, Writable};
 pub use tensor::{DataType, Device, Element, Slice, Tensor};
-pub use tvmffi_macros::{Object, export};
+pub use tvmffi_macros::{Object, export, function};
 
 /// What the macros expand to; not part of the API.
 #[doc(hidden)]

@@ -65,6 +65,25 @@ fn argument_errors_name_the_function_the_argument_and_the_types() -> Result<()> 
 }
 
 #[test]
+fn closures_may_borrow_their_arguments() -> Result<()> {
+    let f = tvmffi::function!("test.borrow", |s: &str, x: tvmffi::Slice<f32>| -> Result<String> {
+        Ok(format!("{s}:{}", x.iter().sum::<f32>()))
+    })?;
+    let t = Tensor::from_vec(vec![1.0f32, 2.5], &[2])?;
+    assert_eq!(f.call::<_, String>(("sum", t.clone()))?, "sum:3.5");
+    let err = f.call::<_, String>(("sum",)).unwrap_err();
+    assert_eq!(
+        err.message(),
+        "Mismatched number of arguments when calling: \
+         `test.borrow(0: str, 1: Tensor<float32, cpu, contiguous>) -> str`. Expected 2 but got 1 arguments"
+    );
+    let ints = Tensor::from_vec(vec![1i64], &[1])?;
+    let err = f.call::<_, String>(("sum", ints)).unwrap_err();
+    assert!(err.message().ends_with("but got `ffi.Tensor<int64, device (1, 0)>`"), "{}", err.message());
+    Ok(())
+}
+
+#[test]
 fn panics_become_runtime_errors() -> Result<()> {
     let f = Function::from_typed("test.panics", |msg: String| -> i64 { panic!("{msg}") })?;
     let err = f.call::<_, i64>(("boom",)).unwrap_err();

@@ -66,8 +66,8 @@ fn expand_export(func: &ItemFn, name: &str) -> syn::Result<Tokens> {
         ReturnType::Default => quote!(()),
         ReturnType::Type(_, t) => quote!(#t),
     };
-    let count = types.len();
-    let index = 0..count;
+    let signature = signature(name, &types, &ret);
+    let call = call_with_args(&quote!(#ident), &types);
     let call_sym = format_ident!("__tvm_ffi_{}", name);
     let doc_sym = format_ident!("__tvm_ffi__doc_{}", name);
     let meta_sym = format_ident!("__tvm_ffi__metadata_{}", name);
@@ -87,11 +87,7 @@ fn expand_export(func: &ItemFn, name: &str) -> syn::Result<Tokens> {
     Ok(quote! {
         #func
         const _: () = {
-            static SIGNATURE: ::tvmffi::__private::Signature = ::tvmffi::__private::Signature::new(
-                #name,
-                || ::std::vec![#(<#types as ::tvmffi::FromAny<'_>>::schema()),*],
-                || <#ret as ::tvmffi::IntoResult>::schema(),
-            );
+            static SIGNATURE: ::tvmffi::__private::Signature = #signature;
             #[unsafe(no_mangle)]
             unsafe extern "C" fn #call_sym(
                 _: *mut ::core::ffi::c_void, args: *const ::tvmffi::__private::RawAny, num_args: i32,
@@ -100,10 +96,7 @@ fn expand_export(func: &ItemFn, name: &str) -> syn::Result<Tokens> {
                 // SAFETY: the runtime calls with the safe-call contract
                 // (`num_args` valid values, a writable result).
                 unsafe {
-                    ::tvmffi::__private::call_packed(&SIGNATURE, args, num_args, result, |args| {
-                        args.expect_len(#count)?;
-                        ::tvmffi::IntoResult::into_result(#ident(#(args.get::<#types>(#index)?),*))
-                    })
+                    ::tvmffi::__private::call_packed(&SIGNATURE, args, num_args, result, |args| #call)
                 }
             }
             #doc_export
@@ -117,6 +110,66 @@ fn expand_export(func: &ItemFn, name: &str) -> syn::Result<Tokens> {
             }
         };
     })
+}
+
+/// `Signature::new(name, params, ret)` of a function of these types.
+fn signature(name: &str, types: &[syn::Type], ret: &Tokens) -> Tokens {
+    quote! {
+        ::tvmffi::__private::Signature::new(
+            #name,
+            || ::std::vec![#(<#types as ::tvmffi::FromAny<'_>>::schema()),*],
+            || <#ret as ::tvmffi::IntoResult>::schema(),
+        )
+    }
+}
+
+/// The body run per call on `args`: checks the count, converts each
+/// argument to its type and calls `callee`.
+fn call_with_args(callee: &Tokens, types: &[syn::Type]) -> Tokens {
+    let count = types.len();
+    let index = 0..count;
+    quote! {{
+        args.expect_len(#count)?;
+        ::tvmffi::IntoResult::into_result(#callee(#(args.get::<#types>(#index)?),*))
+    }}
+}
+
+/// Makes a `tvmffi::Function` of a closure, like `Function::from_typed`,
+/// but its parameters may borrow from the arguments (`&str`,
+/// `tvmffi::Slice<T>`). Every parameter and the result are annotated:
+///
+/// ```ignore
+/// let shout = tvmffi::function!("demo.shout", |s: &str, times: i64| -> String {
+///     s.to_uppercase().repeat(times as usize)
+/// })?;
+/// ```
+#[proc_macro]
+pub fn function(input: TokenStream) -> TokenStream {
+    let parser = syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated;
+    let items = parse_macro_input!(input with parser);
+    expand_function(items.into_iter().collect()).unwrap_or_else(Error::into_compile_error).into()
+}
+
+fn expand_function(items: Vec<Expr>) -> syn::Result<Tokens> {
+    let [Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(name), .. }), Expr::Closure(closure)] = items.as_slice() else {
+        return Err(Error::new(Span::call_site(), "expected `function!(\"name\", |a: T, ..| -> R { .. })`"));
+    };
+    let mut types = Vec::new();
+    for input in &closure.inputs {
+        match input {
+            syn::Pat::Type(t) => types.push((*t.ty).clone()),
+            other => return Err(Error::new(other.span(), "annotate each parameter's type (`x: i64`)")),
+        }
+    }
+    let ReturnType::Type(_, ret) = &closure.output else {
+        return Err(Error::new(closure.span(), "annotate the closure's result (`-> T`)"));
+    };
+    let signature = signature(&name.value(), &types, &quote!(#ret));
+    let call = call_with_args(&quote!(callee), &types);
+    Ok(quote! {{
+        let callee = #closure;
+        ::tvmffi::Function::from_packed(#signature, move |args: &::tvmffi::__private::Args<'_>| #call)
+    }})
 }
 
 /// The doc comment, one line per `///` line, without rustdoc's leading space.

@@ -17,7 +17,8 @@ struct Counter {
 }
 
 fn global_from_closure() -> Result<()> {
-    let greet = Function::from_typed("host.greet", |n: i64, who: String, loud: bool| -> Result<String> {
+    // `function!` lets a closure borrow its arguments (`who: &str`).
+    let greet = tvmffi::function!("host.greet", |n: i64, who: &str, loud: bool| -> Result<String> {
         ensure!(n >= 0, ValueError, "n must be non-negative, got {n}");
         let text = vec![format!("hi {who}"); n as usize].join(", ");
         Ok(if loud { text.to_uppercase() } else { text })
