@@ -63,6 +63,15 @@ package() { # cargo package arguments...
   CARGO_TARGET_DIR="$dep_target" cargo package --locked --quiet --allow-dirty "$@" \
     2> "$root/target/package-check.log" || { cat "$root/target/package-check.log"; fail "cargo package $*"; }
 }
+# Cargo takes a registry crate of a given version as immutable: it reuses
+# the copy it unpacked and the build it made of it. The packages verified
+# here are rebuilt with the same versions on every run, so drop both first
+# (these crates never come from crates.io; their path builds in this
+# directory are rebuilt when next used).
+rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/{tvmffi,tvmffi-macros,tvm-ffi-rs-rlib}-0.1.0
+for kind in .fingerprint build deps; do
+  rm -rf "$dep_target/debug/$kind"/{tvmffi-,tvmffi_macros-,tvmffi-macros-,libtvmffi-,libtvmffi_macros-,tvm-ffi-rs-rlib-,libtvm_ffi-,tvm_ffi-}*
+done
 package --no-verify -p tvm-ffi-rs
 package -p tvm-ffi-rs-rlib -p tvmffi-macros -p tvmffi
 for crate in tvm-ffi-rs tvm-ffi-rs-rlib tvmffi-macros tvmffi; do
