@@ -22,7 +22,13 @@ fn main() {
     let target_os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
     // The C++ layer: ModuleObj's vtable and typeinfo, the exported C++
     // functions, and the exception <-> raised-error crossings.
-    let compiled = cc::Build::new()
+    let mut cxx = cc::Build::new();
+    if target_os == "linux" {
+        // ELF lets another object interpose an exported function; calls
+        // inside the layer need not allow for it (Mach-O and PE never do).
+        cxx.flag_if_supported("-fno-semantic-interposition");
+    }
+    let compiled = cxx
         .cpp(true)
         .std("c++17")
         .include(format!("{root}/include"))
@@ -30,7 +36,6 @@ fn main() {
             format!("{root}/src/cxx/module.cc"),
             format!("{root}/src/cxx/functions.cc"),
         ])
-        .flag_if_supported("-fno-semantic-interposition")
         .warnings(true)
         .extra_warnings(true)
         .warnings_into_errors(true)
@@ -70,6 +75,29 @@ fn main() {
         let shim = install_link_shim(Path::new(&root));
         println!("cargo:rustc-cdylib-link-arg=-B{}/", shim.display());
     }
+    if target_os == "macos" && builds_cdylib {
+        // Found through the loader's run paths, as the official dylib is.
+        println!("cargo:rustc-cdylib-link-arg=-Wl,-install_name,@rpath/libtvm_ffi.dylib");
+        // The same C++ symbols as on Linux, in Mach-O's spelling; ld64
+        // exports the union of rustc's list and this one.
+        let list = macos_export_list(Path::new(&root));
+        println!("cargo:rustc-cdylib-link-arg=-Wl,-exported_symbols_list,{}", list.display());
+    }
+}
+
+/// Writes the C++ symbols of `src/cxx/exports.map` as a Mach-O exported
+/// symbols list (a leading `_` on each name) into OUT_DIR; returns its path.
+fn macos_export_list(root: &Path) -> PathBuf {
+    let map = std::fs::read_to_string(root.join("src/cxx/exports.map")).expect("read src/cxx/exports.map");
+    let names: String = map
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("_Z") && l.ends_with(';'))
+        .map(|l| format!("_{}\n", l.trim_end_matches(';')))
+        .collect();
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR")).join("exports.macos");
+    std::fs::write(&out, names).expect("write the macOS export list");
+    out
 }
 
 /// Installs `src/cxx/link-shim.sh` into OUT_DIR as `ld`, `ld.bfd`, `ld.gold`,

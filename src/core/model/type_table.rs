@@ -9,6 +9,7 @@ use crate::core::model::any::{Any, AnyView};
 use crate::core::model::error::{Error, ErrorKind, Result};
 use crate::core::model::lineage::MAX_TYPE_INDEX;
 use crate::core::model::object::ObjectRef;
+use crate::core::model::std_hash;
 use core::sync::atomic::{AtomicU64, Ordering};
 use std::collections::HashMap;
 use std::sync::{LazyLock, Mutex, MutexGuard};
@@ -312,32 +313,6 @@ fn builtin_metadata(total_size: i32) -> TVMFFITypeMetadata {
     }
 }
 
-/// libstdc++'s `std::hash<std::string_view>` on 64-bit targets
-/// (`_Hash_bytes` with seed 0xc70f6907), which the reference stores as
-/// `type_key_hash`.
-pub fn libstdcxx_hash(bytes: &[u8]) -> u64 {
-    const MUL: u64 = (0xc6a4_a793u64 << 32) + 0x5bd1_e995;
-    let shift_mix = |v: u64| v ^ (v >> 47);
-    let mut hash = 0xc70f_6907u64 ^ (bytes.len() as u64).wrapping_mul(MUL);
-    let mut chunks = bytes.chunks_exact(8);
-    for chunk in &mut chunks {
-        let data = u64::from_le_bytes(chunk.try_into().expect("8-byte chunk"));
-        hash ^= shift_mix(data.wrapping_mul(MUL)).wrapping_mul(MUL);
-        hash = hash.wrapping_mul(MUL);
-    }
-    let rest = chunks.remainder();
-    if !rest.is_empty() {
-        let data = rest
-            .iter()
-            .rev()
-            .fold(0u64, |acc, &b| (acc << 8) | u64::from(b));
-        hash ^= data;
-        hash = hash.wrapping_mul(MUL);
-    }
-    hash = shift_mix(hash).wrapping_mul(MUL);
-    shift_mix(hash)
-}
-
 impl Table {
     fn with_builtins() -> Table {
         let mut t = Table {
@@ -532,7 +507,7 @@ impl Table {
                 type_depth: depth,
                 type_key,
                 type_ancestors: core::ptr::null(),
-                type_key_hash: libstdcxx_hash(key),
+                type_key_hash: std_hash::string_hash(key),
                 num_fields: 0,
                 num_methods: 0,
                 fields: core::ptr::null(),
@@ -906,14 +881,6 @@ pub fn attr_column(name: &[u8]) -> *const TVMFFITypeAttrColumn {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn key_hash_matches_libstdcxx() {
-        // Values read from the official library's TVMFFITypeInfo records.
-        assert_eq!(libstdcxx_hash(b"ffi.Object"), 0x33a2_11b2_74fa_0106);
-        assert_eq!(libstdcxx_hash(b"None"), 0xfb6a_c968_ce0c_a5aa);
-        assert_eq!(libstdcxx_hash(b"TVMFFIByteArray*"), 0x3251_9e4e_9ab6_31a9);
-    }
 
     #[test]
     fn dynamic_types_take_parent_slots_then_overflow() {
