@@ -81,21 +81,26 @@ fn main() {
         // The same C++ symbols as on Linux, in Mach-O's spelling; ld64
         // exports the union of rustc's list and this one.
         let list = macos_export_list(Path::new(&root));
-        println!("cargo:rustc-cdylib-link-arg=-Wl,-exported_symbols_list,{}", list.display());
+        println!(
+            "cargo:rustc-cdylib-link-arg=-Wl,-exported_symbols_list,{}",
+            list.display()
+        );
     }
 }
 
 /// Writes the C++ symbols of `src/cxx/exports.map` as a Mach-O exported
 /// symbols list (a leading `_` on each name) into OUT_DIR; returns its path.
 fn macos_export_list(root: &Path) -> PathBuf {
-    let map = std::fs::read_to_string(root.join("src/cxx/exports.map")).expect("read src/cxx/exports.map");
+    let map = std::fs::read_to_string(root.join("src/cxx/exports.map"))
+        .expect("read src/cxx/exports.map");
     let names: String = map
         .lines()
         .map(str::trim)
         .filter(|l| l.starts_with("_Z") && l.ends_with(';'))
         .map(|l| format!("_{}\n", l.trim_end_matches(';')))
         .collect();
-    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR")).join("exports.macos");
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"))
+        .join("exports.macos");
     std::fs::write(&out, names).expect("write the macOS export list");
     out
 }

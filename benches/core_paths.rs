@@ -6,8 +6,8 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
 use std::os::raw::{c_int, c_void};
 use tvm_ffi::abi::*;
-use tvm_ffi::core::{Any, Function};
 use tvm_ffi::capi::*;
+use tvm_ffi::core::{Any, Function};
 
 unsafe extern "C" fn nop(
     _: *mut c_void,

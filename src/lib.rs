@@ -40,7 +40,6 @@ pub mod core;
 /// cbindgen:ignore
 pub mod module;
 
-
 /// Who describes the built-in types beyond their keys and indices (layouts,
 /// methods, attributes). The type table runs them when it is first touched.
 pub(crate) const BUILTIN_TYPES: &[fn(&mut core::model::type_table::Table)] =

@@ -3,9 +3,9 @@
 
 use ::core::ptr::null_mut;
 use tvm_ffi::abi::*;
+use tvm_ffi::capi::*;
 use tvm_ffi::core::take_raised;
 use tvm_ffi::core::{Any, Error, Function};
-use tvm_ffi::capi::*;
 
 /// Kind and message of the raised error (which is taken).
 fn raised() -> (String, String) {

@@ -792,12 +792,15 @@ static CAPTURED: std::sync::Mutex<String> = std::sync::Mutex::new(String::new())
 extern "C" fn capture_backtrace() {
     // SAFETY: NULL location, as the C API allows; the answer lives until
     // the next call on this thread.
-    let bt = unsafe { &*tvm_ffi::capi::TVMFFIBacktrace(core::ptr::null(), 0, core::ptr::null(), 1) };
+    let bt =
+        unsafe { &*tvm_ffi::capi::TVMFFIBacktrace(core::ptr::null(), 0, core::ptr::null(), 1) };
     // SAFETY: the byte array the call answered.
     let text = unsafe { std::slice::from_raw_parts(bt.data.cast::<u8>(), bt.size) };
     let mut captured = String::from_utf8_lossy(text).into_owned();
     // SAFETY: NUL-terminated kind and message.
-    unsafe { tvm_ffi::capi::TVMFFIErrorSetRaisedFromCStr(c"ValueError".as_ptr(), c"boom".as_ptr()) };
+    unsafe {
+        tvm_ffi::capi::TVMFFIErrorSetRaisedFromCStr(c"ValueError".as_ptr(), c"boom".as_ptr())
+    };
     let raised = tvm_ffi::core::take_raised().unwrap();
     let cell = tvm_ffi::core::error_cell(&raised).unwrap();
     // SAFETY: the error's backtrace bytes, alive with `raised`.

@@ -36,13 +36,19 @@ fn the_rlib_package_builds_what_the_top_package_builds() {
     }
     let lib = section(&rlib, "lib");
     assert!(lib.contains(&r#"name = "tvm_ffi""#.to_owned()), "{lib:?}");
-    assert!(lib.contains(&r#"path = "src/lib.rs""#.to_owned()), "{lib:?}");
+    assert!(
+        lib.contains(&r#"path = "src/lib.rs""#.to_owned()),
+        "{lib:?}"
+    );
     assert!(
         lib.contains(&r#"crate-type = ["rlib"]"#.to_owned()),
         "{lib:?}"
     );
     let package = section(&rlib, "package");
-    assert!(package.contains(&r#"build = "build.rs""#.to_owned()), "{package:?}");
+    assert!(
+        package.contains(&r#"build = "build.rs""#.to_owned()),
+        "{package:?}"
+    );
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     for link in ["src", "build.rs", "include"] {
         let (inside, top) = (root.join("rlib").join(link), root.join(link));

@@ -10,9 +10,9 @@ use std::ffi::CString;
 use std::path::Path;
 use std::sync::Barrier;
 use tvm_ffi::abi::*;
+use tvm_ffi::capi::*;
 use tvm_ffi::core::{Any, Function};
 use tvm_ffi::core::{TextKind, make_text};
-use tvm_ffi::capi::*;
 
 const THREADS: usize = 8;
 const ROUNDS: i64 = 2000;

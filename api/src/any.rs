@@ -54,14 +54,22 @@ impl Any {
     }
     /// The value holding a new reference.
     pub(crate) fn from_obj(obj: &Obj) -> Any {
-        let raw = RawAny { type_index: obj.type_index(), small_len: 0, bits: obj.handle() as u64 };
+        let raw = RawAny {
+            type_index: obj.type_index(),
+            small_len: 0,
+            bits: obj.handle() as u64,
+        };
         // SAFETY: `raw` names a live object; the clone takes its reference.
         let borrowed = ManuallyDrop::new(unsafe { Any::from_raw(raw) });
         Any::clone(&borrowed)
     }
     /// The value, giving up this reference.
     pub(crate) fn from_owned_obj(obj: Obj) -> Any {
-        let raw = RawAny { type_index: obj.type_index(), small_len: 0, bits: obj.handle() as u64 };
+        let raw = RawAny {
+            type_index: obj.type_index(),
+            small_len: 0,
+            bits: obj.handle() as u64,
+        };
         core::mem::forget(obj);
         // SAFETY: our reference moves into the value.
         unsafe { Any::from_raw(raw) }
@@ -130,6 +138,7 @@ impl<'a> AnyView<'a> {
     }
     /// The object it holds, if any.
     pub(crate) fn object(&self) -> Option<sys::Handle> {
-        (self.0.type_index >= sys::OBJECT_BEGIN && self.0.bits != 0).then_some(self.0.bits as sys::Handle)
+        (self.0.type_index >= sys::OBJECT_BEGIN && self.0.bits != 0)
+            .then_some(self.0.bits as sys::Handle)
     }
 }

@@ -12,7 +12,10 @@ use std::hash::Hash;
 
 impl<T: IntoAny> IntoAny for Vec<T> {
     fn into_any(self) -> Result<Any> {
-        let items = self.into_iter().map(IntoAny::into_any).collect::<Result<Vec<Any>>>()?;
+        let items = self
+            .into_iter()
+            .map(IntoAny::into_any)
+            .collect::<Result<Vec<Any>>>()?;
         let views: Vec<AnyView<'_>> = items.iter().map(Any::view).collect();
         call_global("ffi.Array", &views)
     }
@@ -26,7 +29,11 @@ fn array_items<'a>(v: AnyView<'a>) -> Option<&'a [RawAny]> {
     let h = v.object()?;
     // SAFETY: an array's cell is a `TVMFFISeqCell` whose `data` holds `size`
     // values, alive while the array is (for 'a).
-    let cell = unsafe { &*h.cast::<u8>().add(size_of::<sys::ObjectHeader>()).cast::<sys::SeqCell>() };
+    let cell = unsafe {
+        &*h.cast::<u8>()
+            .add(size_of::<sys::ObjectHeader>())
+            .cast::<sys::SeqCell>()
+    };
     let len = usize::try_from(cell.size).ok()?;
     if len == 0 {
         return Some(&[]);
@@ -40,7 +47,10 @@ impl<'a, T: FromAny<'a>> FromAny<'a> for Vec<T> {
         TypeSchema::generic("ffi.Array", "Array", vec![T::schema()])
     }
     fn from_view(v: AnyView<'a>) -> Option<Self> {
-        array_items(v)?.iter().map(|raw| T::from_view(AnyView::new(raw))).collect()
+        array_items(v)?
+            .iter()
+            .map(|raw| T::from_view(AnyView::new(raw)))
+            .collect()
     }
 }
 

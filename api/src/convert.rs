@@ -20,12 +20,24 @@ pub struct TypeSchema {
 impl TypeSchema {
     /// A type without arguments shown by its name (`ffi.Tensor`).
     pub const fn leaf(name: &'static str) -> TypeSchema {
-        TypeSchema { json: name, text: name, args: Vec::new() }
+        TypeSchema {
+            json: name,
+            text: name,
+            args: Vec::new(),
+        }
     }
     pub(crate) const fn named(json: &'static str, text: &'static str) -> TypeSchema {
-        TypeSchema { json, text, args: Vec::new() }
+        TypeSchema {
+            json,
+            text,
+            args: Vec::new(),
+        }
     }
-    pub(crate) fn generic(json: &'static str, text: &'static str, args: Vec<TypeSchema>) -> TypeSchema {
+    pub(crate) fn generic(
+        json: &'static str,
+        text: &'static str,
+        args: Vec<TypeSchema>,
+    ) -> TypeSchema {
         TypeSchema { json, text, args }
     }
     /// The JSON form.
@@ -111,7 +123,13 @@ impl<T: IntoAny + for<'a> FromAny<'a>, E: Into<Error>> IntoResult for core::resu
 
 fn scalar(type_index: i32, bits: u64) -> Any {
     // SAFETY: a scalar holds no reference.
-    unsafe { Any::from_raw(RawAny { type_index, small_len: 0, bits }) }
+    unsafe {
+        Any::from_raw(RawAny {
+            type_index,
+            small_len: 0,
+            bits,
+        })
+    }
 }
 
 impl IntoAny for Any {
@@ -231,7 +249,11 @@ impl<'a> FromAny<'a> for f32 {
 /// The bytes of a string or bytes value (`want_str` picks which family).
 fn text_bytes<'a>(v: AnyView<'a>, want_str: bool) -> Option<&'a [u8]> {
     let raw = v.raw();
-    let (small, object) = if want_str { (sys::SMALL_STR, sys::STR) } else { (sys::SMALL_BYTES, sys::BYTES) };
+    let (small, object) = if want_str {
+        (sys::SMALL_STR, sys::STR)
+    } else {
+        (sys::SMALL_BYTES, sys::BYTES)
+    };
     match raw.type_index {
         t if t == small => {
             let len = (raw.small_len as usize).min(8);
@@ -243,12 +265,20 @@ fn text_bytes<'a>(v: AnyView<'a>, want_str: bool) -> Option<&'a [u8]> {
             let h = v.object()?;
             // SAFETY: a string/bytes object's cell is a byte array valid
             // while the object lives, which the view guarantees for 'a.
-            Some(unsafe { (*h.cast::<u8>().add(size_of::<sys::ObjectHeader>()).cast::<ByteArray>()).bytes() })
+            Some(unsafe {
+                (*h.cast::<u8>()
+                    .add(size_of::<sys::ObjectHeader>())
+                    .cast::<ByteArray>())
+                .bytes()
+            })
         }
         sys::RAW_STR if want_str && raw.bits != 0 => {
             // SAFETY: a raw string argument is NUL-terminated and valid for
             // the call.
-            Some(unsafe { core::ffi::CStr::from_ptr(raw.bits as *const core::ffi::c_char) }.to_bytes())
+            Some(
+                unsafe { core::ffi::CStr::from_ptr(raw.bits as *const core::ffi::c_char) }
+                    .to_bytes(),
+            )
         }
         sys::BYTE_ARRAY_PTR if !want_str && raw.bits != 0 => {
             // SAFETY: a byte-array argument is valid for the call.
@@ -263,7 +293,11 @@ fn new_text(bytes: &[u8], string: bool) -> Result<Any> {
     let input = ByteArray::of(bytes);
     // SAFETY: `input` borrows live bytes; `out` is writable.
     let rc = unsafe {
-        if string { sys::TVMFFIStringFromByteArray(&input, &mut out) } else { sys::TVMFFIBytesFromByteArray(&input, &mut out) }
+        if string {
+            sys::TVMFFIStringFromByteArray(&input, &mut out)
+        } else {
+            sys::TVMFFIBytesFromByteArray(&input, &mut out)
+        }
     };
     crate::error::check(rc)?;
     // SAFETY: an owned value from the runtime.
@@ -330,7 +364,11 @@ impl<'a, T: FromAny<'a>> FromAny<'a> for Option<T> {
         TypeSchema::generic("Optional", "Optional", vec![T::schema()])
     }
     fn from_view(v: AnyView<'a>) -> Option<Self> {
-        if v.type_index() == sys::NONE { Some(None) } else { T::from_view(v).map(Some) }
+        if v.type_index() == sys::NONE {
+            Some(None)
+        } else {
+            T::from_view(v).map(Some)
+        }
     }
 }
 

@@ -26,7 +26,12 @@ struct Parts {
 impl Error {
     /// An error of `kind` (`ValueError`, `TypeError`, `RuntimeError`, ...).
     pub fn new(kind: impl Into<String>, message: impl Into<String>) -> Error {
-        Error(Box::new(Parts { kind: kind.into(), message: message.into(), backtrace: String::new(), cause: None }))
+        Error(Box::new(Parts {
+            kind: kind.into(),
+            message: message.into(),
+            backtrace: String::new(),
+            cause: None,
+        }))
     }
     /// A `ValueError`.
     pub fn value_error(message: impl Into<String>) -> Error {
@@ -71,7 +76,8 @@ impl Error {
         let line = i32::try_from(line).unwrap_or(i32::MAX);
         // SAFETY: NUL-terminated strings; the result is NULL or a byte array
         // valid until the next call on this thread, copied at once.
-        let text = unsafe { sys::TVMFFIBacktrace(file.as_ptr(), line, function.as_ptr(), 0).as_ref() };
+        let text =
+            unsafe { sys::TVMFFIBacktrace(file.as_ptr(), line, function.as_ptr(), 0).as_ref() };
         // SAFETY: the runtime's byte array is readable for its size.
         if let Some(bytes) = text.map(|t| unsafe { t.bytes() }) {
             self.0.backtrace = String::from_utf8_lossy(bytes).into_owned();
@@ -99,14 +105,20 @@ impl Error {
             // SAFETY: an error object's cell follows its header; its byte
             // arrays are valid while the object lives (it does: `obj`
             // holds the head, and each holds its cause).
-            let cell = unsafe { &*h.cast::<u8>().add(size_of::<sys::ObjectHeader>()).cast::<sys::ErrorCell>() };
+            let cell = unsafe {
+                &*h.cast::<u8>()
+                    .add(size_of::<sys::ObjectHeader>())
+                    .cast::<sys::ErrorCell>()
+            };
             // SAFETY: as above.
             let text = |b: &ByteArray| String::from_utf8_lossy(unsafe { b.bytes() }).into_owned();
             chain.push(Error::new(text(&cell.kind), text(&cell.message)));
             chain.last_mut().expect("just pushed").0.backtrace = text(&cell.backtrace);
             next = Some(cell.cause_chain);
         }
-        let mut err = chain.pop().unwrap_or_else(|| Error::runtime_error("invalid error object"));
+        let mut err = chain
+            .pop()
+            .unwrap_or_else(|| Error::runtime_error("invalid error object"));
         while let Some(outer) = chain.pop() {
             err = outer.with_cause(err);
         }
@@ -153,7 +165,11 @@ impl Error {
 
 /// Turns a C call's status into a `Result`.
 pub(crate) fn check(rc: i32) -> Result<()> {
-    if rc == 0 { Ok(()) } else { Err(Error::take_raised()) }
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(Error::take_raised())
+    }
 }
 
 impl core::fmt::Display for Error {

@@ -19,15 +19,32 @@ pub struct Signature {
 
 impl Signature {
     /// The signature of `name(params) -> ret`.
-    pub const fn new(name: &'static str, params: fn() -> Vec<TypeSchema>, ret: fn() -> TypeSchema) -> Signature {
-        Signature { name, params, ret, text: OnceLock::new() }
+    pub const fn new(
+        name: &'static str,
+        params: fn() -> Vec<TypeSchema>,
+        ret: fn() -> TypeSchema,
+    ) -> Signature {
+        Signature {
+            name,
+            params,
+            ret,
+            text: OnceLock::new(),
+        }
     }
     /// `name(0: int, 1: str) -> int`, as argument errors quote it.
     fn text(&self) -> &str {
         self.text.get_or_init(|| {
-            let params: Vec<String> =
-                (self.params)().iter().enumerate().map(|(i, p)| format!("{i}: {}", p.text())).collect();
-            format!("{}({}) -> {}", self.name, params.join(", "), (self.ret)().text())
+            let params: Vec<String> = (self.params)()
+                .iter()
+                .enumerate()
+                .map(|(i, p)| format!("{i}: {}", p.text()))
+                .collect();
+            format!(
+                "{}({}) -> {}",
+                self.name,
+                params.join(", "),
+                (self.ret)().text()
+            )
         })
     }
     /// `{"type_schema":"..."}`, as the reference's exports describe a
@@ -39,7 +56,10 @@ impl Signature {
             (self.ret)().json(),
             params.join(",")
         );
-        format!("{{\"type_schema\":\"{}\"}}", schema.replace('\\', "\\\\").replace('"', "\\\""))
+        format!(
+            "{{\"type_schema\":\"{}\"}}",
+            schema.replace('\\', "\\\\").replace('"', "\\\"")
+        )
     }
 }
 
@@ -53,7 +73,11 @@ impl<'a> Args<'a> {
     /// Fails with the reference's `TypeError` unless there are `n`.
     #[inline]
     pub fn expect_len(&self, n: usize) -> Result<()> {
-        if self.values.len() == n { Ok(()) } else { Err(self.count_mismatch(n)) }
+        if self.values.len() == n {
+            Ok(())
+        } else {
+            Err(self.count_mismatch(n))
+        }
     }
     #[cold]
     #[inline(never)]
@@ -114,13 +138,16 @@ pub unsafe fn call_packed(
         Ok(n) => unsafe { core::slice::from_raw_parts(args, n) },
     };
     let args = Args { sig, values };
-    guard_named(|| sig.name, || {
-        crate::runtime::check_single_runtime()?;
-        let value = body(&args)?;
-        // SAFETY: the caller's promise; the value's reference moves out.
-        unsafe { *result = value.into_raw() };
-        Ok(())
-    })
+    guard_named(
+        || sig.name,
+        || {
+            crate::runtime::check_single_runtime()?;
+            let value = body(&args)?;
+            // SAFETY: the caller's promise; the value's reference moves out.
+            unsafe { *result = value.into_raw() };
+            Ok(())
+        },
+    )
 }
 
 /// Runs `body` for a C caller: 0 on success, else the error (or the panic,

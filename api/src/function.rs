@@ -33,7 +33,11 @@ impl Function {
         // SAFETY: valid name and live function; the registry takes its own
         // reference.
         check(unsafe {
-            sys::TVMFFIFunctionSetGlobal(&ByteArray::of(name.as_bytes()), self.0.handle(), replace as i32)
+            sys::TVMFFIFunctionSetGlobal(
+                &ByteArray::of(name.as_bytes()),
+                self.0.handle(),
+                replace as i32,
+            )
         })
     }
     /// A function from a typed closure. Parameters convert from the
@@ -57,8 +61,13 @@ impl Function {
     /// # Ok(())
     /// # }
     /// ```
-    pub fn from_typed<Params, F: TypedClosure<Params>>(name: &'static str, f: F) -> Result<Function> {
-        Function::from_packed(Signature::new(name, F::params, F::ret), move |args| f.invoke(args))
+    pub fn from_typed<Params, F: TypedClosure<Params>>(
+        name: &'static str,
+        f: F,
+    ) -> Result<Function> {
+        Function::from_packed(Signature::new(name, F::params, F::ret), move |args| {
+            f.invoke(args)
+        })
     }
     /// A function whose calls run `f` on the arguments, `sig` describing
     /// them (what [`function!`](crate::function) and
@@ -72,7 +81,9 @@ impl Function {
         let mut out: Handle = core::ptr::null_mut();
         // SAFETY: `ctx` stays valid until the runtime calls `drop_boxed`;
         // `out` is writable.
-        let rc = unsafe { sys::TVMFFIFunctionCreate(ctx.cast(), call_boxed::<F>, Some(drop_boxed::<F>), &mut out) };
+        let rc = unsafe {
+            sys::TVMFFIFunctionCreate(ctx.cast(), call_boxed::<F>, Some(drop_boxed::<F>), &mut out)
+        };
         if rc != 0 {
             // SAFETY: creation failed, so the runtime did not take `ctx`.
             drop(unsafe { Box::from_raw(ctx) });
@@ -216,7 +227,15 @@ impl core::fmt::Debug for AnyView<'_> {
         match self.type_index() {
             sys::NONE => f.write_str("None"),
             sys::INT => write!(f, "{}", self.raw().bits as i64),
-            sys::BOOL => write!(f, "{}", if self.raw().bits != 0 { "True" } else { "False" }),
+            sys::BOOL => write!(
+                f,
+                "{}",
+                if self.raw().bits != 0 {
+                    "True"
+                } else {
+                    "False"
+                }
+            ),
             sys::FLOAT => write!(f, "{:?}", f64::from_bits(self.raw().bits)),
             _ => {
                 if let Some(s) = self.get::<&str>() {

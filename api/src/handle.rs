@@ -29,7 +29,12 @@ impl Obj {
     /// The bytes after the header (the object's cell).
     pub(crate) fn cell<T>(&self) -> *const T {
         // SAFETY: in bounds of a live object of a type with such a cell.
-        unsafe { self.0.cast::<u8>().add(size_of::<sys::ObjectHeader>()).cast() }
+        unsafe {
+            self.0
+                .cast::<u8>()
+                .add(size_of::<sys::ObjectHeader>())
+                .cast()
+        }
     }
 }
 

@@ -59,7 +59,10 @@ impl<T: ObjectType> ObjectRef<T> {
         });
         // SAFETY: a fresh object with one reference, now owned by `obj`.
         let obj = unsafe { Obj::from_owned(Box::into_raw(cell).cast()) };
-        Ok(ObjectRef { obj, _t: PhantomData })
+        Ok(ObjectRef {
+            obj,
+            _t: PhantomData,
+        })
     }
     /// The object as a value.
     pub fn to_any(&self) -> Any {
@@ -73,7 +76,10 @@ impl<T: ObjectType> ObjectRef<T> {
 
 impl<T: ObjectType> Clone for ObjectRef<T> {
     fn clone(&self) -> Self {
-        ObjectRef { obj: self.obj.clone(), _t: PhantomData }
+        ObjectRef {
+            obj: self.obj.clone(),
+            _t: PhantomData,
+        }
     }
 }
 
@@ -124,7 +130,9 @@ unsafe extern "C" fn create<T: ObjectType>(out: *mut Handle) -> c_int {
             0
         }
         Ok(Err(e)) => e.raise(),
-        Err(_) => Error::runtime_error(format!("{}: Default::default panicked", T::TYPE_KEY)).raise(),
+        Err(_) => {
+            Error::runtime_error(format!("{}: Default::default panicked", T::TYPE_KEY)).raise()
+        }
     }
 }
 
@@ -263,7 +271,10 @@ unsafe extern "C" fn field_get<F: FieldValue>(field: *mut c_void, out: *mut sys:
 }
 
 /// `TVMFFIFieldSetter` of a field of type `F`.
-unsafe extern "C" fn field_set<F: FieldValue>(field: *mut c_void, value: *const sys::RawAny) -> c_int {
+unsafe extern "C" fn field_set<F: FieldValue>(
+    field: *mut c_void,
+    value: *const sys::RawAny,
+) -> c_int {
     crate::export::guard("field setter", || {
         // SAFETY: the runtime passes a valid value for the call.
         let view = AnyView::new(unsafe { &*value });
@@ -316,7 +327,11 @@ pub fn register<T: ObjectType>() -> Result<i32> {
             doc: ByteArray::of(f.doc.as_bytes()),
             metadata: ByteArray::of(b"{}"),
             flags: if f.writable { sys::FIELD_WRITABLE } else { 0 }
-                | if default.is_some() { sys::FIELD_HAS_DEFAULT } else { 0 },
+                | if default.is_some() {
+                    sys::FIELD_HAS_DEFAULT
+                } else {
+                    0
+                },
             size: f.size as i64,
             alignment: f.align as i64,
             offset: f.offset as i64,
@@ -371,6 +386,9 @@ impl<'a, T: ObjectType> FromAny<'a> for ObjectRef<T> {
         if v.type_index() != index {
             return None;
         }
-        Some(ObjectRef { obj: v.new_ref()?, _t: PhantomData })
+        Some(ObjectRef {
+            obj: v.new_ref()?,
+            _t: PhantomData,
+        })
     }
 }

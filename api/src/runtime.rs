@@ -16,7 +16,10 @@ pub fn check_single_runtime() -> Result<()> {
     {
         use std::sync::OnceLock;
         static VERDICT: OnceLock<core::result::Result<(), String>> = OnceLock::new();
-        return VERDICT.get_or_init(find_other_runtime).clone().map_err(crate::error::Error::runtime_error);
+        return VERDICT
+            .get_or_init(find_other_runtime)
+            .clone()
+            .map_err(crate::error::Error::runtime_error);
     }
     #[allow(unreachable_code)]
     Ok(())
@@ -28,21 +31,35 @@ fn find_other_runtime() -> core::result::Result<(), String> {
     // The object this code is linked into holds our runtime.
     let ours = object_of(check_single_runtime as *const () as *mut c_void);
     let mut names: Vec<Vec<u8>> = Vec::new();
-    unsafe extern "C" fn collect(info: *mut libc::dl_phdr_info, _: usize, data: *mut c_void) -> c_int {
+    unsafe extern "C" fn collect(
+        info: *mut libc::dl_phdr_info,
+        _: usize,
+        data: *mut c_void,
+    ) -> c_int {
         // SAFETY: the loader passes a valid entry, and `data` is the vector
         // below, used only during the walk.
         let (info, names) = unsafe { (&*info, &mut *data.cast::<Vec<Vec<u8>>>()) };
         if !info.dlpi_name.is_null() {
             // SAFETY: a NUL-terminated name owned by the loader.
-            names.push(unsafe { CStr::from_ptr(info.dlpi_name) }.to_bytes().to_vec());
+            names.push(
+                unsafe { CStr::from_ptr(info.dlpi_name) }
+                    .to_bytes()
+                    .to_vec(),
+            );
         }
         0
     }
     // SAFETY: the callback matches the loader's contract.
     unsafe { libc::dl_iterate_phdr(Some(collect), (&mut names as *mut Vec<Vec<u8>>).cast()) };
     for name in names {
-        let Ok(cname) = std::ffi::CString::new(name) else { continue };
-        let path = if cname.is_empty() { core::ptr::null() } else { cname.as_ptr() };
+        let Ok(cname) = std::ffi::CString::new(name) else {
+            continue;
+        };
+        let path = if cname.is_empty() {
+            core::ptr::null()
+        } else {
+            cname.as_ptr()
+        };
         // SAFETY: RTLD_NOLOAD only takes a new reference to a loaded
         // object (released below); NULL names the program.
         let handle = unsafe { libc::dlopen(path, libc::RTLD_LAZY | libc::RTLD_NOLOAD) };
@@ -78,6 +95,8 @@ fn object_of(addr: *mut core::ffi::c_void) -> Option<(usize, String)> {
         return None;
     }
     // SAFETY: a NUL-terminated name owned by the loader.
-    let name = unsafe { core::ffi::CStr::from_ptr(info.dli_fname) }.to_string_lossy().into_owned();
+    let name = unsafe { core::ffi::CStr::from_ptr(info.dli_fname) }
+        .to_string_lossy()
+        .into_owned();
     Some((info.dli_fbase as usize, name))
 }

@@ -25,7 +25,10 @@ pub struct ByteArray {
 impl ByteArray {
     /// A view of `s` (valid while `s` is).
     pub fn of(s: &[u8]) -> ByteArray {
-        ByteArray { data: s.as_ptr().cast(), size: s.len() }
+        ByteArray {
+            data: s.as_ptr().cast(),
+            size: s.len(),
+        }
     }
     /// The bytes.
     ///
@@ -54,7 +57,11 @@ pub struct RawAny {
 
 impl RawAny {
     /// `None`.
-    pub const NONE: RawAny = RawAny { type_index: NONE, small_len: 0, bits: 0 };
+    pub const NONE: RawAny = RawAny {
+        type_index: NONE,
+        small_len: 0,
+        bits: 0,
+    };
 }
 
 /// `TVMFFIObject`: the header every object starts with.

@@ -43,9 +43,15 @@ pub struct DataType(pub DLDataType);
 impl DataType {
     /// Parses `float32`, `int8`, `bfloat16`, ... as the runtime does.
     pub fn parse(text: &str) -> Result<DataType> {
-        let mut out = DLDataType { code: DLDataTypeCode(0), bits: 0, lanes: 0 };
+        let mut out = DLDataType {
+            code: DLDataTypeCode(0),
+            bits: 0,
+            lanes: 0,
+        };
         // SAFETY: valid text; writable out.
-        check(unsafe { sys::TVMFFIDataTypeFromString(&sys::ByteArray::of(text.as_bytes()), &mut out) })?;
+        check(unsafe {
+            sys::TVMFFIDataTypeFromString(&sys::ByteArray::of(text.as_bytes()), &mut out)
+        })?;
         Ok(DataType(out))
     }
     /// Bytes per element (rounded up to whole bytes).
@@ -69,7 +75,11 @@ impl core::fmt::Display for DataType {
             .then(|| unsafe { Any::from_raw(out) });
         match text.as_ref().and_then(|t| t.get::<&str>()) {
             Some(s) => f.write_str(s),
-            None => write!(f, "dtype({}, {}, {})", self.0.code.0, self.0.bits, self.0.lanes),
+            None => write!(
+                f,
+                "dtype({}, {}, {})",
+                self.0.code.0, self.0.bits, self.0.lanes
+            ),
         }
     }
 }
@@ -104,7 +114,13 @@ impl Tensor {
                 data.len()
             )));
         }
-        Tensor::adopt(Box::new(Owned { data, shape: shape.to_vec() }), T::DTYPE)
+        Tensor::adopt(
+            Box::new(Owned {
+                data,
+                shape: shape.to_vec(),
+            }),
+            T::DTYPE,
+        )
     }
     /// A zero-filled CPU tensor of `shape` and `dtype`. Other devices
     /// allocate through their framework (pass their tensors in instead).
@@ -118,15 +134,29 @@ impl Tensor {
         let bytes = numel(shape)?
             .checked_mul(dtype.element_bytes() as u64)
             .filter(|b| *b <= isize::MAX as u64)
-            .ok_or_else(|| Error::value_error(format!("Tensor::empty: {shape:?} of {dtype} is too large")))?;
+            .ok_or_else(|| {
+                Error::value_error(format!("Tensor::empty: {shape:?} of {dtype} is too large"))
+            })?;
         let chunks = vec![Chunk([0; 64]); (bytes as usize).div_ceil(64)];
-        Tensor::adopt(Box::new(Owned { data: chunks, shape: shape.to_vec() }), dtype)
+        Tensor::adopt(
+            Box::new(Owned {
+                data: chunks,
+                shape: shape.to_vec(),
+            }),
+            dtype,
+        )
     }
     /// Hands `owned` to the runtime as a DLPack tensor it releases.
     fn adopt<T: Send + 'static>(owned: Box<Owned<T>>, dtype: DataType) -> Result<Tensor> {
         let owned = Box::into_raw(owned);
         // SAFETY: `owned` is ours until the deleter runs.
-        let (data, shape, ndim) = unsafe { ((*owned).data.as_ptr() as *mut c_void, (*owned).shape.as_mut_ptr(), (*owned).shape.len()) };
+        let (data, shape, ndim) = unsafe {
+            (
+                (*owned).data.as_ptr() as *mut c_void,
+                (*owned).shape.as_mut_ptr(),
+                (*owned).shape.len(),
+            )
+        };
         let managed = Box::into_raw(Box::new(DLManagedTensorVersioned {
             version: DLPackVersion { major: 1, minor: 1 },
             manager_ctx: owned.cast(),
@@ -134,7 +164,10 @@ impl Tensor {
             flags: dlpark::DlpackFlags::empty(),
             dl_tensor: DLTensor {
                 data,
-                device: DLDevice { device_type: DLDeviceType(1), device_id: 0 },
+                device: DLDevice {
+                    device_type: DLDeviceType(1),
+                    device_id: 0,
+                },
                 ndim: ndim as i32,
                 dtype: dtype.0,
                 shape,
@@ -192,7 +225,10 @@ impl Tensor {
     }
     /// The device.
     pub fn device(&self) -> Device {
-        Device { kind: self.dl().device.device_type.0, id: self.dl().device.device_id }
+        Device {
+            kind: self.dl().device.device_type.0,
+            id: self.dl().device.device_id,
+        }
     }
     /// The elements, if the tensor is a contiguous CPU tensor of `T`.
     pub fn as_slice<T: Element>(&self) -> Result<&[T]> {
@@ -224,9 +260,14 @@ unsafe extern "C" fn release_owned<T>(managed: *mut DLManagedTensorVersioned) {
 
 fn numel(shape: &[i64]) -> Result<u64> {
     shape.iter().try_fold(1u64, |n, &d| {
-        u64::try_from(d).ok().and_then(|d| n.checked_mul(d)).ok_or_else(|| {
-            Error::value_error(format!("invalid shape {shape:?}: negative or too many elements"))
-        })
+        u64::try_from(d)
+            .ok()
+            .and_then(|d| n.checked_mul(d))
+            .ok_or_else(|| {
+                Error::value_error(format!(
+                    "invalid shape {shape:?}: negative or too many elements"
+                ))
+            })
     })
 }
 
@@ -250,7 +291,10 @@ unsafe fn cpu_slice<T: Element>(dl: &DLTensor) -> core::result::Result<&[T], Str
         return Err(format!("a tensor of {dtype}"));
     }
     if dl.device.device_type.0 != 1 {
-        return Err(format!("a tensor on device ({}, {})", dl.device.device_type.0, dl.device.device_id));
+        return Err(format!(
+            "a tensor on device ({}, {})",
+            dl.device.device_type.0, dl.device.device_id
+        ));
     }
     // SAFETY: the caller's promise.
     let shape = unsafe { shape_of(dl) };
@@ -261,7 +305,9 @@ unsafe fn cpu_slice<T: Element>(dl: &DLTensor) -> core::result::Result<&[T], Str
         let mut expect = 1i64;
         for (&d, &s) in shape.iter().zip(strides).rev() {
             if d != 1 && s != expect {
-                return Err(format!("a non-contiguous tensor (shape {shape:?}, strides {strides:?})"));
+                return Err(format!(
+                    "a non-contiguous tensor (shape {shape:?}, strides {strides:?})"
+                ));
             }
             expect = expect.saturating_mul(d);
         }
@@ -271,7 +317,11 @@ unsafe fn cpu_slice<T: Element>(dl: &DLTensor) -> core::result::Result<&[T], Str
     }
     let addr = (dl.data as usize).checked_add(dl.byte_offset as usize);
     match addr {
-        Some(a) if a != 0 && a % align_of::<T>() == 0 && numel <= (isize::MAX as u64) / size_of::<T>() as u64 => {
+        Some(a)
+            if a != 0
+                && a % align_of::<T>() == 0
+                && numel <= (isize::MAX as u64) / size_of::<T>() as u64 =>
+        {
             // SAFETY: a CPU tensor of `numel` elements of `T` at `a`, alive
             // while `dl` is borrowed (the caller's promise).
             Ok(unsafe { core::slice::from_raw_parts(a as *const T, numel as usize) })
@@ -284,7 +334,13 @@ crate::convert::object_conversions!(Tensor, "ffi.Tensor", sys::TENSOR);
 
 impl core::fmt::Debug for Tensor {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(f, "Tensor(shape={:?}, dtype={}, device={:?})", self.shape(), self.dtype(), self.device())
+        write!(
+            f,
+            "Tensor(shape={:?}, dtype={}, device={:?})",
+            self.shape(),
+            self.dtype(),
+            self.device()
+        )
     }
 }
 
@@ -322,18 +378,30 @@ impl<'a, T: Element> FromAny<'a> for Slice<'a, T> {
         } else if crate::types::is_instance(raw.type_index, sys::TENSOR) && raw.bits != 0 {
             // SAFETY: a tensor's cell is its DLTensor; the view keeps the
             // tensor alive for 'a.
-            unsafe { &*(raw.bits as *const u8).add(size_of::<sys::ObjectHeader>()).cast::<DLTensor>() }
+            unsafe {
+                &*(raw.bits as *const u8)
+                    .add(size_of::<sys::ObjectHeader>())
+                    .cast::<DLTensor>()
+            }
         } else {
             return None;
         };
         // SAFETY: as above.
         let data = unsafe { cpu_slice::<T>(dl) }.ok()?;
         // SAFETY: as above.
-        Some(Slice { data, shape: unsafe { shape_of(dl) } })
+        Some(Slice {
+            data,
+            shape: unsafe { shape_of(dl) },
+        })
     }
     fn describe(v: AnyView<'_>) -> String {
         match Tensor::from_view(v) {
-            Some(t) => format!("ffi.Tensor<{}, device ({}, {})>", t.dtype(), t.device().kind, t.device().id),
+            Some(t) => format!(
+                "ffi.Tensor<{}, device ({}, {})>",
+                t.dtype(),
+                t.device().kind,
+                t.device().id
+            ),
             None => v.type_key(),
         }
     }

@@ -19,9 +19,10 @@ pub(crate) fn is_instance(type_index: i32, ancestor: i32) -> bool {
         return true;
     }
     // SAFETY: NULL or a type-table entry that lives as long as the process.
-    let (Some(info), Some(anc)) = (unsafe { sys::TVMFFIGetTypeInfo(type_index).as_ref() }, unsafe {
-        sys::TVMFFIGetTypeInfo(ancestor).as_ref()
-    }) else {
+    let (Some(info), Some(anc)) = (
+        unsafe { sys::TVMFFIGetTypeInfo(type_index).as_ref() },
+        unsafe { sys::TVMFFIGetTypeInfo(ancestor).as_ref() },
+    ) else {
         return false;
     };
     if anc.type_depth >= info.type_depth || info.type_ancestors.is_null() {

@@ -23,11 +23,20 @@ fn scalars_strings_and_options_round_trip() -> Result<()> {
     let long = "x".repeat(1000);
     assert_eq!(f.call::<_, String>((long.as_str(),))?, long);
     assert_eq!(f.call::<_, String>(("héllo",))?, "héllo");
-    assert_eq!(f.call::<_, Bytes>((Bytes(vec![0, 255, 7]),))?, Bytes(vec![0, 255, 7]));
-    assert!(f.call::<_, String>((Bytes(vec![0xff]),)).is_err(), "bytes are not a str");
+    assert_eq!(
+        f.call::<_, Bytes>((Bytes(vec![0, 255, 7]),))?,
+        Bytes(vec![0, 255, 7])
+    );
+    assert!(
+        f.call::<_, String>((Bytes(vec![0xff]),)).is_err(),
+        "bytes are not a str"
+    );
     assert_eq!(f.call::<_, Option<i64>>((None::<i64>,))?, None);
     assert_eq!(f.call::<_, Option<i64>>((Some(3),))?, Some(3));
-    assert!(f.call::<_, u64>((i64::MAX as u64 + 1,)).is_err(), "u64 above i64::MAX does not fit");
+    assert!(
+        f.call::<_, u64>((i64::MAX as u64 + 1,)).is_err(),
+        "u64 above i64::MAX does not fit"
+    );
     Ok(())
 }
 
@@ -37,10 +46,16 @@ fn containers_round_trip_and_refuse_wrong_elements() -> Result<()> {
     let v = vec!["a".to_owned(), "bb".to_owned()];
     assert_eq!(f.call::<_, Vec<String>>((v.clone(),))?, v);
     assert!(f.call::<_, Vec<i64>>((v,)).is_err());
-    assert_eq!(f.call::<_, Vec<i64>>((Vec::<i64>::new(),))?, Vec::<i64>::new());
+    assert_eq!(
+        f.call::<_, Vec<i64>>((Vec::<i64>::new(),))?,
+        Vec::<i64>::new()
+    );
     let m: HashMap<String, i64> = [("x".to_owned(), 1), ("y".to_owned(), 2)].into();
     assert_eq!(f.call::<_, HashMap<String, i64>>((m.clone(),))?, m);
-    assert_eq!(f.call::<_, HashMap<String, i64>>((HashMap::<String, i64>::new(),))?, HashMap::new());
+    assert_eq!(
+        f.call::<_, HashMap<String, i64>>((HashMap::<String, i64>::new(),))?,
+        HashMap::new()
+    );
     assert!(f.call::<_, HashMap<String, String>>((m,)).is_err());
     Ok(())
 }
@@ -60,13 +75,18 @@ fn argument_errors_name_the_function_the_argument_and_the_types() -> Result<()> 
         "Mismatched type on argument #1 when calling: `test.pair(0: int, 1: str) -> str`. Expected `str` but got `float`"
     );
     let err = f.call::<_, i64>((1, "x")).unwrap_err();
-    assert_eq!(err.message(), "the call returned `ffi.SmallStr`, which does not convert to `int`");
+    assert_eq!(
+        err.message(),
+        "the call returned `ffi.SmallStr`, which does not convert to `int`"
+    );
     Ok(())
 }
 
 #[test]
 fn closures_may_borrow_their_arguments() -> Result<()> {
-    let f = tvmffi::function!("test.borrow", |s: &str, x: tvmffi::Slice<f32>| -> Result<String> {
+    let f = tvmffi::function!("test.borrow", |s: &str,
+                                              x: tvmffi::Slice<f32>|
+     -> Result<String> {
         Ok(format!("{s}:{}", x.iter().sum::<f32>()))
     })?;
     let t = Tensor::from_vec(vec![1.0f32, 2.5], &[2])?;
@@ -79,7 +99,12 @@ fn closures_may_borrow_their_arguments() -> Result<()> {
     );
     let ints = Tensor::from_vec(vec![1i64], &[1])?;
     let err = f.call::<_, String>(("sum", ints)).unwrap_err();
-    assert!(err.message().ends_with("but got `ffi.Tensor<int64, device (1, 0)>`"), "{}", err.message());
+    assert!(
+        err.message()
+            .ends_with("but got `ffi.Tensor<int64, device (1, 0)>`"),
+        "{}",
+        err.message()
+    );
     Ok(())
 }
 
@@ -87,8 +112,15 @@ fn closures_may_borrow_their_arguments() -> Result<()> {
 fn panics_become_runtime_errors() -> Result<()> {
     let f = Function::from_typed("test.panics", |msg: String| -> i64 { panic!("{msg}") })?;
     let err = f.call::<_, i64>(("boom",)).unwrap_err();
-    assert_eq!((err.kind(), err.message()), ("RuntimeError", "panic in `test.panics`: boom"));
-    assert_eq!(f.call::<_, i64>((1,)).unwrap_err().kind(), "TypeError", "still callable");
+    assert_eq!(
+        (err.kind(), err.message()),
+        ("RuntimeError", "panic in `test.panics`: boom")
+    );
+    assert_eq!(
+        f.call::<_, i64>((1,)).unwrap_err().kind(),
+        "TypeError",
+        "still callable"
+    );
     Ok(())
 }
 
@@ -96,11 +128,20 @@ fn panics_become_runtime_errors() -> Result<()> {
 fn errors_keep_kind_message_backtrace_and_cause() -> Result<()> {
     let f = Function::from_typed("test.fails", |n: i64| -> Result<i64> {
         let inner = tvmffi::Error::new("KeyError", "no such key");
-        Err(tvmffi::Error::value_error(format!("lookup {n} failed")).with_cause(inner).at(file!(), line!(), "fails"))
+        Err(tvmffi::Error::value_error(format!("lookup {n} failed"))
+            .with_cause(inner)
+            .at(file!(), line!(), "fails"))
     })?;
     let err = f.call::<_, i64>((5,)).unwrap_err();
-    assert_eq!((err.kind(), err.message()), ("ValueError", "lookup 5 failed"));
-    assert!(err.backtrace().contains("tests/host.rs"), "{}", err.backtrace());
+    assert_eq!(
+        (err.kind(), err.message()),
+        ("ValueError", "lookup 5 failed")
+    );
+    assert!(
+        err.backtrace().contains("tests/host.rs"),
+        "{}",
+        err.backtrace()
+    );
     let cause = err.cause().expect("the cause crosses the boundary");
     assert_eq!((cause.kind(), cause.message()), ("KeyError", "no such key"));
     Ok(())
@@ -116,7 +157,11 @@ fn closures_are_released_with_their_function() -> Result<()> {
     drop(f);
     assert_eq!(Arc::strong_count(&token), 2, "a clone keeps it");
     drop(copy);
-    assert_eq!(Arc::strong_count(&token), 1, "the closure was dropped with the last reference");
+    assert_eq!(
+        Arc::strong_count(&token),
+        1,
+        "the closure was dropped with the last reference"
+    );
     Ok(())
 }
 
@@ -145,28 +190,64 @@ struct Node {
 #[test]
 fn objects_are_reflected_and_dropped_once() -> Result<()> {
     let before = DROPS.load(Ordering::SeqCst);
-    let node = ObjectRef::new(Node { name: "n".into(), weight: 1, count: Writable::new(2), _tracked: Tracked })?;
+    let node = ObjectRef::new(Node {
+        name: "n".into(),
+        weight: 1,
+        count: Writable::new(2),
+        _tracked: Tracked,
+    })?;
     let any = node.to_any();
     assert_eq!(any.type_key(), "tvmffi_test.Node");
-    assert_eq!(format!("{any:?}"), r#"tvmffi_test.Node(name="n", weight=1, count=2)"#);
+    assert_eq!(
+        format!("{any:?}"),
+        r#"tvmffi_test.Node(name="n", weight=1, count=2)"#
+    );
     let back: ObjectRef<Node> = echo().call((any,))?;
     assert!(back.same_as(&node));
     drop((node, back));
-    assert_eq!(DROPS.load(Ordering::SeqCst), before + 1, "dropped once, when the last reference went");
-    let err = echo().call::<_, ObjectRef<Node>>((3,)).map(|_| ()).unwrap_err();
-    assert!(err.message().contains("tvmffi_test.Node"), "{}", err.message());
+    assert_eq!(
+        DROPS.load(Ordering::SeqCst),
+        before + 1,
+        "dropped once, when the last reference went"
+    );
+    let err = echo()
+        .call::<_, ObjectRef<Node>>((3,))
+        .map(|_| ())
+        .unwrap_err();
+    assert!(
+        err.message().contains("tvmffi_test.Node"),
+        "{}",
+        err.message()
+    );
     Ok(())
 }
 
 #[test]
 fn tensors_check_shape_dtype_and_size() -> Result<()> {
     let err = Tensor::from_vec(vec![1.0f32; 5], &[2, 3]).unwrap_err();
-    assert_eq!(err.message(), "Tensor::from_vec: shape [2, 3] holds 6 elements, the data 5");
+    assert_eq!(
+        err.message(),
+        "Tensor::from_vec: shape [2, 3] holds 6 elements, the data 5"
+    );
     let err = Tensor::from_vec(Vec::<f32>::new(), &[-1]).unwrap_err();
-    assert!(err.message().contains("negative or too many"), "{}", err.message());
-    let err = Tensor::empty(&[i64::MAX, i64::MAX], DataType::parse("float32")?, Device::CPU).unwrap_err();
-    assert!(err.message().contains("invalid shape") || err.message().contains("too large"), "{}", err.message());
-    let err = Tensor::empty(&[2], DataType::parse("float32")?, Device { kind: 2, id: 0 }).unwrap_err();
+    assert!(
+        err.message().contains("negative or too many"),
+        "{}",
+        err.message()
+    );
+    let err = Tensor::empty(
+        &[i64::MAX, i64::MAX],
+        DataType::parse("float32")?,
+        Device::CPU,
+    )
+    .unwrap_err();
+    assert!(
+        err.message().contains("invalid shape") || err.message().contains("too large"),
+        "{}",
+        err.message()
+    );
+    let err =
+        Tensor::empty(&[2], DataType::parse("float32")?, Device { kind: 2, id: 0 }).unwrap_err();
     assert_eq!(err.kind(), "ValueError");
     let empty = Tensor::from_vec(Vec::<i64>::new(), &[0, 3])?;
     assert_eq!(empty.as_slice::<i64>()?, &[] as &[i64]);

@@ -6,7 +6,10 @@ use proc_macro::TokenStream;
 use proc_macro2::{Span, TokenStream as Tokens};
 use quote::{format_ident, quote};
 use syn::spanned::Spanned;
-use syn::{Attribute, Data, DeriveInput, Error, Expr, Fields, FnArg, ItemFn, LitStr, ReturnType, parse_macro_input};
+use syn::{
+    Attribute, Data, DeriveInput, Error, Expr, Fields, FnArg, ItemFn, LitStr, ReturnType,
+    parse_macro_input,
+};
 
 /// Exports a function as `__tvm_ffi_<name>` (the reference's
 /// `TVM_FFI_DLL_EXPORT_TYPED_FUNC`), with `__tvm_ffi__doc_<name>` (its doc
@@ -27,7 +30,9 @@ pub fn export(attr: TokenStream, item: TokenStream) -> TokenStream {
             Err(e) => return e.to_compile_error().into(),
         }
     };
-    expand_export(&func, &name).unwrap_or_else(Error::into_compile_error).into()
+    expand_export(&func, &name)
+        .unwrap_or_else(Error::into_compile_error)
+        .into()
 }
 
 fn parse_export_name(attr: TokenStream) -> syn::Result<String> {
@@ -46,20 +51,31 @@ fn parse_export_name(attr: TokenStream) -> syn::Result<String> {
 
 fn expand_export(func: &ItemFn, name: &str) -> syn::Result<Tokens> {
     if !func.sig.generics.params.is_empty() {
-        return Err(Error::new(func.sig.generics.span(), "#[export] functions cannot be generic"));
+        return Err(Error::new(
+            func.sig.generics.span(),
+            "#[export] functions cannot be generic",
+        ));
     }
     if func.sig.asyncness.is_some() || func.sig.unsafety.is_some() {
-        return Err(Error::new(func.sig.span(), "#[export] functions are plain, safe, synchronous functions"));
+        return Err(Error::new(
+            func.sig.span(),
+            "#[export] functions are plain, safe, synchronous functions",
+        ));
     }
     if !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
-        return Err(Error::new(func.sig.ident.span(), "an export name is letters, digits and `_`"));
+        return Err(Error::new(
+            func.sig.ident.span(),
+            "an export name is letters, digits and `_`",
+        ));
     }
     let ident = &func.sig.ident;
     let mut types = Vec::new();
     for arg in &func.sig.inputs {
         match arg {
             FnArg::Typed(t) => types.push((*t.ty).clone()),
-            FnArg::Receiver(r) => return Err(Error::new(r.span(), "#[export] functions take no `self`")),
+            FnArg::Receiver(r) => {
+                return Err(Error::new(r.span(), "#[export] functions take no `self`"));
+            }
         }
     }
     let ret = match &func.sig.output {
@@ -147,22 +163,42 @@ fn call_with_args(callee: &Tokens, types: &[syn::Type]) -> Tokens {
 pub fn function(input: TokenStream) -> TokenStream {
     let parser = syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated;
     let items = parse_macro_input!(input with parser);
-    expand_function(items.into_iter().collect()).unwrap_or_else(Error::into_compile_error).into()
+    expand_function(items.into_iter().collect())
+        .unwrap_or_else(Error::into_compile_error)
+        .into()
 }
 
 fn expand_function(items: Vec<Expr>) -> syn::Result<Tokens> {
-    let [Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(name), .. }), Expr::Closure(closure)] = items.as_slice() else {
-        return Err(Error::new(Span::call_site(), "expected `function!(\"name\", |a: T, ..| -> R { .. })`"));
+    let [
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(name),
+            ..
+        }),
+        Expr::Closure(closure),
+    ] = items.as_slice()
+    else {
+        return Err(Error::new(
+            Span::call_site(),
+            "expected `function!(\"name\", |a: T, ..| -> R { .. })`",
+        ));
     };
     let mut types = Vec::new();
     for input in &closure.inputs {
         match input {
             syn::Pat::Type(t) => types.push((*t.ty).clone()),
-            other => return Err(Error::new(other.span(), "annotate each parameter's type (`x: i64`)")),
+            other => {
+                return Err(Error::new(
+                    other.span(),
+                    "annotate each parameter's type (`x: i64`)",
+                ));
+            }
         }
     }
     let ReturnType::Type(_, ret) = &closure.output else {
-        return Err(Error::new(closure.span(), "annotate the closure's result (`-> T`)"));
+        return Err(Error::new(
+            closure.span(),
+            "annotate the closure's result (`-> T`)",
+        ));
     };
     let signature = signature(&name.value(), &types, &quote!(#ret));
     let call = call_with_args(&quote!(callee), &types);
@@ -179,7 +215,10 @@ fn doc_text(attrs: &[Attribute]) -> String {
         .filter(|a| a.path().is_ident("doc"))
         .filter_map(|a| match &a.meta {
             syn::Meta::NameValue(nv) => match &nv.value {
-                Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) => Some(s.value()),
+                Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(s),
+                    ..
+                }) => Some(s.value()),
                 _ => None,
             },
             _ => None,
@@ -199,30 +238,53 @@ fn doc_text(attrs: &[Attribute]) -> String {
 #[proc_macro_derive(Object, attributes(type_key, field))]
 pub fn derive_object(item: TokenStream) -> TokenStream {
     let input = parse_macro_input!(item as DeriveInput);
-    expand_object(&input).unwrap_or_else(Error::into_compile_error).into()
+    expand_object(&input)
+        .unwrap_or_else(Error::into_compile_error)
+        .into()
 }
 
 fn expand_object(input: &DeriveInput) -> syn::Result<Tokens> {
     let ident = &input.ident;
     if !input.generics.params.is_empty() {
-        return Err(Error::new(input.generics.span(), "object types cannot be generic"));
+        return Err(Error::new(
+            input.generics.span(),
+            "object types cannot be generic",
+        ));
     }
     let mut key = None;
     for a in input.attrs.iter().filter(|a| a.path().is_ident("type_key")) {
         let syn::Meta::NameValue(nv) = &a.meta else {
-            return Err(Error::new(a.span(), "expected #[type_key = \"module.Name\"]"));
+            return Err(Error::new(
+                a.span(),
+                "expected #[type_key = \"module.Name\"]",
+            ));
         };
-        let Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) = &nv.value else {
+        let Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(s),
+            ..
+        }) = &nv.value
+        else {
             return Err(Error::new(nv.value.span(), "expected a string"));
         };
         key = Some(s.value());
     }
-    let key = key.ok_or_else(|| Error::new(ident.span(), "#[derive(Object)] needs #[type_key = \"module.Name\"]"))?;
+    let key = key.ok_or_else(|| {
+        Error::new(
+            ident.span(),
+            "#[derive(Object)] needs #[type_key = \"module.Name\"]",
+        )
+    })?;
     let Data::Struct(data) = &input.data else {
-        return Err(Error::new(ident.span(), "#[derive(Object)] applies to structs"));
+        return Err(Error::new(
+            ident.span(),
+            "#[derive(Object)] applies to structs",
+        ));
     };
     let Fields::Named(fields) = &data.fields else {
-        return Err(Error::new(ident.span(), "#[derive(Object)] needs named fields"));
+        return Err(Error::new(
+            ident.span(),
+            "#[derive(Object)] needs named fields",
+        ));
     };
     let mut specs = Vec::new();
     for f in &fields.named {
@@ -246,7 +308,8 @@ fn expand_object(input: &DeriveInput) -> syn::Result<Tokens> {
         let fty = &f.ty;
         let name = fname.to_string();
         let doc = doc_text(&f.attrs);
-        let with_default = default.map(|d| quote!(.with_default(|| ::tvmffi::IntoAny::into_any(#d))));
+        let with_default =
+            default.map(|d| quote!(.with_default(|| ::tvmffi::IntoAny::into_any(#d))));
         specs.push(quote! {
             ::tvmffi::__private::FieldSpec::of::<#fty>(
                 #name, #doc,

@@ -15,7 +15,11 @@ fn add_one(x: i64) -> i64 {
 /// Greets `who` `times` times, joined by spaces.
 #[export]
 fn greet(who: &str, times: i64) -> Result<String> {
-    ensure!(times >= 0, ValueError, "times must be non-negative, got {times}");
+    ensure!(
+        times >= 0,
+        ValueError,
+        "times must be non-negative, got {times}"
+    );
     Ok(vec![format!("hello {who}"); times as usize].join(" "))
 }
 
@@ -30,7 +34,11 @@ fn saxpy(a: f64, x: Slice<f32>, y: Slice<f32>) -> Result<Tensor> {
         x.shape(),
         y.shape()
     );
-    let out: Vec<f32> = x.iter().zip(y.iter()).map(|(x, y)| a as f32 * x + y).collect();
+    let out: Vec<f32> = x
+        .iter()
+        .zip(y.iter())
+        .map(|(x, y)| a as f32 * x + y)
+        .collect();
     Tensor::from_vec(out, x.shape())
 }
 
@@ -59,19 +67,35 @@ struct Point {
 /// Makes a point.
 #[export]
 fn make_point(x: i64, y: f64, label: &str) -> Result<ObjectRef<Point>> {
-    ObjectRef::new(Point { x, y, label: Writable::new(label.to_owned()), moved: false })
+    ObjectRef::new(Point {
+        x,
+        y,
+        label: Writable::new(label.to_owned()),
+        moved: false,
+    })
 }
 
 /// The point moved by (dx, dy), a new object.
 #[export]
 fn move_point(p: ObjectRef<Point>, dx: i64, dy: f64) -> Result<ObjectRef<Point>> {
-    ObjectRef::new(Point { x: p.x + dx, y: p.y + dy, label: Writable::new(p.label.get()), moved: true })
+    ObjectRef::new(Point {
+        x: p.x + dx,
+        y: p.y + dy,
+        label: Writable::new(p.label.get()),
+        moved: true,
+    })
 }
 
 /// Describes a point from Rust's side.
 #[export]
 fn describe(p: ObjectRef<Point>) -> String {
-    format!("Point at ({}, {}) labelled {:?}, moved: {}", p.x, p.y, p.label.get(), p.moved)
+    format!(
+        "Point at ({}, {}) labelled {:?}, moved: {}",
+        p.x,
+        p.y,
+        p.label.get(),
+        p.moved
+    )
 }
 
 /// Fails with a ValueError from Rust.

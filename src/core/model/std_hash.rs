@@ -6,7 +6,11 @@
 
 /// The platform's `std::hash<std::string_view>` of `bytes`.
 pub fn string_hash(bytes: &[u8]) -> u64 {
-    if cfg!(target_vendor = "apple") { libcxx(bytes) } else { libstdcxx(bytes) }
+    if cfg!(target_vendor = "apple") {
+        libcxx(bytes)
+    } else {
+        libstdcxx(bytes)
+    }
 }
 
 /// libstdc++'s `std::hash<std::string_view>` on 64-bit targets
@@ -88,13 +92,21 @@ mod city {
         }
         if len >= 4 {
             let (a, b) = (word32(s, 0), word32(s, len - 4));
-            return len_16((len as u64).wrapping_add(u64::from(a.wrapping_shl(3))), u64::from(b));
+            return len_16(
+                (len as u64).wrapping_add(u64::from(a.wrapping_shl(3))),
+                u64::from(b),
+            );
         }
         if len > 0 {
-            let (a, b, c) = (u32::from(s[0]), u32::from(s[len >> 1]), u32::from(s[len - 1]));
+            let (a, b, c) = (
+                u32::from(s[0]),
+                u32::from(s[len >> 1]),
+                u32::from(s[len - 1]),
+            );
             let y = a.wrapping_add(b << 8);
             let z = (len as u32).wrapping_add(c << 2);
-            return shift_mix(u64::from(y).wrapping_mul(K2) ^ u64::from(z).wrapping_mul(K3)).wrapping_mul(K2);
+            return shift_mix(u64::from(y).wrapping_mul(K2) ^ u64::from(z).wrapping_mul(K3))
+                .wrapping_mul(K2);
         }
         K2
     }
@@ -105,14 +117,22 @@ mod city {
         let c = word(s, len - 8).wrapping_mul(K2);
         let d = word(s, len - 16).wrapping_mul(K0);
         len_16(
-            rotate(a.wrapping_sub(b), 43).wrapping_add(rotate(c, 30)).wrapping_add(d),
-            a.wrapping_add(rotate(b ^ K3, 20)).wrapping_sub(c).wrapping_add(len as u64),
+            rotate(a.wrapping_sub(b), 43)
+                .wrapping_add(rotate(c, 30))
+                .wrapping_add(d),
+            a.wrapping_add(rotate(b ^ K3, 20))
+                .wrapping_sub(c)
+                .wrapping_add(len as u64),
         )
     }
     pub(super) fn len_33_to_64(s: &[u8]) -> u64 {
         let len = s.len();
         let mut z = word(s, 24);
-        let mut a = word(s, 0).wrapping_add((len as u64).wrapping_add(word(s, len - 16)).wrapping_mul(K0));
+        let mut a = word(s, 0).wrapping_add(
+            (len as u64)
+                .wrapping_add(word(s, len - 16))
+                .wrapping_mul(K0),
+        );
         let mut b = rotate(a.wrapping_add(z), 52);
         let mut c = rotate(a, 37);
         a = a.wrapping_add(word(s, 8));
@@ -129,12 +149,21 @@ mod city {
         a = a.wrapping_add(word(s, len - 16));
         let wf = a.wrapping_add(z);
         let ws = b.wrapping_add(rotate(a, 31)).wrapping_add(c);
-        let r = shift_mix(vf.wrapping_add(ws).wrapping_mul(K2).wrapping_add(wf.wrapping_add(vs).wrapping_mul(K0)));
+        let r = shift_mix(
+            vf.wrapping_add(ws)
+                .wrapping_mul(K2)
+                .wrapping_add(wf.wrapping_add(vs).wrapping_mul(K0)),
+        );
         shift_mix(r.wrapping_mul(K0).wrapping_add(vs)).wrapping_mul(K2)
     }
     /// `__weak_hash_len_32_with_seeds` of the 32 bytes at `at`.
     fn weak_32(s: &[u8], at: usize, a: u64, b: u64) -> (u64, u64) {
-        let (w, x, y, z) = (word(s, at), word(s, at + 8), word(s, at + 16), word(s, at + 24));
+        let (w, x, y, z) = (
+            word(s, at),
+            word(s, at + 8),
+            word(s, at + 16),
+            word(s, at + 24),
+        );
         let mut a = a.wrapping_add(w);
         let mut b = rotate(b.wrapping_add(a).wrapping_add(z), 21);
         let c = a;
@@ -154,13 +183,24 @@ mod city {
         let mut at = 0;
         let mut left = (len - 1) & !63;
         loop {
-            x = rotate(x.wrapping_add(y).wrapping_add(v.0).wrapping_add(word(s, at + 8)), 37).wrapping_mul(K1);
+            x = rotate(
+                x.wrapping_add(y)
+                    .wrapping_add(v.0)
+                    .wrapping_add(word(s, at + 8)),
+                37,
+            )
+            .wrapping_mul(K1);
             y = rotate(y.wrapping_add(v.1).wrapping_add(word(s, at + 48)), 42).wrapping_mul(K1);
             x ^= w.1;
             y = y.wrapping_add(v.0).wrapping_add(word(s, at + 40));
             z = rotate(z.wrapping_add(w.0), 33).wrapping_mul(K1);
             v = weak_32(s, at, v.1.wrapping_mul(K1), x.wrapping_add(w.0));
-            w = weak_32(s, at + 32, z.wrapping_add(w.1), y.wrapping_add(word(s, at + 16)));
+            w = weak_32(
+                s,
+                at + 32,
+                z.wrapping_add(w.1),
+                y.wrapping_add(word(s, at + 16)),
+            );
             core::mem::swap(&mut z, &mut x);
             at += 64;
             left -= 64;
@@ -169,7 +209,9 @@ mod city {
             }
         }
         len_16(
-            len_16(v.0, w.0).wrapping_add(shift_mix(y).wrapping_mul(K1)).wrapping_add(z),
+            len_16(v.0, w.0)
+                .wrapping_add(shift_mix(y).wrapping_mul(K1))
+                .wrapping_add(z),
             len_16(v.1, w.1).wrapping_add(x),
         )
     }

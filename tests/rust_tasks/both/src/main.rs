@@ -13,6 +13,9 @@ fn main() -> tvmffi::Result<()> {
         .call_tuple((tvm_ffi::String::from("official"),))
         .and_then(|v| v.try_into())
         .expect("called");
-    println!("both.double(21) = {doubled}; both.greet = {}", text.as_str());
+    println!(
+        "both.double(21) = {doubled}; both.greet = {}",
+        text.as_str()
+    );
     Ok(())
 }

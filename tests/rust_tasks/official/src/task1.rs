@@ -6,7 +6,11 @@ fn add_one(x: i64) -> Result<i64> {
 }
 
 fn scale(x: Tensor, by: f64) -> Result<Tensor> {
-    let out: Vec<f32> = x.data_as_slice::<f32>()?.iter().map(|v| v * by as f32).collect();
+    let out: Vec<f32> = x
+        .data_as_slice::<f32>()?
+        .iter()
+        .map(|v| v * by as f32)
+        .collect();
     Tensor::from_slice(&out, x.shape())
 }
 

@@ -3,7 +3,11 @@ use tvm_ffi::{Result, Tensor};
 
 fn main() -> Result<()> {
     let t = Tensor::from_slice(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3])?;
-    println!("shape {:?}, data {:?}", t.shape(), t.data_as_slice::<f32>()?);
+    println!(
+        "shape {:?}, data {:?}",
+        t.shape(),
+        t.data_as_slice::<f32>()?
+    );
     // The crate has no DLPack export: a raw data pointer is all there is.
     println!("data at {:p}, no DLPack handle to give away", t.data_ptr());
     Ok(())
