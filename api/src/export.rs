@@ -138,32 +138,23 @@ pub unsafe fn call_packed(
         Ok(n) => unsafe { core::slice::from_raw_parts(args, n) },
     };
     let args = Args { sig, values };
-    guard_named(
-        || sig.name,
-        || {
-            crate::runtime::check_single_runtime()?;
-            let value = body(&args)?;
-            // SAFETY: the caller's promise; the value's reference moves out.
-            unsafe { *result = value.into_raw() };
-            Ok(())
-        },
-    )
+    guard(sig.name, || {
+        crate::runtime::check_single_runtime()?;
+        let value = body(&args)?;
+        // SAFETY: the caller's promise; the value's reference moves out.
+        unsafe { *result = value.into_raw() };
+        Ok(())
+    })
 }
 
 /// Runs `body` for a C caller: 0 on success, else the error (or the panic,
 /// as a `RuntimeError` naming `what`) raised and -1.
 #[inline]
 pub fn guard(what: &str, body: impl FnOnce() -> Result<()>) -> i32 {
-    guard_named(|| what, body)
-}
-
-/// [`guard`], with the name read only when a panic needs it.
-#[inline]
-fn guard_named<'a>(what: impl FnOnce() -> &'a str, body: impl FnOnce() -> Result<()>) -> i32 {
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(Ok(())) => 0,
         Ok(Err(e)) => e.raise(),
-        Err(payload) => raise_panic(what(), payload),
+        Err(payload) => raise_panic(what, payload),
     }
 }
 

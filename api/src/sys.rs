@@ -5,6 +5,10 @@
 //!
 //! Every function here is `unsafe` to call: each contract is the C
 //! header's. The safe modules of this crate are the only callers.
+//!
+//! These mirror the runtime's `abi` module rather than use it: an
+//! extension must not depend on the runtime crate. `tests/host.rs` checks
+//! that the two agree.
 
 use core::ffi::{c_char, c_int, c_void};
 pub use dlpark::ffi::{DLDataType, DLDevice, DLManagedTensorVersioned, DLTensor};
@@ -179,18 +183,12 @@ pub const INT: i32 = 1;
 pub const BOOL: i32 = 2;
 /// `kTVMFFIFloat`.
 pub const FLOAT: i32 = 3;
-/// `kTVMFFIDataType`.
-pub const DATA_TYPE: i32 = 5;
-/// `kTVMFFIDevice`.
-pub const DEVICE: i32 = 6;
 /// `kTVMFFIDLTensorPtr`.
 pub const DLTENSOR_PTR: i32 = 7;
 /// `kTVMFFIRawStr`.
 pub const RAW_STR: i32 = 8;
 /// `kTVMFFIByteArrayPtr`.
 pub const BYTE_ARRAY_PTR: i32 = 9;
-/// `kTVMFFIObjectRValueRef`.
-pub const RVALUE_REF: i32 = 10;
 /// `kTVMFFISmallStr`.
 pub const SMALL_STR: i32 = 11;
 /// `kTVMFFISmallBytes`.
@@ -203,8 +201,6 @@ pub const OBJECT: i32 = 64;
 pub const STR: i32 = 65;
 /// `kTVMFFIBytes`.
 pub const BYTES: i32 = 66;
-/// `kTVMFFIError`.
-pub const ERROR: i32 = 67;
 /// `kTVMFFIFunction`.
 pub const FUNCTION: i32 = 68;
 /// `kTVMFFITensor`.
@@ -226,8 +222,6 @@ pub const FIELD_WRITABLE: i64 = 1;
 pub const FIELD_HAS_DEFAULT: i64 = 1 << 1;
 /// `kTVMFFISEqHashKindTreeNode`.
 pub const SEQ_HASH_TREE_NODE: i32 = 1;
-/// `kTVMFFIBacktraceUpdateModeAppend`.
-pub const BACKTRACE_APPEND: i32 = 1;
 
 const _: () = {
     use core::mem::{offset_of, size_of};

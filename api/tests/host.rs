@@ -269,3 +269,69 @@ fn tensors_round_trip_through_dlpack_and_release_their_buffer() -> Result<()> {
     assert_eq!(format!("{:?}", back.dtype()), "float64");
     Ok(())
 }
+
+#[test]
+fn sys_mirrors_the_runtime_abi() {
+    use core::mem::size_of;
+    use tvm_ffi_runtime::abi;
+    use tvmffi::sys;
+    let indices = [
+        (sys::ANY, abi::kTVMFFIAny),
+        (sys::NONE, abi::kTVMFFINone),
+        (sys::INT, abi::kTVMFFIInt),
+        (sys::BOOL, abi::kTVMFFIBool),
+        (sys::FLOAT, abi::kTVMFFIFloat),
+        (sys::DLTENSOR_PTR, abi::kTVMFFIDLTensorPtr),
+        (sys::RAW_STR, abi::kTVMFFIRawStr),
+        (sys::BYTE_ARRAY_PTR, abi::kTVMFFIByteArrayPtr),
+        (sys::SMALL_STR, abi::kTVMFFISmallStr),
+        (sys::SMALL_BYTES, abi::kTVMFFISmallBytes),
+        (sys::OBJECT_BEGIN, abi::kTVMFFIStaticObjectBegin),
+        (sys::OBJECT, abi::kTVMFFIObject),
+        (sys::STR, abi::kTVMFFIStr),
+        (sys::BYTES, abi::kTVMFFIBytes),
+        (sys::FUNCTION, abi::kTVMFFIFunction),
+        (sys::TENSOR, abi::kTVMFFITensor),
+        (sys::ARRAY, abi::kTVMFFIArray),
+        (sys::MAP, abi::kTVMFFIMap),
+        (sys::MODULE, abi::kTVMFFIModule),
+    ];
+    for (ours, runtime) in indices {
+        assert_eq!(ours, runtime);
+    }
+    assert_eq!(
+        sys::DELETE_STRONG,
+        abi::kTVMFFIObjectDeleterFlagBitMaskStrong
+    );
+    assert_eq!(sys::DELETE_WEAK, abi::kTVMFFIObjectDeleterFlagBitMaskWeak);
+    assert_eq!(
+        sys::FIELD_WRITABLE,
+        i64::from(abi::kTVMFFIFieldFlagBitMaskWritable)
+    );
+    assert_eq!(
+        sys::FIELD_HAS_DEFAULT,
+        i64::from(abi::kTVMFFIFieldFlagBitMaskHasDefault)
+    );
+    assert_eq!(
+        sys::SEQ_HASH_TREE_NODE,
+        abi::kTVMFFISEqHashKindTreeNode as i32
+    );
+    assert_eq!(size_of::<sys::RawAny>(), size_of::<abi::TVMFFIAny>());
+    assert_eq!(
+        size_of::<sys::ObjectHeader>(),
+        size_of::<abi::TVMFFIObject>()
+    );
+    assert_eq!(
+        size_of::<sys::ErrorCell>(),
+        size_of::<abi::TVMFFIErrorCell>()
+    );
+    assert_eq!(size_of::<sys::SeqCell>(), size_of::<abi::TVMFFISeqCell>());
+    assert_eq!(
+        size_of::<sys::FieldInfo>(),
+        size_of::<abi::TVMFFIFieldInfo>()
+    );
+    assert_eq!(
+        size_of::<sys::TypeMetadata>(),
+        size_of::<abi::TVMFFITypeMetadata>()
+    );
+}
