@@ -12,8 +12,7 @@ use crate::core::model::string::{TextKind, make_text};
 use crate::module::artifact::set::{Artifact, ArtifactSet, artifact_from_constants};
 use crate::module::artifact::{export as artifact_export, load as artifact_load};
 use core::ffi::{c_char, c_int, c_void};
-use std::ffi::OsStr;
-use std::os::unix::ffi::OsStrExt;
+use std::borrow::Cow;
 use std::path::Path;
 
 /// A borrowed handle as an object reference (a new strong reference).
@@ -36,13 +35,15 @@ unsafe fn arg_text<'a>(p: *const c_char, name: &str) -> Result<&'a str> {
     core::str::from_utf8(bytes).map_err(|_| Error::value(format!("`{name}` is not UTF-8")))
 }
 
-/// A path argument (bytes, as on Unix).
+/// A path argument (its bytes on Unix, UTF-8 on Windows).
 ///
 /// # Safety
 /// `p` is NULL or NUL-terminated.
-unsafe fn arg_path<'a>(p: *const c_char, name: &str) -> Result<&'a Path> {
+unsafe fn arg_path<'a>(p: *const c_char, name: &str) -> Result<Cow<'a, Path>> {
     // SAFETY: per the contract.
-    Ok(Path::new(OsStr::from_bytes(unsafe { arg_cstr(p, name) }?)))
+    Ok(crate::core::model::os::path_from_bytes(unsafe {
+        arg_cstr(p, name)
+    }?))
 }
 
 /// An optional `Map` handle named `name`.
@@ -85,7 +86,7 @@ unsafe fn write_set(
     ffi_call(|| {
         // SAFETY: per the contract.
         let (set, path) = unsafe { (arg_set(set)?, arg_path(path, "path")?) };
-        write(&set, path)
+        write(&set, &path)
     })
 }
 
@@ -101,7 +102,7 @@ unsafe fn read_set(
     ffi_call(|| {
         // SAFETY: per the contract.
         let (path, out) = unsafe { (arg_path(path, "path")?, arg_out(out, "out")?) };
-        *out = read(path)?.into_object().into_raw_ptr().cast();
+        *out = read(&path)?.into_object().into_raw_ptr().cast();
         Ok(())
     })
 }

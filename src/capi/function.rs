@@ -80,7 +80,10 @@ pub unsafe extern "C" fn TVMFFIFunctionCall(
     )
 }
 
-/// The portable definition of `TVMFFIFunctionCall` above (same contract).
+/// The portable definition of `TVMFFIFunctionCall` above.
+///
+/// # Safety
+/// The contract above.
 /// cbindgen:ignore
 #[cfg(not(all(target_arch = "x86_64", not(windows))))]
 #[unsafe(no_mangle)]

@@ -213,10 +213,15 @@ extern "C" fn install_core() {
 }
 
 /// Hands the core table to the C++ layer when the library is loaded (an
-/// ELF initialiser; on macOS a Mach-O one), before anything can call a C++
-/// entry point.
+/// ELF initialiser; on macOS a Mach-O one; on Windows one the C runtime's
+/// `.CRT$XCU` table runs as the DLL attaches), before anything can call a
+/// C++ entry point.
 #[used]
-#[cfg_attr(not(target_vendor = "apple"), unsafe(link_section = ".init_array"))]
+#[cfg_attr(
+    not(any(target_vendor = "apple", windows)),
+    unsafe(link_section = ".init_array")
+)]
+#[cfg_attr(windows, unsafe(link_section = ".CRT$XCU"))]
 #[cfg_attr(
     target_vendor = "apple",
     unsafe(link_section = "__DATA,__mod_init_func")

@@ -240,7 +240,6 @@ pub(super) fn with_scratch_dir<T>(f: impl FnOnce(&Path) -> Result<T>) -> Result<
 /// and put theirs, with their library, in its place.
 pub(super) fn make_private_dir() -> Result<std::path::PathBuf> {
     use std::hash::{BuildHasher, Hasher};
-    use std::os::unix::fs::DirBuilderExt;
     let base = std::env::temp_dir();
     super::trust::check_dir_chain(&base).map_err(|why| {
         Error::runtime(format!(
@@ -255,7 +254,7 @@ pub(super) fn make_private_dir() -> Result<std::path::PathBuf> {
         h.write_u32(attempt);
         h.write_u32(std::process::id());
         let dir = base.join(format!("tvm-ffi-rs-{:016x}", h.finish()));
-        match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+        match crate::core::model::os::create_private_dir(&dir) {
             Ok(()) => return Ok(dir),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
             Err(e) => {

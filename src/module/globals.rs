@@ -14,10 +14,11 @@ use crate::core::call::signature::{
     obj_type,
 };
 use crate::core::model::error::{Error, Result};
+use crate::core::model::os;
 use crate::core::model::string::{TextKind, make_text};
 use crate::core::{Any, AnyView, Function, ObjectRef, call::registry, value::seq};
 use core::ffi::c_void;
-use std::os::unix::ffi::OsStrExt;
+use std::borrow::Cow;
 use std::path::Path;
 use std::sync::{LazyLock, Mutex};
 
@@ -38,9 +39,9 @@ fn lossy(s: Str<'_>) -> String {
     String::from_utf8_lossy(s.0).into_owned()
 }
 
-/// A `str` argument as a path: its bytes, as paths are on Unix.
-fn path_arg(s: Str<'_>) -> &Path {
-    Path::new(std::ffi::OsStr::from_bytes(s.0))
+/// A `str` argument as a path (see [`os::path_from_bytes`]).
+fn path_arg(s: Str<'_>) -> Cow<'_, Path> {
+    os::path_from_bytes(s.0)
 }
 
 fn text(bytes: &[u8]) -> Any {
@@ -103,7 +104,7 @@ pub fn register(g: &mut Globals<'_>) {
      -> Owned<
         ModuleT,
     > {
-        Ok(module_ret(load_dso(path_arg(path))?))
+        Ok(module_ret(load_dso(&path_arg(path))?))
     }));
     g.packed(
         "ffi.SystemLib",
@@ -369,7 +370,7 @@ fn register_artifacts(g: &mut Globals<'_>) {
      -> () {
         let path = path_arg(path);
         library_bin::parse(blob.0).map_err(|e| Error::value(e.to_string()))?;
-        std::fs::write(path, emit::to_object_file(blob.0)?)
+        std::fs::write(&path, emit::to_object_file(blob.0)?)
             .map_err(|e| Error::runtime(format!("cannot write {}: {e}", path.display())))
     }));
     g.add(typed_fn!(
@@ -378,22 +379,19 @@ fn register_artifacts(g: &mut Globals<'_>) {
             const N: &str = "ffi.LibraryBinBuildSharedLibrary";
             library_bin::parse(blob.0).map_err(|e| Error::value(e.to_string()))?;
             let objects = elements_of(&objects)?;
-            let paths: Vec<&Path> = objects
+            let paths: Vec<Cow<'_, Path>> = objects
                 .iter()
-                .map(|o| {
-                    o.view()
-                        .as_str_bytes()
-                        .map(|b| Path::new(std::ffi::OsStr::from_bytes(b)))
-                })
+                .map(|o| o.view().as_str_bytes().map(os::path_from_bytes))
                 .collect::<Option<_>>()
                 .ok_or_else(|| Error::type_error(format!("{N}: objects must be paths (str)")))?;
-            emit::build_shared_library(blob.0, &paths, path_arg(out))
+            let paths: Vec<&Path> = paths.iter().map(|p| &**p).collect();
+            emit::build_shared_library(blob.0, &paths, &path_arg(out))
         }
     ));
     g.add(typed_fn!("ffi.InspectFile", |path: Str<'_>| -> Any {
         // Regular files only, mapped: the file's length bounds what is read,
         // and a FIFO or a device is refused rather than read forever.
-        let data = super::image::map_file(path_arg(path))?;
+        let data = super::image::map_file(&path_arg(path))?;
         let found = super::inspect::inspect(&data)?;
         let functions =
             seq::new_array(found.functions.iter().map(|f| text(f.as_bytes())).collect());

@@ -4,7 +4,8 @@
 //! - [`open_regular`]: a file opened without blocking (a FIFO cannot stall
 //!   us) and refused unless it is a regular file;
 //! - [`check_loadable`]: before `dlopen`, the ELF header, the program
-//!   headers and every loadable segment lie within the file's length, so a
+//!   headers and every loadable segment (PE: headers and sections) lie
+//!   within the file's length, so a
 //!   library cut short (an interrupted compiler or copy) is refused instead
 //!   of killing the process with SIGBUS inside the dynamic loader;
 //! - [`mapped_extent`]: after `dlopen`, how many bytes from an address stay
@@ -16,43 +17,21 @@
 //!   shared object (what native code built at run time links against).
 
 use crate::core::model::error::{Error, Result};
-use core::ffi::c_void;
+use crate::core::model::os;
 use object::elf;
 use object::read::elf::{FileHeader, ProgramHeader};
 use std::fs::File;
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::Path;
 
 /// A check's outcome: on failure, the reason, for the caller's message.
 pub type Reason<T> = std::result::Result<T, String>;
-
-/// A word for what a non-regular file is, for messages.
-fn file_type_name(t: std::fs::FileType) -> &'static str {
-    if t.is_dir() {
-        "a directory"
-    } else if t.is_fifo() {
-        "a FIFO"
-    } else if t.is_char_device() {
-        "a character device"
-    } else if t.is_block_device() {
-        "a block device"
-    } else if t.is_socket() {
-        "a socket"
-    } else {
-        "not a regular file"
-    }
-}
 
 /// Opens `path` for reading without blocking and checks that it is a
 /// regular file; returns it with its metadata. The inner error is the
 /// system's when it cannot be opened at all; the outer one names what the
 /// file is when it is not regular.
 pub fn open_regular(path: &Path) -> Reason<std::io::Result<(File, std::fs::Metadata)>> {
-    let file = match std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-    {
+    let file = match os::open_for_check(path) {
         Ok(file) => file,
         Err(e) => return Ok(Err(e)),
     };
@@ -63,15 +42,16 @@ pub fn open_regular(path: &Path) -> Reason<std::io::Result<(File, std::fs::Metad
         return Err(format!(
             "{} is {}, not a regular file",
             path.display(),
-            file_type_name(meta.file_type())
+            os::file_type_name(meta.file_type())
         ));
     }
     Ok(Ok((file, meta)))
 }
 
 /// Checks that an ELF file of `len` bytes has its header, program headers
-/// and loadable segments within its length. Files that are not ELF pass:
-/// the dynamic loader refuses them cleanly itself ("invalid ELF header").
+/// and loadable segments within its length (a PE file: its headers and
+/// sections). Files of other formats pass: the system loader refuses them
+/// cleanly itself ("invalid ELF header").
 /// The headers are read with one `pread` of the first 4 KiB, where they
 /// nearly always lie; only headers beyond it are read piecewise.
 pub fn check_loadable(path: &Path, file: &File, len: u64) -> Reason<()> {
@@ -85,6 +65,7 @@ pub fn check_loadable(path: &Path, file: &File, len: u64) -> Reason<()> {
 }
 
 /// [`check_loadable`] of a whole file's bytes.
+#[cfg(unix)]
 pub fn check_loadable_bytes(path: &Path, bytes: &[u8]) -> Reason<()> {
     check_elf(bytes, path, bytes.len() as u64)
 }
@@ -92,10 +73,9 @@ pub fn check_loadable_bytes(path: &Path, bytes: &[u8]) -> Reason<()> {
 /// Reads the start of `file` into `buf`, as far as the file goes; answers
 /// how many bytes it read.
 fn read_head(file: &File, buf: &mut [u8]) -> std::io::Result<usize> {
-    use std::os::unix::fs::FileExt;
     let mut n = 0;
     while n < buf.len() {
-        match file.read_at(&mut buf[n..], n as u64) {
+        match os::read_at(file, &mut buf[n..], n as u64) {
             Ok(0) => break,
             Ok(k) => n += k,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
@@ -120,8 +100,40 @@ fn check_elf<'d, R: object::ReadRef<'d>>(data: R, path: &Path, len: u64) -> Reas
         Ok(object::FileKind::Elf32) => {
             check_segments::<elf::FileHeader32<object::Endianness>, R>(data, len, truncated)
         }
+        Ok(object::FileKind::Pe64) => {
+            check_sections::<object::pe::ImageNtHeaders64, R>(data, len, truncated)
+        }
+        Ok(object::FileKind::Pe32) => {
+            check_sections::<object::pe::ImageNtHeaders32, R>(data, len, truncated)
+        }
         _ => Ok(()),
     }
+}
+
+/// The PE counterpart of [`check_segments`]: the headers and every
+/// section's raw data lie within the file's `len` bytes.
+fn check_sections<'d, H: object::read::pe::ImageNtHeaders, R: object::ReadRef<'d>>(
+    data: R,
+    len: u64,
+    truncated: impl Fn(&str) -> String,
+) -> Reason<()> {
+    let dos = object::pe::ImageDosHeader::parse(data).map_err(|_| truncated("the DOS header"))?;
+    let mut offset = dos.nt_headers_offset().into();
+    let (nt, _) = H::parse(data, &mut offset).map_err(|_| truncated("the PE headers"))?;
+    let sections = nt
+        .sections(data, offset)
+        .map_err(|_| truncated("the section table"))?;
+    for (i, section) in sections.iter().enumerate() {
+        let (start, size) = section.pe_file_range();
+        let (start, size) = (u64::from(start), u64::from(size));
+        if start.checked_add(size).is_none_or(|end| end > len) {
+            return Err(truncated(&format!(
+                "section {i} (bytes {start}..{})",
+                start.saturating_add(size)
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn check_segments<'d, H: FileHeader<Endian = object::Endianness>, R: object::ReadRef<'d>>(
@@ -156,15 +168,18 @@ fn check_segments<'d, H: FileHeader<Endian = object::Endianness>, R: object::Rea
 /// `DT_RUNPATH` entries: it finds libraries relative to its own directory,
 /// so the loader must open it by a path in that directory. A file that is
 /// not ELF or whose dynamic section cannot be read answers false.
+#[cfg(unix)]
 pub fn uses_origin(file: &File) -> bool {
     origin_named(&object::ReadCache::new(file))
 }
 
 /// [`uses_origin`] of a file's bytes.
+#[cfg(unix)]
 pub fn uses_origin_in(bytes: &[u8]) -> bool {
     origin_named(bytes)
 }
 
+#[cfg(unix)]
 fn origin_named<'d, R: object::ReadRef<'d>>(data: R) -> bool {
     match object::FileKind::parse(data) {
         Ok(object::FileKind::Elf64) => {
@@ -177,6 +192,7 @@ fn origin_named<'d, R: object::ReadRef<'d>>(data: R) -> bool {
     }
 }
 
+#[cfg(unix)]
 fn origin_in<'d, H: FileHeader<Endian = object::Endianness>, R: object::ReadRef<'d>>(
     data: R,
 ) -> Option<bool> {
@@ -450,14 +466,89 @@ mod loaded {
     }
 }
 
-#[cfg(not(target_os = "linux"))]
+#[cfg(not(any(target_os = "linux", windows)))]
 pub use elsewhere::{mapped_extent, mapped_file, name_loaded, segments_of};
 
-/// Outside Linux (macOS), no walk of the loaded objects yet: the answers
+#[cfg(windows)]
+pub use pe_images::{mapped_extent, segments_of};
+
+/// Loaded PE images, as the memory manager describes their pages
+/// (`VirtualQuery`): each section is mapped as pages of one protection, and
+/// every page of an image shares its allocation base, the module handle.
+#[cfg(windows)]
+mod pe_images {
+    use core::ffi::c_void;
+    use core::ops::Range;
+    use windows_sys::Win32::System::Memory::{
+        MEM_COMMIT, MEM_IMAGE, MEMORY_BASIC_INFORMATION, PAGE_EXECUTE_READ, PAGE_EXECUTE_READWRITE,
+        PAGE_EXECUTE_WRITECOPY, PAGE_READONLY, PAGE_READWRITE, PAGE_WRITECOPY, VirtualQuery,
+    };
+
+    /// The region of pages of one state and protection holding `addr`.
+    fn region(addr: usize) -> Option<MEMORY_BASIC_INFORMATION> {
+        // SAFETY: an all-zero record is a valid value to be filled in.
+        let mut info: MEMORY_BASIC_INFORMATION = unsafe { core::mem::zeroed() };
+        // SAFETY: VirtualQuery reads no memory at `addr`; it fills `info`.
+        let n = unsafe { VirtualQuery(addr as *const c_void, &mut info, size_of_val(&info)) };
+        (n != 0).then_some(info)
+    }
+
+    const READABLE: u32 = PAGE_READONLY
+        | PAGE_READWRITE
+        | PAGE_WRITECOPY
+        | PAGE_EXECUTE_READ
+        | PAGE_EXECUTE_READWRITE
+        | PAGE_EXECUTE_WRITECOPY;
+    const WRITABLE: u32 =
+        PAGE_READWRITE | PAGE_WRITECOPY | PAGE_EXECUTE_READWRITE | PAGE_EXECUTE_WRITECOPY;
+
+    /// How many bytes from `addr` lie within committed image pages of the
+    /// same module that are readable (with `need_write`, writable);
+    /// `None` if `addr` is not in such a page.
+    pub fn mapped_extent(addr: *const c_void, need_write: bool) -> Option<usize> {
+        let wanted = if need_write { WRITABLE } else { READABLE };
+        let usable = |r: &MEMORY_BASIC_INFORMATION, base: *mut c_void| {
+            r.State == MEM_COMMIT
+                && r.Type == MEM_IMAGE
+                && r.AllocationBase == base
+                && r.Protect & wanted != 0
+        };
+        let first = region(addr as usize)?;
+        let base = first.AllocationBase;
+        if !usable(&first, base) {
+            return None;
+        }
+        let mut end = (first.BaseAddress as usize).checked_add(first.RegionSize)?;
+        while let Some(next) = region(end).filter(|r| usable(r, base)) {
+            end = end.checked_add(next.RegionSize)?;
+        }
+        Some(end - addr as usize)
+    }
+
+    /// The address ranges of the image whose module handle (its base) is
+    /// `handle`: its runs of committed pages.
+    pub fn segments_of(handle: *mut c_void) -> Vec<Range<usize>> {
+        let mut out: Vec<Range<usize>> = Vec::new();
+        let mut at = handle as usize;
+        while let Some(r) = region(at).filter(|r| r.AllocationBase == handle) {
+            let Some(end) = at.checked_add(r.RegionSize) else {
+                break;
+            };
+            match out.last_mut() {
+                Some(last) if last.end == at => last.end = end,
+                _ => out.push(at..end),
+            }
+            at = end;
+        }
+        out
+    }
+}
+
+/// Elsewhere (macOS), no walk of the loaded objects yet: the answers
 /// are the conservative "cannot say". So a library's embedded blob and
 /// context symbols are not used (loading it reports the symbol is not in a
 /// loaded segment), and a released library is never unmapped.
-#[cfg(not(target_os = "linux"))]
+#[cfg(not(any(target_os = "linux", windows)))]
 mod elsewhere {
     use core::ffi::c_void;
     use std::path::Path;
@@ -497,19 +588,50 @@ pub fn map_file(path: &Path) -> Result<memmap2::Mmap> {
 
 /// The path of the shared object holding this library's code, or None when
 /// it is linked into an executable (as a Rust rlib or a static library).
+#[cfg(unix)]
 pub fn own_shared_object() -> Option<std::path::PathBuf> {
-    use std::os::unix::ffi::OsStrExt;
     // SAFETY: an all-zero Dl_info is a valid value to be filled in.
     let mut info: libc::Dl_info = unsafe { core::mem::zeroed() };
-    let addr = own_shared_object as *const c_void;
+    let addr = own_shared_object as *const core::ffi::c_void;
     // SAFETY: dladdr only reads the address and fills `info`.
     if unsafe { libc::dladdr(addr, &mut info) } == 0 || info.dli_fname.is_null() {
         return None;
     }
     // SAFETY: dladdr's file name is a NUL-terminated string the loader keeps.
     let name = unsafe { core::ffi::CStr::from_ptr(info.dli_fname) }.to_bytes();
-    let is_shared = name.ends_with(b".so") || name.windows(4).any(|w| w == b".so.");
-    is_shared.then(|| Path::new(std::ffi::OsStr::from_bytes(name)).to_path_buf())
+    let is_shared = name.ends_with(b".so")
+        || name.windows(4).any(|w| w == b".so.")
+        || name.ends_with(b".dylib");
+    is_shared.then(|| os::path_from_bytes(name).into_owned())
+}
+
+/// The path of the DLL holding this library's code, or None when it is
+/// linked into an executable.
+#[cfg(windows)]
+pub fn own_shared_object() -> Option<std::path::PathBuf> {
+    use std::os::windows::ffi::OsStringExt;
+    use windows_sys::Win32::System::LibraryLoader::{
+        GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS, GET_MODULE_HANDLE_EX_FLAG_UNCHANGED_REFCOUNT,
+        GetModuleFileNameW, GetModuleHandleExW,
+    };
+    let mut module = core::ptr::null_mut();
+    let flags =
+        GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS | GET_MODULE_HANDLE_EX_FLAG_UNCHANGED_REFCOUNT;
+    // SAFETY: with FROM_ADDRESS the "name" is an address inside this
+    // library; the handle is written to `module` and not counted.
+    let found = unsafe { GetModuleHandleExW(flags, own_shared_object as *const u16, &mut module) };
+    if found == 0 {
+        return None;
+    }
+    let mut name = vec![0u16; 32768];
+    // SAFETY: a live module and a buffer of the length given.
+    let n = unsafe { GetModuleFileNameW(module, name.as_mut_ptr(), name.len() as u32) } as usize;
+    name.truncate(n);
+    let path = std::path::PathBuf::from(std::ffi::OsString::from_wide(&name));
+    let is_dll = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("dll"));
+    (n > 0 && is_dll).then_some(path)
 }
 
 #[cfg(test)]

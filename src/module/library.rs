@@ -12,6 +12,7 @@ use super::object::{Module, ModuleKind};
 use super::symbols::*;
 use crate::abi::*;
 use crate::core::model::error::{Error, Result};
+use crate::core::model::os;
 use crate::core::model::string::{TextKind, make_text};
 use crate::core::{Any, Function, call::function, call::registry, model::type_table};
 use core::ffi::{c_int, c_void};
@@ -19,7 +20,6 @@ use core::mem::ManuallyDrop;
 use core::ops::Range;
 use core::sync::atomic::{AtomicBool, Ordering};
 use std::collections::HashMap;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard, OnceLock, Weak};
 
@@ -387,9 +387,8 @@ pub fn system_lib(prefix: &str) -> Result<Module> {
 /// globally (`dlopen(NULL)`): the host of an artifact set without native
 /// code.
 pub fn main_program() -> Result<Module> {
-    let lib = libloading::os::unix::Library::this();
     dso_module(
-        Image::new(Handle::plain(lib), false),
+        Image::new(Handle::this_program(), false),
         Path::new("<main program>"),
     )
 }
@@ -417,8 +416,9 @@ static OPENED: LazyLock<Mutex<HashMap<Vec<u8>, Opened>>> = LazyLock::new(Default
 /// a changed one is loaded as a new image, and the old one stays.
 pub fn load_dso(path: &Path) -> Result<Module> {
     unload_released();
-    let key = path.as_os_str().as_bytes();
-    if !key.contains(&b'/') {
+    let key = os::path_bytes(path);
+    let key = &*key;
+    if !os::has_separator(key) {
         let lib = loader::dlopen(path, path)?;
         return dso_module(Image::new(Handle::plain(lib), true), path);
     }

@@ -10,7 +10,16 @@
 //! path's resolution passes through is checked: the ancestors of the path
 //! as given (so a symbolic link is judged by the directory holding it) and
 //! of the path it resolves to.
+//!
+//! On Windows, ACLs rather than owners and modes say who may write, and no
+//! ACL is read here: a directory chain passes when it resolves, a file
+//! always. What stands in there is the loader's hold on the file (see
+//! `loader_windows.rs`: nobody can rewrite, replace or rename a library
+//! between its check and its mapping, nor write it while it is mapped) and
+//! the per-user `TEMP` directory, which only its user (and administrators)
+//! may enter by default.
 
+#[cfg(unix)]
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
@@ -18,6 +27,7 @@ use std::path::Path;
 pub type Unsafe = String;
 
 /// Whether `meta`'s owner is root or this process's user.
+#[cfg(unix)]
 fn owned_by_us(meta: &std::fs::Metadata) -> bool {
     // SAFETY: geteuid only reads the process's credentials.
     let euid = unsafe { libc::geteuid() };
@@ -25,6 +35,7 @@ fn owned_by_us(meta: &std::fs::Metadata) -> bool {
 }
 
 /// Checks one directory (followed through links, as resolution does).
+#[cfg(unix)]
 fn check_dir(dir: &Path) -> Result<(), Unsafe> {
     let meta = std::fs::metadata(dir).map_err(|e| format!("cannot stat {}: {e}", dir.display()))?;
     let others_write = meta.mode() & 0o022 != 0;
@@ -44,6 +55,14 @@ fn check_dir(dir: &Path) -> Result<(), Unsafe> {
         ));
     }
     Ok(())
+}
+
+/// On Windows: that the directory can be read (see the module doc).
+#[cfg(windows)]
+fn check_dir(dir: &Path) -> Result<(), Unsafe> {
+    std::fs::metadata(dir)
+        .map(drop)
+        .map_err(|e| format!("cannot stat {}: {e}", dir.display()))
 }
 
 /// Checks that no other user can rename, replace or remove entries in
@@ -68,6 +87,7 @@ pub fn check_dir_chain(dir: &Path) -> Result<(), Unsafe> {
 
 /// Checks that no other user can change the file `path` (whose metadata is
 /// `meta`) or rename something over it.
+#[cfg(unix)]
 pub fn check_file(path: &Path, meta: &std::fs::Metadata) -> Result<(), Unsafe> {
     if !owned_by_us(meta) {
         return Err(format!(
@@ -91,6 +111,7 @@ pub fn check_file(path: &Path, meta: &std::fs::Metadata) -> Result<(), Unsafe> {
 }
 
 #[cfg(test)]
+#[cfg(unix)]
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;

@@ -59,12 +59,58 @@ struct DlInfo {
 }
 
 unsafe extern "C" {
+    #[cfg(unix)]
     fn dladdr(addr: *const core::ffi::c_void, info: *mut DlInfo) -> core::ffi::c_int;
+    #[cfg(unix)]
     fn dlsym(
         handle: *mut core::ffi::c_void,
         name: *const core::ffi::c_char,
     ) -> *mut core::ffi::c_void;
     fn free(ptr: *mut core::ffi::c_void);
+}
+
+/// `dladdr` on Windows: the module holding `addr` (its base and file name);
+/// no symbol name, since a DLL's exports do not cover its functions (frames
+/// show the offset in the module instead). The names are kept for the life
+/// of the process, one per module base, so the pointers handed out stay
+/// valid as `dladdr`'s do.
+///
+/// # Safety
+/// `info` is valid for writes.
+#[cfg(windows)]
+unsafe fn dladdr(addr: *const core::ffi::c_void, info: *mut DlInfo) -> core::ffi::c_int {
+    use windows_sys::Win32::System::LibraryLoader::{
+        GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS, GET_MODULE_HANDLE_EX_FLAG_UNCHANGED_REFCOUNT,
+        GetModuleFileNameA, GetModuleHandleExW,
+    };
+    static NAMES: LazyLock<Mutex<HashMap<usize, std::ffi::CString>>> =
+        LazyLock::new(Default::default);
+    let mut module = core::ptr::null_mut();
+    let flags =
+        GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS | GET_MODULE_HANDLE_EX_FLAG_UNCHANGED_REFCOUNT;
+    // SAFETY: with FROM_ADDRESS the name is an address; the handle is
+    // written to `module` and not counted.
+    if unsafe { GetModuleHandleExW(flags, addr.cast(), &mut module) } == 0 {
+        return 0;
+    }
+    let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
+    let name = names.entry(module as usize).or_insert_with(|| {
+        let mut buf = vec![0u8; 1024];
+        // SAFETY: a live module and a buffer of the length given.
+        let n = unsafe { GetModuleFileNameA(module, buf.as_mut_ptr(), buf.len() as u32) };
+        buf.truncate(n as usize);
+        std::ffi::CString::new(buf).unwrap_or_default()
+    });
+    // SAFETY: the caller's record; the name lives in NAMES for good.
+    unsafe {
+        info.write(DlInfo {
+            fname: name.as_ptr(),
+            fbase: module,
+            sname: core::ptr::null(),
+            saddr: core::ptr::null_mut(),
+        })
+    };
+    1
 }
 
 /// The load address of the object containing `addr`, if any.
@@ -94,8 +140,13 @@ type CxaDemangle = unsafe extern "C" fn(
 
 /// libstdc++'s `__cxa_demangle` when the process has it (every C++ host):
 /// C++ frames then read exactly as the reference prints them.
+/// (Windows has no process-wide symbol lookup: Rust's demangler names
+/// them there.)
 static CXA_DEMANGLE: LazyLock<Option<CxaDemangle>> = LazyLock::new(|| {
+    #[cfg(windows)]
+    let f: *mut core::ffi::c_void = core::ptr::null_mut();
     // SAFETY: RTLD_DEFAULT (NULL) lookup of a NUL-terminated name.
+    #[cfg(unix)]
     let f = unsafe { dlsym(core::ptr::null_mut(), c"__cxa_demangle".as_ptr()) };
     // SAFETY: `__cxa_demangle` has this signature (Itanium C++ ABI).
     (!f.is_null())
@@ -296,6 +347,7 @@ type ShownAs = HashMap<Box<[u8]>, Box<str>>;
 static SHOWN_AS: LazyLock<Mutex<ShownAs>> = LazyLock::new(Default::default);
 
 /// Shows frames of the object loaded as `loaded` as from `file`.
+#[cfg(unix)]
 pub fn show_file_as(loaded: &[u8], file: &[u8]) {
     SHOWN_AS
         .lock()

@@ -3,7 +3,7 @@
 //! the boundary that raises them, the type table and type ancestry, stack
 //! depth limits, backtraces. It uses only `abi`.
 //!
-//! Layers, lowest first: address_map bytes lineage object std_hash symbolize, error unwind, allocator any backtrace init_once stack, boundary string type_table.
+//! Layers, lowest first: address_map bytes lineage object os std_hash symbolize, error unwind, allocator any backtrace init_once stack, boundary string type_table.
 
 pub(crate) mod address_map;
 pub mod allocator;
@@ -15,6 +15,7 @@ pub mod error;
 pub mod init_once;
 pub mod lineage;
 pub mod object;
+pub mod os;
 pub mod stack;
 pub mod std_hash;
 pub mod string;

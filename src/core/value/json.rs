@@ -559,10 +559,8 @@ impl Writer {
                 let wanted = usize::try_from(total).unwrap_or(usize::MAX);
                 // More than the machine's memory is refused even where the
                 // allocator would promise it (overcommit).
-                // SAFETY: sysconf only reads a system setting.
-                let pages = unsafe { libc::sysconf(libc::_SC_PHYS_PAGES) };
-                let physical =
-                    usize::try_from(pages).map_or(usize::MAX, |p| p.saturating_mul(4096));
+                let physical = crate::core::model::os::physical_memory()
+                    .map_or(usize::MAX, |m| usize::try_from(m).unwrap_or(usize::MAX));
                 (wanted <= physical)
                     .then(|| {
                         self.out

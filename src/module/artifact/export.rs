@@ -18,8 +18,6 @@ use crate::module::image::map_file;
 use crate::module::inspect::embedded_library_bin;
 use crate::module::library_bin::{self, LIB_KIND, LibraryBin, ModuleEntry};
 use crate::module::{artifact::mlf, artifact::set_record};
-use std::ffi::OsStr;
-use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 /// The `__tvm_ffi__library_bin` of an exported set: the library itself
@@ -157,20 +155,13 @@ pub fn extract(set: &ArtifactSet, dir: &Path) -> Result<Vec<std::path::PathBuf>>
 fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::hash::{BuildHasher, Hasher};
     use std::io::Write as _;
-    use std::os::unix::fs::OpenOptionsExt;
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut attempt = 0u32;
     let (temp, mut file) = loop {
         let mut h = std::collections::hash_map::RandomState::new().build_hasher();
         h.write_u32(attempt);
         let temp = dir.join(format!(".tvm-ffi-extract-{:016x}", h.finish()));
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o644)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&temp)
-        {
+        match crate::core::model::os::create_new_file(&temp, 0o644) {
             Ok(file) => break (temp, file),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 64 => attempt += 1,
             Err(e) => return Err(e),
@@ -187,7 +178,7 @@ fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 
 /// Registers the export and read-back globals.
 pub(crate) fn register_globals(g: &mut Globals<'_>) {
-    let path_arg = |s: &Str<'_>| Path::new(OsStr::from_bytes(s.0)).to_path_buf();
+    let path_arg = |s: &Str<'_>| crate::core::model::os::path_from_bytes(s.0).into_owned();
     g.add(typed_fn!("ffi.ArtifactSetExportLibrary", |set: Obj<
         '_,
         ArtifactSetT,

@@ -1,4 +1,4 @@
-//! How a library file named by a path reaches the system loader.
+//! How a library file named by a path reaches the system loader, on Unix.
 //!
 //! The file is opened once and checked through that descriptor (a regular
 //! file; ELF headers and loadable segments within its length), then one of
@@ -39,9 +39,9 @@
 //! while it loads: its initialisers' `dladdr` names `/proc`, and gdb loses
 //! its breakpoints in it once the name is corrected afterwards.
 
-use super::image;
-use super::trust;
-use crate::core::model::error::{Error, ErrorKind, Result};
+use super::messages::{cannot_open, load_error};
+use crate::core::model::error::Result;
+use crate::module::{image, trust};
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::os::unix::ffi::OsStrExt;
@@ -51,7 +51,7 @@ use std::sync::{LazyLock, Mutex, MutexGuard};
 /// A library file's identity and version: device, inode, size and
 /// modification time.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(super) struct FileId {
+pub(in crate::module) struct FileId {
     dev: u64,
     ino: u64,
     len: u64,
@@ -60,7 +60,7 @@ pub(super) struct FileId {
 
 impl FileId {
     /// The identity of a file from its metadata.
-    pub(super) fn of(m: &std::fs::Metadata) -> FileId {
+    pub(in crate::module) fn of(m: &std::fs::Metadata) -> FileId {
         use std::os::unix::fs::MetadataExt;
         FileId {
             dev: m.dev(),
@@ -71,14 +71,14 @@ impl FileId {
     }
 
     /// The identity of the file at `path` now, if it can be read.
-    pub(super) fn at(path: &Path) -> Option<FileId> {
+    pub(in crate::module) fn at(path: &Path) -> Option<FileId> {
         std::fs::metadata(path).ok().map(|m| FileId::of(&m))
     }
 }
 
 /// An open library: closed, then its private copy removed and the name it
 /// was opened by given back, when dropped.
-pub(super) struct Handle {
+pub(in crate::module) struct Handle {
     lib: Option<libloading::Library>,
     /// The `dlopen` handle, for `dlinfo`.
     raw: usize,
@@ -107,17 +107,23 @@ impl Handle {
 
     /// A handle over a library opened by a name no one else tracks (a bare
     /// name, the main program, a library this process built).
-    pub(super) fn plain(lib: libloading::os::unix::Library) -> Handle {
+    pub(in crate::module) fn plain(lib: libloading::os::unix::Library) -> Handle {
         Handle::new(lib, None, None)
     }
 
     /// The open library.
-    pub(super) fn lib(&self) -> &libloading::Library {
+    pub(in crate::module) fn lib(&self) -> &libloading::Library {
         self.lib.as_ref().expect("present until dropped")
     }
 
+    /// The main program and the libraries it loaded globally
+    /// (`dlopen(NULL)`).
+    pub(in crate::module) fn this_program() -> Handle {
+        Handle::plain(libloading::os::unix::Library::this())
+    }
+
     /// The raw `dlopen` handle.
-    pub(super) fn raw(&self) -> *mut core::ffi::c_void {
+    pub(in crate::module) fn raw(&self) -> *mut core::ffi::c_void {
         self.raw as *mut core::ffi::c_void
     }
 }
@@ -138,33 +144,9 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// The reference's message for a library that cannot be loaded.
-pub(super) fn load_error(path: &Path, reason: impl std::fmt::Display) -> Error {
-    Error::new(
-        ErrorKind::InternalError,
-        format!(
-            "Check failed: (lib_handle_ != nullptr) is false: Failed to load dynamic shared library {} {reason}",
-            path.display()
-        ),
-    )
-}
-
-/// The loader's wording for a file it cannot open (`dlerror`'s).
-fn cannot_open(path: &Path, e: &std::io::Error) -> String {
-    let reason = e.to_string();
-    let reason = e
-        .raw_os_error()
-        .and_then(|code| reason.strip_suffix(&format!(" (os error {code})")))
-        .unwrap_or(&reason);
-    format!(
-        "{}: cannot open shared object file: {reason}",
-        path.display()
-    )
-}
-
 /// `dlopen(name)` (`RTLD_LAZY | RTLD_LOCAL`); errors name `path`, the path
 /// the caller gave, wherever `dlerror` named `name`.
-pub(super) fn dlopen(name: &Path, path: &Path) -> Result<libloading::os::unix::Library> {
+pub(in crate::module) fn dlopen(name: &Path, path: &Path) -> Result<libloading::os::unix::Library> {
     // SAFETY: loading a library runs its initialisers; that is what the
     // caller asks for.
     unsafe { libloading::os::unix::Library::open(Some(name), libc::RTLD_LAZY | libc::RTLD_LOCAL) }
@@ -208,7 +190,10 @@ fn private_mode() -> bool {
 /// and the identity of the file that was checked. A library mapped but then
 /// refused (not the file that was checked) is handed to `discard`: its
 /// initialisers ran and may have registered code in it.
-pub(super) fn open(path: &Path, discard: impl FnOnce(Handle)) -> Result<(Handle, FileId)> {
+pub(in crate::module) fn open(
+    path: &Path,
+    discard: impl FnOnce(Handle),
+) -> Result<(Handle, FileId)> {
     let (file, meta) = image::open_regular(path)
         .map_err(|e| load_error(path, e))?
         .map_err(|e| load_error(path, cannot_open(path, &e)))?;
@@ -341,7 +326,7 @@ fn load_in_place(
 
 /// A private copy of a library: its directory is removed when the copy is
 /// dropped (the image unloaded) or at exit.
-pub(super) struct PrivateCopy {
+pub(in crate::module) struct PrivateCopy {
     dir: PathBuf,
 }
 
@@ -422,7 +407,7 @@ fn load_copy(path: &Path, file: &File, bytes: Option<&[u8]>) -> Result<Handle> {
         image::check_loadable(path, out, len).map_err(|e| load_error(path, e))
     };
     let file_name = path.file_name().unwrap_or(path.as_os_str());
-    if let Ok(dir) = super::emit::make_private_dir() {
+    if let Ok(dir) = crate::module::emit::make_private_dir() {
         let copy_dir = PrivateCopy::new(dir);
         let copy = copy_dir.dir.join(file_name);
         let mut out = {

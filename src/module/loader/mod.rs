@@ -1,0 +1,17 @@
+//! How a library file named by a path reaches the system loader: the
+//! checks before and after it maps the file, and the route it takes (in
+//! place or from a private copy). Each system's file says what its route
+//! guarantees.
+//!
+//! Layers, lowest first: messages, unix windows.
+
+mod messages;
+#[cfg(unix)]
+mod unix;
+#[cfg(windows)]
+mod windows;
+
+#[cfg(unix)]
+pub(super) use unix::{FileId, Handle, dlopen, open};
+#[cfg(windows)]
+pub(super) use windows::{FileId, Handle, dlopen, open};
