@@ -28,6 +28,12 @@ fn main() {
         // inside the layer need not allow for it (Mach-O and PE never do).
         cxx.flag_if_supported("-fno-semantic-interposition");
     }
+    if target_os == "windows" {
+        // The DLL carries its C++ runtime, as the official one relies only
+        // on the system's: libstdc++ is linked in statically (after the
+        // layer, below), not as libstdc++-6.dll, which Windows lacks.
+        cxx.cpp_link_stdlib(None);
+    }
     let compiled = cxx
         .cpp(true)
         .std("c++17")
@@ -51,6 +57,9 @@ fn main() {
              `cargo check` works, building the library needs macOS"
         ),
         Err(e) => panic!("compiling the C++ layer (src/cxx): {e}"),
+    }
+    if target_os == "windows" {
+        println!("cargo:rustc-link-lib=static:-bundle,+verbatim=libstdc++.a");
     }
     println!("cargo:include={root}/include");
     // The C example compiles its C program for the same target.

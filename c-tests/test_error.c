@@ -7,7 +7,7 @@ static TVMFFIErrorCell* cell_of(TVMFFIObjectHandle err) {
 }
 
 static void* raise_in_thread(void* arg) {
-  long id = (long)arg;
+  long id = (long)(intptr_t)arg;
   char msg[32];
   snprintf(msg, sizeof(msg), "thread %ld", id);
   for (int i = 0; i < 1000; ++i) {
@@ -105,7 +105,7 @@ int main(void) {
 
   /* One slot per thread. */
   pthread_t threads[4];
-  for (long i = 0; i < 4; ++i) pthread_create(&threads[i], NULL, raise_in_thread, (void*)i);
+  for (long i = 0; i < 4; ++i) pthread_create(&threads[i], NULL, raise_in_thread, (void*)(intptr_t)i);
   for (int i = 0; i < 4; ++i) {
     void* ret;
     pthread_join(threads[i], &ret);

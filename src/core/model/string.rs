@@ -59,6 +59,10 @@ fn text_size(len: usize) -> Option<usize> {
 /// text C++ code prints, which frontends compare against.
 pub fn format_f64(format: &core::ffi::CStr, x: f64) -> String {
     unsafe extern "C" {
+        // Windows' msvcrt.dll writes three exponent digits (1e+020); the
+        // reference, built against the UCRT, writes two, as mingw's own
+        // C99 printf does.
+        #[cfg_attr(all(windows, target_env = "gnu"), link_name = "__mingw_snprintf")]
         fn snprintf(
             buf: *mut core::ffi::c_char,
             n: usize,
