@@ -27,6 +27,23 @@ static TVMFFIAny get_function(TVMFFIAny mod, const char* name) {
 /* How many images of the plugin are mapped: distinct inodes among the
  * mappings of /proc/self/maps that name it (the system loader maps one
  * image per file, so a second image needs a second file). */
+#ifdef _WIN32
+#include <windows.h>
+#include <tlhelp32.h>
+/* The images of the plugin (and its copy) the process has loaded. */
+static int images_mapped(void) {
+  HANDLE snap = CreateToolhelp32Snapshot(TH32CS_SNAPMODULE, 0);
+  if (snap == INVALID_HANDLE_VALUE) return -1;
+  MODULEENTRY32 module;
+  module.dwSize = sizeof module;
+  int count = 0;
+  for (BOOL more = Module32First(snap, &module); more; more = Module32Next(snap, &module)) {
+    count += strstr(module.szExePath, "plugin_outlive") != NULL;
+  }
+  CloseHandle(snap);
+  return count;
+}
+#else
 static int images_mapped(void) {
   FILE* maps = fopen("/proc/self/maps", "r");
   char line[4096];
@@ -42,6 +59,7 @@ static int images_mapped(void) {
   if (maps) fclose(maps);
   return count;
 }
+#endif
 
 static TVMFFIAny load_path(const char* file) {
   TVMFFIAny path = text_arg(file);

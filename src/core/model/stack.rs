@@ -62,7 +62,20 @@ fn own_stack() -> Option<(usize, usize)> {
     }
 }
 
-#[cfg(not(target_os = "linux"))]
+/// Windows: the thread's reserved stack, guard pages included (the
+/// margin keeps callbacks well above them).
+#[cfg(windows)]
+#[allow(unsafe_code)]
+fn own_stack() -> Option<(usize, usize)> {
+    use windows_sys::Win32::System::Threading::GetCurrentThreadStackLimits;
+    let (mut low, mut high) = (0usize, 0usize);
+    // SAFETY: two out-pointers to locals.
+    unsafe { GetCurrentThreadStackLimits(&mut low, &mut high) };
+    (high > low).then_some((low, high - low))
+}
+
+/// Elsewhere (macOS) the stack is not read yet: callbacks are not limited.
+#[cfg(not(any(target_os = "linux", windows)))]
 fn own_stack() -> Option<(usize, usize)> {
     None
 }

@@ -2,15 +2,26 @@
 //! is built with computes it: the reference stores it as each type's
 //! `type_key_hash`, so ours must give the same number on the same
 //! platform. libstdc++ on Linux (and wherever else GCC's library is the
-//! norm), libc++ on Apple's platforms.
+//! norm), libc++ on Apple's platforms, MSVC's on Windows.
 
-/// The platform's `std::hash<std::string_view>` of `bytes`.
+/// The platform's `std::hash<std::string_view>` of `bytes`: on Windows
+/// that of MSVC's library, which the reference is built with there.
 pub fn string_hash(bytes: &[u8]) -> u64 {
     if cfg!(target_vendor = "apple") {
         libcxx(bytes)
+    } else if cfg!(windows) {
+        msvc(bytes)
     } else {
         libstdcxx(bytes)
     }
+}
+
+/// MSVC's `std::hash<std::string_view>` on 64-bit targets: FNV-1a over the
+/// bytes (`_Fnv1a_append_bytes`).
+pub fn msvc(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
 }
 
 /// libstdc++'s `std::hash<std::string_view>` on 64-bit targets
@@ -227,6 +238,15 @@ mod tests {
         assert_eq!(libstdcxx(b"ffi.Object"), 0x33a2_11b2_74fa_0106);
         assert_eq!(libstdcxx(b"None"), 0xfb6a_c968_ce0c_a5aa);
         assert_eq!(libstdcxx(b"TVMFFIByteArray*"), 0x3251_9e4e_9ab6_31a9);
+    }
+
+    #[test]
+    fn msvc_matches_the_official_windows_library() {
+        // Values read from the official tvm_ffi.dll's TVMFFITypeInfo
+        // records (win_amd64 wheel, under Wine).
+        assert_eq!(msvc(b"None"), 0x669b_18c6_d2d9_c95b);
+        assert_eq!(msvc(b"ffi.Object"), 0x7827_e2c9_c708_4445);
+        assert_eq!(msvc(b"TVMFFIByteArray*"), 0xfa7a_9cc0_34aa_fa4e);
     }
 
     #[test]

@@ -39,10 +39,12 @@ pub const kStrEnum: i32 = 131;
 pub const kAccessStep: i32 = 132;
 /// `ffi.reflection.AccessPath`.
 pub const kAccessPath: i32 = 133;
-/// `ffi.StructuralVisitor`.
-pub const kStructuralVisitor: i32 = 134;
-/// `ffi.VisitErrorContext`.
-pub const kVisitErrorContext: i32 = 135;
+/// `ffi.StructuralVisitor`. The reference's C++ static initialisers
+/// register it and `ffi.VisitErrorContext` in link order, which MSVC's
+/// build of it reverses: on Windows the two indices are swapped.
+pub const kStructuralVisitor: i32 = if cfg!(windows) { 135 } else { 134 };
+/// `ffi.VisitErrorContext` (see [`kStructuralVisitor`]).
+pub const kVisitErrorContext: i32 = if cfg!(windows) { 134 } else { 135 };
 /// `ffi.StructuralMutator`.
 pub const kStructuralMutator: i32 = 136;
 /// `ffi.StructuralKey`.
@@ -619,6 +621,27 @@ pub fn register(t: &mut Table) {
 
     register_access_types(t);
 
+    if cfg!(windows) {
+        register_visit_error_context(t);
+        register_structural_visitor(t);
+    } else {
+        register_structural_visitor(t);
+        register_visit_error_context(t);
+    }
+    TypeDef::dynamic(
+        t,
+        "ffi.StructuralMutator",
+        kTVMFFIObject,
+        1,
+        kStructuralMutator,
+    )
+    .metadata(None, 40, 0)
+    .uncopyable()
+    .final_(false);
+}
+
+/// Registers `ffi.StructuralVisitor` (see [`kStructuralVisitor`]).
+fn register_structural_visitor(t: &mut Table) {
     TypeDef::dynamic(
         t,
         "ffi.StructuralVisitor",
@@ -629,6 +652,10 @@ pub fn register(t: &mut Table) {
     .metadata(None, 40, 0)
     .uncopyable()
     .final_(false);
+}
+
+/// Registers `ffi.VisitErrorContext` (see [`kStructuralVisitor`]).
+fn register_visit_error_context(t: &mut Table) {
     TypeDef::dynamic(
         t,
         "ffi.VisitErrorContext",
@@ -648,7 +675,7 @@ pub fn register(t: &mut Table) {
         Storage::Object,
         offset_of!(VisitErrorContextObj, reverse_visit_pattern),
         kTVMFFIList,
-        list_obj(),
+        Schema::list_of(Schema::OBJECT),
     )
     .field(
         "prev_error_context",
@@ -661,16 +688,6 @@ pub fn register(t: &mut Table) {
     )
     .creatable::<VisitErrorContextObj>()
     .final_(true);
-    TypeDef::dynamic(
-        t,
-        "ffi.StructuralMutator",
-        kTVMFFIObject,
-        1,
-        kStructuralMutator,
-    )
-    .metadata(None, 40, 0)
-    .uncopyable()
-    .final_(false);
 }
 
 /// The words of a BigInt (or int) value.
