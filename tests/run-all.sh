@@ -51,6 +51,10 @@
 #   4g. macOS: the library built and linked for both Apple targets with zig
 #      and ld64.lld, its exports, install name and dependencies checked
 #      against the official arm64 dylib (tests/macos/build.sh),
+#   4h. Windows x86-64: tvm_ffi.dll built with mingw-w64, its exports
+#      checked against the official win_amd64 DLL, cargo test and the C
+#      tests (ours and official, transcript diffs) under Wine
+#      (tests/windows/run.sh; installs mingw-w64 and wine with apt),
 #   5. the C tests under valgrind (leaks and invalid accesses), when present.
 set -euo pipefail
 mkdir -p "$(dirname "${BASH_SOURCE[0]}")/../target"
@@ -219,6 +223,10 @@ stage "macOS: the library built and linked for arm64 and x86-64 (zig, ld64.lld),
 tests/macos/build.sh "$venv" | tee target/macos.log
 macos_passed=$(awk '/^macos:/ { print ($2 == "skipped" ? 0 : $2) }' target/macos.log)
 
+stage "Windows x86-64: tvm_ffi.dll built with mingw, exports, cargo test and the C tests (ours and official) under Wine"
+tests/windows/run.sh "$venv" | tee target/windows.log
+windows_passed=$(awk '/^windows:/ { print ($2 == "skipped" ? 0 : $2) }' target/windows.log)
+
 if command -v valgrind >/dev/null 2>&1; then
   stage "C tests under valgrind (our library): no leaks, no invalid accesses"
   for t in target/c-tests/test_*; do
@@ -234,4 +242,4 @@ for i in "${!stage_names[@]}"; do
   printf "%6d  %s\n" "${stage_secs[$i]}" "${stage_names[$i]}"
 done
 printf "%6d  total\n" "$SECONDS"
-echo "summary: $((cargo_passed + ctest_passed + asan_passed + loader_tools_passed + cross_passed + suite_passed + cxx_suite_passed + artifacts_python_passed + deep_callbacks_passed + install_passed + wheel_passed + structural_passed + subclass_py_passed + json_graph_passed + cxx_module_passed + rust_dependent_passed + rust_authors_passed + linkers_passed + aarch64_passed + macos_passed)) passed, 0 failed"
+echo "summary: $((cargo_passed + ctest_passed + asan_passed + loader_tools_passed + cross_passed + suite_passed + cxx_suite_passed + artifacts_python_passed + deep_callbacks_passed + install_passed + wheel_passed + structural_passed + subclass_py_passed + json_graph_passed + cxx_module_passed + rust_dependent_passed + rust_authors_passed + linkers_passed + aarch64_passed + macos_passed + windows_passed)) passed, 0 failed"

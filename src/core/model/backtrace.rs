@@ -69,11 +69,12 @@ unsafe extern "C" {
     fn free(ptr: *mut core::ffi::c_void);
 }
 
-/// `dladdr` on Windows: the module holding `addr` (its base and file name);
-/// no symbol name, since a DLL's exports do not cover its functions (frames
-/// show the offset in the module instead). The names are kept for the life
-/// of the process, one per module base, so the pointers handed out stay
-/// valid as `dladdr`'s do.
+/// `dladdr` on Windows: the module holding `addr` (its base and file
+/// name), and the nearest export at or below it, the counterpart of the
+/// dynamic symbol table (a function no export covers shows as the export
+/// before it, as with `dladdr`). The file names are kept for the life of
+/// the process, one per module base, so the pointers handed out stay valid
+/// as `dladdr`'s do; export names live in the mapped image.
 ///
 /// # Safety
 /// `info` is valid for writes.
@@ -101,16 +102,60 @@ unsafe fn dladdr(addr: *const core::ffi::c_void, info: *mut DlInfo) -> core::ffi
         buf.truncate(n as usize);
         std::ffi::CString::new(buf).unwrap_or_default()
     });
+    // SAFETY: `module` is a loaded image (the loader just named it), whose
+    // headers and export directory are mapped.
+    let (sname, saddr) =
+        unsafe { nearest_export(module as usize, addr as usize) }.unwrap_or((core::ptr::null(), 0));
     // SAFETY: the caller's record; the name lives in NAMES for good.
     unsafe {
         info.write(DlInfo {
             fname: name.as_ptr(),
             fbase: module,
-            sname: core::ptr::null(),
-            saddr: core::ptr::null_mut(),
+            sname,
+            saddr: saddr as *mut core::ffi::c_void,
         })
     };
     1
+}
+
+/// The export of the PE image at `base` with the highest address at or
+/// below `addr`: its NUL-terminated name and address.
+///
+/// # Safety
+/// `base` is the base of a loaded PE32+ image.
+#[cfg(windows)]
+unsafe fn nearest_export(base: usize, addr: usize) -> Option<(*const core::ffi::c_char, usize)> {
+    // SAFETY: offsets into the image's headers and export directory, all
+    // mapped readable by the loader (unaligned reads: no layout is assumed).
+    let u32_at =
+        |offset: usize| unsafe { ((base + offset) as *const u32).read_unaligned() } as usize;
+    let u16_at =
+        |offset: usize| unsafe { ((base + offset) as *const u16).read_unaligned() } as usize;
+    let nt = u32_at(0x3c);
+    // The optional header follows the signature (4) and file header (20);
+    // PE32+ keeps the export directory entry at 112 in it.
+    let (dir, dir_size) = (u32_at(nt + 24 + 112), u32_at(nt + 24 + 116));
+    if dir == 0 || dir_size == 0 {
+        return None;
+    }
+    let (names, functions) = (u32_at(dir + 24), u32_at(dir + 20));
+    let (functions_at, names_at, ordinals_at) =
+        (u32_at(dir + 28), u32_at(dir + 32), u32_at(dir + 36));
+    let target = addr.checked_sub(base)?;
+    let mut best: Option<(usize, usize)> = None;
+    for i in 0..names {
+        let ordinal = u16_at(ordinals_at + 2 * i);
+        if ordinal >= functions {
+            continue;
+        }
+        let rva = u32_at(functions_at + 4 * ordinal);
+        // A forwarder's "address" lies in the export directory: no code.
+        let forwarder = (dir..dir + dir_size).contains(&rva);
+        if !forwarder && rva <= target && best.is_none_or(|(b, _)| rva > b) {
+            best = Some((rva, u32_at(names_at + 4 * i)));
+        }
+    }
+    best.map(|(rva, name)| ((base + name) as *const core::ffi::c_char, base + rva))
 }
 
 /// The load address of the object containing `addr`, if any.
@@ -302,13 +347,20 @@ static OWN_RANGE: LazyLock<(usize, usize)> = LazyLock::new(|| {
         return (0, 0);
     };
     #[cfg_attr(
-        not(target_os = "linux"),
+        not(any(target_os = "linux", windows)),
         expect(
             unused_mut,
-            reason = "no segment walk outside Linux: no frame is hidden"
+            reason = "no segment walk outside Linux and Windows: no frame is hidden"
         )
     )]
     let mut range = (base, base);
+    // Windows: the image's extent, SizeOfImage in its PE32+ optional header.
+    #[cfg(windows)]
+    // SAFETY: `base` is this DLL's module handle: its headers are mapped.
+    unsafe {
+        let read = |offset: usize| ((base + offset) as *const u32).read_unaligned() as usize;
+        range.1 = base + read(read(0x3c) + 24 + 56);
+    }
     #[cfg(target_os = "linux")]
     // SAFETY: the callback only reads the program headers it is handed.
     unsafe {
