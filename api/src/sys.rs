@@ -242,8 +242,14 @@ const _: () = {
 /// makes every one a load-time reference, so a process without a TVM-FFI
 /// runtime refuses the library at `dlopen` ("undefined symbol: TVMFFI...")
 /// instead of failing at its first call under lazy binding.
+///
+/// On Windows a DLL names the DLL each import comes from: an extension
+/// imports them from `tvm_ffi.dll` (no import library needed,
+/// `raw-dylib`), which the loader answers with the `tvm_ffi.dll` the
+/// process has loaded, ours or the official one.
 macro_rules! c_functions {
     ($(fn $name:ident($($arg:ident: $ty:ty),*) $(-> $ret:ty)?;)*) => {
+        #[cfg_attr(all(windows, not(feature = "host")), link(name = "tvm_ffi", kind = "raw-dylib"))]
         unsafe extern "C" {
             $(
                 #[doc = concat!("`", stringify!($name), "` (see `tvm/ffi/c_api.h`).")]

@@ -61,6 +61,11 @@ trap 'wineserver -k >/dev/null 2>&1 || true' EXIT
 # 2. Build; compare the exports with the official DLL's.
 (cd "$root" && cargo build --locked --target "$triple" --lib)
 dll="$root/target/$triple/debug/tvm_ffi.dll"
+# The Rust extension example (tvmffi, extension mode: it imports the C
+# functions from tvm_ffi.dll), built on its own (features are unified
+# across the packages of one build).
+(cd "$root" && cargo build --locked --target "$triple" -p rust-extension-example)
+rust_ext="$root/target/$triple/debug/rust_ext.dll"
 [ -f "$root/target/$triple/debug/libtvm_ffi.dll.a" ] || fail "no import library beside $dll"
 "$venv/bin/pip" download --quiet --disable-pip-version-check --no-deps --only-binary=:all: \
   --platform win_amd64 --python-version 3.11 -d "$work/wheel" "apache-tvm-ffi==0.1.15.post2" >/dev/null 2>&1 || true
@@ -101,7 +106,7 @@ ok "cargo test under Wine: $cargo_passed tests"
   -DCMAKE_C_COMPILER=x86_64-w64-mingw32-gcc-posix -DCMAKE_CXX_COMPILER=x86_64-w64-mingw32-g++-posix \
   -DCMAKE_RC_COMPILER=x86_64-w64-mingw32-windres \
   "-DCMAKE_CROSSCOMPILING_EMULATOR=$run" \
-  -DTVM_FFI_LIBRARY="$dll" -DTVM_FFI_OFFICIAL_DIR="$official_dir" >"$work/cmake.log"
+  -DTVM_FFI_LIBRARY="$dll" -DTVM_FFI_OFFICIAL_DIR="$official_dir" -DRUST_EXTENSION="$rust_ext" >"$work/cmake.log"
 "$venv/bin/cmake" --build "$work/c-tests" -j2 >"$work/build.log" || { tail -40 "$work/build.log"; fail "the C tests do not build for Windows"; }
 "$venv/bin/ctest" --test-dir "$work/c-tests" -j2 --output-on-failure | tee "$work/ctest.log"
 ctest_passed=$(awk '/tests passed/ { print $NF }' "$work/ctest.log")
