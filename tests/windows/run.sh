@@ -13,7 +13,9 @@
 #   4. the C tests (c-tests/) built by mingw against ours and against the
 #      official DLL, run under Wine, with transcript diffs; the module
 #      library with an embedded __tvm_ffi__library_bin (plugin_with_bin.dll)
-#      loads and calls on both.
+#      and the Rust extension example (examples/rust_extension, tvmffi)
+#      load and run on both; test_windows_loader shows the Windows loader's
+#      refusals (ours only).
 # Wine 8 lacks bcryptprimitives.dll, which Rust's standard library imports:
 # tests/windows/bcryptprimitives.c is a stand-in for the tests only.
 # usage: tests/windows/run.sh VENV
