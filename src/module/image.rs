@@ -119,13 +119,15 @@ fn check_sections<'d, H: object::read::pe::ImageNtHeaders, R: object::ReadRef<'d
 ) -> Reason<()> {
     let dos = object::pe::ImageDosHeader::parse(data).map_err(|_| truncated("the DOS header"))?;
     let mut offset = dos.nt_headers_offset().into();
-    let (nt, _) = H::parse(data, &mut offset).map_err(|_| truncated("the PE headers"))?;
+    let (nt, _) = H::parse(data, &mut offset).map_err(|_| truncated("the PE header"))?;
     let sections = nt
         .sections(data, offset)
         .map_err(|_| truncated("the section table"))?;
     for (i, section) in sections.iter().enumerate() {
-        let (start, size) = section.pe_file_range();
-        let (start, size) = (u64::from(start), u64::from(size));
+        // The raw data as the section table gives it (the loader reads it
+        // whole; `pe_file_range` would cut it to the virtual size).
+        let start = u64::from(section.pointer_to_raw_data.get(object::LittleEndian));
+        let size = u64::from(section.size_of_raw_data.get(object::LittleEndian));
         if start.checked_add(size).is_none_or(|end| end > len) {
             return Err(truncated(&format!(
                 "section {i} (bytes {start}..{})",
@@ -659,6 +661,45 @@ mod tests {
         ph[8..16].copy_from_slice(&seg.0.to_le_bytes()); // p_offset
         ph[32..40].copy_from_slice(&seg.1.to_le_bytes()); // p_filesz
         b
+    }
+
+    /// A PE32+ file of `len` bytes with one section whose raw data is
+    /// `raw` = (file offset, size).
+    fn pe(len: usize, raw: (u32, u32)) -> Vec<u8> {
+        let mut b = vec![0u8; len];
+        b[..2].copy_from_slice(b"MZ");
+        b[0x3c..0x40].copy_from_slice(&0x40u32.to_le_bytes()); // e_lfanew
+        b[0x40..0x44].copy_from_slice(b"PE\0\0");
+        let fh = 0x44;
+        b[fh..fh + 2].copy_from_slice(&0x8664u16.to_le_bytes()); // AMD64
+        b[fh + 2..fh + 4].copy_from_slice(&1u16.to_le_bytes()); // one section
+        b[fh + 16..fh + 18].copy_from_slice(&240u16.to_le_bytes()); // optional header size
+        let oh = fh + 20;
+        b[oh..oh + 2].copy_from_slice(&0x20bu16.to_le_bytes()); // PE32+
+        b[oh + 108..oh + 112].copy_from_slice(&16u32.to_le_bytes()); // data directories
+        let sh = oh + 240;
+        b[sh..sh + 5].copy_from_slice(b".text");
+        b[sh + 16..sh + 20].copy_from_slice(&raw.1.to_le_bytes()); // SizeOfRawData
+        b[sh + 20..sh + 24].copy_from_slice(&raw.0.to_le_bytes()); // PointerToRawData
+        b
+    }
+
+    #[test]
+    fn a_pe_file_cut_short_is_refused() {
+        assert_eq!(check(&pe(4096, (1024, 1024))), Ok(()));
+        let err = check(&pe(4096, (1024, 4096))).unwrap_err();
+        assert!(
+            err.contains("cut short (4096 bytes): section 0 (bytes 1024..5120)"),
+            "{err}"
+        );
+        // The headers, then the section table, cut off.
+        let err = check(&pe(4096, (0, 0))[..0x100]).unwrap_err();
+        assert!(err.contains("the PE header lies beyond its end"), "{err}");
+        let err = check(&pe(4096, (0, 0))[..0x160]).unwrap_err();
+        assert!(
+            err.contains("the section table lies beyond its end"),
+            "{err}"
+        );
     }
 
     fn check(bytes: &[u8]) -> Reason<()> {
