@@ -130,6 +130,14 @@ static inline TVMFFIAny any_str(const char* s) {
   return out;
 }
 
+/* A borrowed C string as an argument (kTVMFFIRawStr). */
+static inline TVMFFIAny any_c_str(const char* s) {
+  TVMFFIAny a = any_none();
+  a.type_index = kTVMFFIRawStr;
+  a.v_c_str = s;
+  return a;
+}
+
 /* Looks up a global function, failing the test if it is missing. */
 static inline TVMFFIObjectHandle get_global(const char* name) {
   TVMFFIByteArray n = byte_array(name);
@@ -149,6 +157,15 @@ static inline TVMFFIAny call_global(const char* name, TVMFFIAny* args, int n) {
   CHECK_OK(TVMFFIFunctionCall(f, args, n, &r));
   TVMFFIObjectDecRef(f);
   return r;
+}
+
+/* `ffi.ModuleGetFunction(mod, name, query_imports)`: the function (owned),
+ * or None where the module has none of that name. */
+static inline TVMFFIAny module_function(TVMFFIAny mod, const char* name, int query_imports) {
+  TVMFFIAny args[3] = {mod, any_c_str(name), any_none()};
+  args[2].type_index = kTVMFFIBool;
+  args[2].v_int64 = query_imports;
+  return call_global("ffi.ModuleGetFunction", args, 3);
 }
 
 #endif  /* TVM_FFI_RS_C_TESTS_COMMON_H_ */

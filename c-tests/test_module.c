@@ -4,13 +4,6 @@
  * loader, the system library, lookups from imports, lifetimes and errors. */
 #include "common.h"
 
-static TVMFFIAny text_arg(const char* s) {
-  TVMFFIAny a = any_none();
-  a.type_index = kTVMFFIRawStr;
-  a.v_c_str = s;
-  return a;
-}
-
 static void print_text(const char* label, TVMFFIAny v) {
   TVMFFIByteArray t = any_text(&v);
   if (v.type_index == kTVMFFINone) printf("%s: None\n", label);
@@ -35,16 +28,9 @@ static int load_test_kind(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAn
   TVMFFIByteArray payload = any_text(&args[0]);
   char prefix[64];
   snprintf(prefix, sizeof(prefix), "%.*s", (int)payload.size, payload.data);
-  TVMFFIAny p = text_arg(prefix);
+  TVMFFIAny p = any_c_str(prefix);
   *result = call_global("ffi.SystemLib", &p, 1);
   return 0;
-}
-
-static TVMFFIAny get_function(TVMFFIAny mod, const char* name, int query_imports) {
-  TVMFFIAny args[3] = {mod, text_arg(name), any_none()};
-  args[2].type_index = kTVMFFIBool;
-  args[2].v_int64 = query_imports;
-  return call_global("ffi.ModuleGetFunction", args, 3);
 }
 
 static int64_t call_int(TVMFFIAny f, TVMFFIAny* args, int n) {
@@ -55,7 +41,7 @@ static int64_t call_int(TVMFFIAny f, TVMFFIAny* args, int n) {
 
 int main(void) {
   CHECK_OK(TVMFFIEnvModRegisterContextSymbol("plugin_context_value", (void*)0x1234));
-  TVMFFIAny path = text_arg(PLUGIN_PLAIN);
+  TVMFFIAny path = any_c_str(PLUGIN_PLAIN);
   TVMFFIAny mod = call_global("ffi.ModuleLoadFromFile", &path, 1);
   printf("module type %d\n", mod.type_index);
   print_text("kind", call_global("ffi.ModuleGetKind", &mod, 1));
@@ -66,32 +52,32 @@ int main(void) {
   TVMFFIAny nformats = call_global("ffi.ArraySize", &formats, 1);
   printf("write formats: %lld\n", (long long)nformats.v_int64);
   any_release(&formats);
-  TVMFFIAny src_args[2] = {mod, text_arg("")};
+  TVMFFIAny src_args[2] = {mod, any_c_str("")};
   print_text("inspect source", call_global("ffi.ModuleInspectSource", src_args, 2));
-  src_args[1] = text_arg("c");
+  src_args[1] = any_c_str("c");
   print_text("inspect source (c)", call_global("ffi.ModuleInspectSource", src_args, 2));
-  TVMFFIAny q[3] = {mod, text_arg("add"), any_int(0)};
+  TVMFFIAny q[3] = {mod, any_c_str("add"), any_int(0)};
   printf("implements add %lld, ", (long long)call_global("ffi.ModuleImplementsFunction", q, 3).v_int64);
-  q[1] = text_arg("nope");
+  q[1] = any_c_str("nope");
   printf("nope %lld\n", (long long)call_global("ffi.ModuleImplementsFunction", q, 3).v_int64);
-  q[1] = text_arg("add");
+  q[1] = any_c_str("add");
   TVMFFIAny doc = call_global("ffi.ModuleGetFunctionDoc", q, 3);
   print_text("doc", doc);
   any_release(&doc);
   TVMFFIAny meta = call_global("ffi.ModuleGetFunctionMetadata", q, 3);
   print_text("metadata", meta);
   any_release(&meta);
-  q[1] = text_arg("nope");
+  q[1] = any_c_str("nope");
   print_text("doc of a missing function", call_global("ffi.ModuleGetFunctionDoc", q, 3));
 
-  TVMFFIAny add = get_function(mod, "add", 0);
+  TVMFFIAny add = module_function(mod, "add", 0);
   TVMFFIAny two[2] = {any_int(2), any_int(40)};
   printf("add(2, 40) = %lld\n", (long long)call_int(add, two, 2));
   TVMFFIAny none = any_none();
   EXPECT_RAISES("add(None)", TVMFFIFunctionCall(add.v_obj, &none, 1, &two[0]));
-  TVMFFIAny missing = get_function(mod, "missing", 1);
+  TVMFFIAny missing = module_function(mod, "missing", 1);
   printf("missing function -> type %d\n", missing.type_index);
-  TVMFFIAny ctx = get_function(mod, "context_value", 0);
+  TVMFFIAny ctx = module_function(mod, "context_value", 0);
   printf("context symbol filled: %#llx\n", (unsigned long long)call_int(ctx, NULL, 0));
   any_release(&ctx);
 
@@ -101,10 +87,10 @@ int main(void) {
   TVMFFIByteArray neg_name = byte_array("test.module.negate");
   CHECK_OK(TVMFFIFunctionSetGlobal(&neg_name, neg, 0));
   TVMFFIObjectDecRef(neg);
-  TVMFFIAny ci = get_function(mod, "call_imported", 0);
-  TVMFFIAny ci_args[2] = {text_arg("test.module.negate"), any_int(9)};
+  TVMFFIAny ci = module_function(mod, "call_imported", 0);
+  TVMFFIAny ci_args[2] = {any_c_str("test.module.negate"), any_int(9)};
   printf("call_imported(negate, 9) = %lld\n", (long long)call_int(ci, ci_args, 2));
-  ci_args[0] = text_arg("test.module.no_such_function");
+  ci_args[0] = any_c_str("test.module.no_such_function");
   EXPECT_RAISES("lookup of a missing function", TVMFFIFunctionCall(ci.v_obj, ci_args, 2, &two[0]));
   any_release(&ci);
 
@@ -120,7 +106,7 @@ int main(void) {
   CHECK_OK(TVMFFIFunctionCreate(NULL, triple, NULL, &sys));
   CHECK_OK(TVMFFIEnvModRegisterSystemLibSymbol("__tvm_ffi_sys_triple", (void*)triple));
   TVMFFIObjectDecRef(sys);
-  TVMFFIAny with_bin = text_arg(PLUGIN_WITH_BIN);
+  TVMFFIAny with_bin = any_c_str(PLUGIN_WITH_BIN);
   EXPECT_RAISES("tree with an unregistered kind", TVMFFIFunctionCall(get_global("ffi.ModuleLoadFromFile"), &with_bin, 1, &two[0]));
   TVMFFIObjectHandle loader = NULL;
   CHECK_OK(TVMFFIFunctionCreate(NULL, load_test_kind, NULL, &loader));
@@ -129,19 +115,19 @@ int main(void) {
   TVMFFIObjectDecRef(loader);
   TVMFFIAny root = call_global("ffi.ModuleLoadFromFile", &with_bin, 1);
   print_text("root kind", call_global("ffi.ModuleGetKind", &root, 1));
-  TVMFFIAny tri = get_function(root, "triple", 0);
+  TVMFFIAny tri = module_function(root, "triple", 0);
   printf("triple without imports -> type %d\n", tri.type_index);
-  tri = get_function(root, "triple", 1);
+  tri = module_function(root, "triple", 1);
   TVMFFIAny five = any_int(5);
   printf("triple(5) through the imports = %lld\n", (long long)call_int(tri, &five, 1));
   any_release(&tri);
-  TVMFFIAny ci2 = get_function(root, "call_imported", 0);
-  TVMFFIAny ci2_args[2] = {text_arg("triple"), any_int(4)};
+  TVMFFIAny ci2 = module_function(root, "call_imported", 0);
+  TVMFFIAny ci2_args[2] = {any_c_str("triple"), any_int(4)};
   printf("call_imported(triple, 4) = %lld\n", (long long)call_int(ci2, ci2_args, 2));
   any_release(&ci2);
 
   /* Import cycles are refused. */
-  TVMFFIAny p = text_arg("");
+  TVMFFIAny p = any_c_str("");
   TVMFFIAny sys_mod = call_global("ffi.SystemLib", &p, 1);
   TVMFFIAny imp[2] = {sys_mod, root};
   call_global("ffi.ModuleImportModule", imp, 2);
@@ -154,15 +140,15 @@ int main(void) {
 
 #ifdef OFFICIAL_EXT
   /* A library built with the official C++ headers for the official runtime. */
-  TVMFFIAny ext_path = text_arg(OFFICIAL_EXT);
+  TVMFFIAny ext_path = any_c_str(OFFICIAL_EXT);
   TVMFFIAny ext = call_global("ffi.ModuleLoadFromFile", &ext_path, 1);
-  TVMFFIAny add_one = get_function(ext, "add_one", 0);
+  TVMFFIAny add_one = module_function(ext, "add_one", 0);
   TVMFFIAny x = any_int(41);
   printf("official-built add_one(41) = %lld\n", (long long)call_int(add_one, &x, 1));
-  TVMFFIAny word = text_arg("x");
+  TVMFFIAny word = any_c_str("x");
   EXPECT_RAISES("official-built add_one('x')", TVMFFIFunctionCall(add_one.v_obj, &word, 1, &two[0]));
-  TVMFFIAny greet = get_function(ext, "greet", 0);
-  TVMFFIAny who = text_arg("from a Rust runtime, or not");
+  TVMFFIAny greet = module_function(ext, "greet", 0);
+  TVMFFIAny who = any_c_str("from a Rust runtime, or not");
   TVMFFIAny greeting = any_none();
   CHECK_OK(TVMFFIFunctionCall(greet.v_obj, &who, 1, &greeting));
   print_text("official-built greet", greeting);
@@ -173,9 +159,9 @@ int main(void) {
 #endif
 
   /* Files that cannot be loaded. */
-  TVMFFIAny bad = text_arg("/nonexistent/library.so");
+  TVMFFIAny bad = any_c_str("/nonexistent/library.so");
   EXPECT_RAISES("missing file", TVMFFIFunctionCall(get_global("ffi.ModuleLoadFromFile"), &bad, 1, &two[0]));
-  bad = text_arg("model.unknownformat");
+  bad = any_c_str("model.unknownformat");
   EXPECT_RAISES("unknown format", TVMFFIFunctionCall(get_global("ffi.ModuleLoadFromFile"), &bad, 1, &two[0]));
   return 0;
 }

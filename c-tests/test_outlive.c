@@ -10,20 +10,6 @@
  * global it registered still runs its code (then it stays mapped). */
 #include "common.h"
 
-static TVMFFIAny text_arg(const char* s) {
-  TVMFFIAny a = any_none();
-  a.type_index = kTVMFFIRawStr;
-  a.v_c_str = s;
-  return a;
-}
-
-static TVMFFIAny get_function(TVMFFIAny mod, const char* name) {
-  TVMFFIAny args[3] = {mod, text_arg(name), any_none()};
-  args[2].type_index = kTVMFFIBool;
-  args[2].v_int64 = 0;
-  return call_global("ffi.ModuleGetFunction", args, 3);
-}
-
 /* How many images of the plugin are mapped: distinct inodes among the
  * mappings of /proc/self/maps that name it (the system loader maps one
  * image per file, so a second image needs a second file). */
@@ -62,7 +48,7 @@ static int images_mapped(void) {
 #endif
 
 static TVMFFIAny load_path(const char* file) {
-  TVMFFIAny path = text_arg(file);
+  TVMFFIAny path = any_c_str(file);
   return call_global("ffi.ModuleLoadFromFile", &path, 1);
 }
 
@@ -85,7 +71,7 @@ static void releasing(void) {
   /* The library loaded above (the same unchanged file, so the same image)
    * registers a global, then is released: it stays mapped. */
   TVMFFIAny mod = load_plugin();
-  TVMFFIAny reg = get_function(mod, "register_global");
+  TVMFFIAny reg = module_function(mod, "register_global", 0);
   TVMFFIAny r = any_none();
   CHECK_OK(TVMFFIFunctionCall(reg.v_obj, NULL, 0, &r));
   any_release(&reg);
@@ -104,7 +90,7 @@ static void releasing(void) {
   copy_plugin(copy);
   TVMFFIAny other = load_path(copy);
   int loaded = images_mapped();
-  TVMFFIAny make_object = get_function(other, "make_object");
+  TVMFFIAny make_object = module_function(other, "make_object", 0);
   CHECK_OK(TVMFFIFunctionCall(make_object.v_obj, NULL, 0, &r));
   any_release(&r);
   any_release(&make_object);
@@ -121,10 +107,10 @@ static void releasing(void) {
 int main(void) {
   TVMFFIAny closure = any_none(), obj = any_none();
   for (int round = 0; round < 2; ++round) {
-    TVMFFIAny path = text_arg(PLUGIN_OUTLIVE);
+    TVMFFIAny path = any_c_str(PLUGIN_OUTLIVE);
     TVMFFIAny mod = call_global("ffi.ModuleLoadFromFile", &path, 1);
-    TVMFFIAny make_closure = get_function(mod, "make_closure");
-    TVMFFIAny make_object = get_function(mod, "make_object");
+    TVMFFIAny make_closure = module_function(mod, "make_closure", 0);
+    TVMFFIAny make_object = module_function(mod, "make_object", 0);
     CHECK(make_closure.type_index == kTVMFFIFunction && make_object.type_index == kTVMFFIFunction);
     TVMFFIAny x = any_int(41 + round);
     any_release(&closure);

@@ -6,23 +6,9 @@
  * tvm_ffi.dll, the DLL the program has loaded: either library. */
 #include "common.h"
 
-static TVMFFIAny text_arg(const char* s) {
-  TVMFFIAny a = any_none();
-  a.type_index = kTVMFFIRawStr;
-  a.v_c_str = s;
-  return a;
-}
-
-static TVMFFIAny function_of(TVMFFIAny mod, const char* name) {
-  TVMFFIAny args[3] = {mod, text_arg(name), any_none()};
-  args[2].type_index = kTVMFFIBool;
-  args[2].v_int64 = 0;
-  return call_global("ffi.ModuleGetFunction", args, 3);
-}
-
 /* Prints a call's result (type index and value) or its raised error. */
 static void call(TVMFFIAny mod, const char* name, TVMFFIAny* args, int n) {
-  TVMFFIAny f = function_of(mod, name), out = any_none();
+  TVMFFIAny f = module_function(mod, name, 0), out = any_none();
   CHECK(f.type_index == kTVMFFIFunction);
   int rc = TVMFFIFunctionCall(f.v_obj, args, n, &out);
   if (rc != 0) {
@@ -44,20 +30,20 @@ static void call(TVMFFIAny mod, const char* name, TVMFFIAny* args, int n) {
 }
 
 int main(void) {
-  TVMFFIAny path = text_arg(RUST_EXTENSION);
+  TVMFFIAny path = any_c_str(RUST_EXTENSION);
   TVMFFIAny mod = call_global("ffi.ModuleLoadFromFile", &path, 1);
   CHECK(mod.type_index == kTVMFFIModule);
   TVMFFIAny x = any_int(41);
   call(mod, "add_one", &x, 1);
-  TVMFFIAny greet[2] = {text_arg("wine"), any_int(2)};
+  TVMFFIAny greet[2] = {any_c_str("wine"), any_int(2)};
   call(mod, "greet", greet, 2);
-  TVMFFIAny point[3] = {any_int(1), any_none(), text_arg("p")};
+  TVMFFIAny point[3] = {any_int(1), any_none(), any_c_str("p")};
   point[1].type_index = kTVMFFIFloat;
   point[1].v_float64 = 2.5;
   call(mod, "make_point", point, 3);
   TVMFFIAny code = any_int(7);
   call(mod, "fail", &code, 1);
-  TVMFFIAny boom = text_arg("boom");
+  TVMFFIAny boom = any_c_str("boom");
   call(mod, "panics", &boom, 1);
   call(mod, "add_one", greet, 1);
   any_release(&mod);

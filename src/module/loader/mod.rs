@@ -3,9 +3,9 @@
 //! place or from a private copy). Each system's file says what its route
 //! guarantees.
 //!
-//! Layers, lowest first: messages, unix windows.
+//! Layers, lowest first: shared, unix windows.
 
-mod messages;
+mod shared;
 #[cfg(unix)]
 mod unix;
 #[cfg(windows)]

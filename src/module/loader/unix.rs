@@ -39,7 +39,7 @@
 //! while it loads: its initialisers' `dladdr` names `/proc`, and gdb loses
 //! its breakpoints in it once the name is corrected afterwards.
 
-use super::messages::{cannot_open, load_error};
+use super::shared::{cannot_open, load_error, open_library_file};
 use crate::core::model::error::Result;
 use crate::module::{image, trust};
 use std::collections::{HashMap, HashSet};
@@ -194,9 +194,7 @@ pub(in crate::module) fn open(
     path: &Path,
     discard: impl FnOnce(Handle),
 ) -> Result<(Handle, FileId)> {
-    let (file, meta) = image::open_regular(path)
-        .map_err(|e| load_error(path, e))?
-        .map_err(|e| load_error(path, cannot_open(path, &e)))?;
+    let (file, meta) = open_library_file(path)?;
     let id = FileId::of(&meta);
     // A small file is read whole, once: the checks and a copy use the same
     // bytes. A larger one is checked through its descriptor.

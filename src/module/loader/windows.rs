@@ -23,7 +23,7 @@
 //! - The reference (`LoadLibraryW`) reports a failure without a reason;
 //!   ours adds the system's.
 
-use super::messages::{cannot_open, load_error};
+use super::shared::{cannot_open, load_error, open_library_file};
 use crate::core::model::error::Result;
 use crate::module::image;
 use std::collections::HashMap;
@@ -140,9 +140,7 @@ pub(in crate::module) fn open(
     path: &Path,
     _discard: impl FnOnce(Handle),
 ) -> Result<(Handle, FileId)> {
-    let (file, meta) = image::open_regular(path)
-        .map_err(|e| load_error(path, e))?
-        .map_err(|e| load_error(path, cannot_open(path, &e)))?;
+    let (file, meta) = open_library_file(path)?;
     let id = FileId::of(&meta);
     image::check_loadable(path, &file, id.len).map_err(|e| load_error(path, e))?;
     let absolute =

@@ -1,9 +1,20 @@
-//! The loader's messages, the same on every system: the reference's for a
-//! library that cannot be loaded, and the system loader's for a file it
-//! cannot open.
+//! What every system's route shares: the reference's message for a
+//! library that cannot be loaded, the system loader's for a file it cannot
+//! open, and opening the file to check.
 
-use crate::core::model::error::{Error, ErrorKind};
+use crate::core::model::error::{Error, ErrorKind, Result};
+use crate::module::image;
+use std::fs::{File, Metadata};
 use std::path::Path;
+
+/// Opens the library file at `path` for its checks (see
+/// [`image::open_regular`]), with the loader's messages for a file that
+/// cannot be opened or is not regular.
+pub(super) fn open_library_file(path: &Path) -> Result<(File, Metadata)> {
+    image::open_regular(path)
+        .map_err(|e| load_error(path, e))?
+        .map_err(|e| load_error(path, cannot_open(path, &e)))
+}
 
 /// The reference's message for a library that cannot be loaded.
 pub(super) fn load_error(path: &Path, reason: impl std::fmt::Display) -> Error {
