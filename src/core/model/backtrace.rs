@@ -125,12 +125,16 @@ unsafe fn dladdr(addr: *const core::ffi::c_void, info: *mut DlInfo) -> core::ffi
 /// `base` is the base of a loaded PE32+ image.
 #[cfg(windows)]
 unsafe fn nearest_export(base: usize, addr: usize) -> Option<(*const core::ffi::c_char, usize)> {
-    // SAFETY: offsets into the image's headers and export directory, all
-    // mapped readable by the loader (unaligned reads: no layout is assumed).
-    let u32_at =
-        |offset: usize| unsafe { ((base + offset) as *const u32).read_unaligned() } as usize;
-    let u16_at =
-        |offset: usize| unsafe { ((base + offset) as *const u16).read_unaligned() } as usize;
+    // Offsets into the image's headers and export directory, all mapped
+    // readable by the loader (unaligned reads: no layout is assumed).
+    let u32_at = |offset: usize| {
+        // SAFETY: see above: a mapped offset of a loaded image.
+        unsafe { ((base + offset) as *const u32).read_unaligned() as usize }
+    };
+    let u16_at = |offset: usize| {
+        // SAFETY: as for `u32_at`.
+        unsafe { ((base + offset) as *const u16).read_unaligned() as usize }
+    };
     let nt = u32_at(0x3c);
     // The optional header follows the signature (4) and file header (20);
     // PE32+ keeps the export directory entry at 112 in it.
