@@ -119,47 +119,70 @@ unsafe fn dladdr(addr: *const core::ffi::c_void, info: *mut DlInfo) -> core::ffi
 }
 
 /// The export of the PE image at `base` with the highest address at or
-/// below `addr`: its NUL-terminated name and address.
+/// below `addr`: its NUL-terminated name and address. The export table is
+/// the library's own bytes, never checked by the loader: every offset in
+/// it is bounded by the image's size, and a name must end within it.
 ///
 /// # Safety
-/// `base` is the base of a loaded PE32+ image.
+/// `base` is the base of a loaded PE32+ image (the loader mapped it by its
+/// headers, so those are sound).
 #[cfg(windows)]
 unsafe fn nearest_export(base: usize, addr: usize) -> Option<(*const core::ffi::c_char, usize)> {
-    // Offsets into the image's headers and export directory, all mapped
-    // readable by the loader (unaligned reads: no layout is assumed).
-    let u32_at = |offset: usize| {
-        // SAFETY: see above: a mapped offset of a loaded image.
+    // The headers, which the loader mapped the image by (unaligned reads:
+    // no layout is assumed).
+    let header_u32 = |offset: usize| {
+        // SAFETY: an offset into the loaded image's headers, per the contract.
         unsafe { ((base + offset) as *const u32).read_unaligned() as usize }
     };
-    let u16_at = |offset: usize| {
-        // SAFETY: as for `u32_at`.
-        unsafe { ((base + offset) as *const u16).read_unaligned() as usize }
+    let nt = header_u32(0x3c);
+    // The optional header follows the signature (4) and file header (20):
+    // SizeOfImage at 56 in it, the export directory entry at 112 (PE32+).
+    let size = header_u32(nt + 24 + 56);
+    let (dir, dir_size) = (header_u32(nt + 24 + 112), header_u32(nt + 24 + 116));
+    // Reads within the image only.
+    let read = |offset: usize, width: usize| -> Option<usize> {
+        (offset.checked_add(width)? <= size).then(|| {
+            // SAFETY: `offset..offset + width` lies in the mapped image.
+            unsafe {
+                let at = base + offset;
+                if width == 2 {
+                    (at as *const u16).read_unaligned() as usize
+                } else {
+                    (at as *const u32).read_unaligned() as usize
+                }
+            }
+        })
     };
-    let nt = u32_at(0x3c);
-    // The optional header follows the signature (4) and file header (20);
-    // PE32+ keeps the export directory entry at 112 in it.
-    let (dir, dir_size) = (u32_at(nt + 24 + 112), u32_at(nt + 24 + 116));
     if dir == 0 || dir_size == 0 {
         return None;
     }
-    let (names, functions) = (u32_at(dir + 24), u32_at(dir + 20));
+    let (functions, names) = (read(dir + 20, 4)?, read(dir + 24, 4)?);
     let (functions_at, names_at, ordinals_at) =
-        (u32_at(dir + 28), u32_at(dir + 32), u32_at(dir + 36));
+        (read(dir + 28, 4)?, read(dir + 32, 4)?, read(dir + 36, 4)?);
     let target = addr.checked_sub(base)?;
     let mut best: Option<(usize, usize)> = None;
-    for i in 0..names {
-        let ordinal = u16_at(ordinals_at + 2 * i);
-        if ordinal >= functions {
+    for i in 0..names.min(size / 4) {
+        let Some(ordinal) = read(ordinals_at + 2 * i, 2).filter(|&o| o < functions) else {
             continue;
-        }
-        let rva = u32_at(functions_at + 4 * ordinal);
+        };
+        let (Some(rva), Some(name)) = (
+            read(functions_at + 4 * ordinal, 4),
+            read(names_at + 4 * i, 4),
+        ) else {
+            continue;
+        };
         // A forwarder's "address" lies in the export directory: no code.
-        let forwarder = (dir..dir + dir_size).contains(&rva);
+        let forwarder = (dir..dir.saturating_add(dir_size)).contains(&rva);
         if !forwarder && rva <= target && best.is_none_or(|(b, _)| rva > b) {
-            best = Some((rva, u32_at(names_at + 4 * i)));
+            best = Some((rva, name));
         }
     }
-    best.map(|(rva, name)| ((base + name) as *const core::ffi::c_char, base + rva))
+    let (rva, name) = best?;
+    // SAFETY: `name..size` lies in the mapped image.
+    let rest =
+        unsafe { core::slice::from_raw_parts((base + name) as *const u8, size.checked_sub(name)?) };
+    rest.contains(&0)
+        .then_some(((base + name) as *const core::ffi::c_char, base + rva))
 }
 
 /// The load address of the object containing `addr`, if any.
