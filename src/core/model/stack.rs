@@ -109,12 +109,33 @@ pub fn thread_floor() -> usize {
 /// stack holds the random bytes the kernel placed there at exec
 /// (`AT_RANDOM`). After a `fork` from another thread, the child's only
 /// thread runs on that thread's stack instead, and answers false.
+///
+/// The answer is kept per thread: finding the main thread's stack reads
+/// `/proc/self/maps`, which a caller on the main thread must not pay per
+/// call. And the random bytes lie above the top glibc reports for the main
+/// thread (the page above `__libc_stack_end`) by the size of the arguments
+/// and environment the kernel put there, which the kernel caps at a
+/// quarter of the stack limit: that much above the top still counts (a
+/// large environment made every answer false before, and every call of a
+/// C-created function on the main thread read `/proc/self/maps`).
 #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
 #[allow(unsafe_code)]
 pub fn on_initial_stack() -> bool {
-    // SAFETY: getauxval only reads the auxiliary vector.
-    let at_random = unsafe { libc::getauxval(libc::AT_RANDOM) } as usize;
-    own_stack().is_some_and(|(low, size)| at_random >= low && at_random - low < size)
+    thread_local! {
+        static ON_INITIAL: Cell<Option<bool>> = const { Cell::new(None) };
+    }
+    ON_INITIAL.with(|known| {
+        if let Some(answer) = known.get() {
+            return answer;
+        }
+        // SAFETY: getauxval only reads the auxiliary vector.
+        let at_random = unsafe { libc::getauxval(libc::AT_RANDOM) } as usize;
+        let answer = own_stack().is_some_and(|(low, size)| {
+            at_random >= low && at_random - low < size.saturating_add(size / 4 + 4096)
+        });
+        known.set(Some(answer));
+        answer
+    })
 }
 
 /// Whether a foreign callback may run at stack pointer `sp`: above the
