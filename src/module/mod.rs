@@ -13,7 +13,8 @@
 //! - Building and loading: [`emit`](crate::module::emit) (object files,
 //!   shared libraries, the C compiler, private scratch directories),
 //!   `trust` (who else can change a path), `loader` (how a library file
-//!   reaches the system loader: checks, in place or a private copy),
+//!   reaches the system loader, per system: checks, in place or a private
+//!   copy on Unix, held against change on Windows),
 //!   `library` (library modules, the system library, releasing),
 //!   `globals` (the `ffi.Module*` globals;
 //!   [`load_from_file`](crate::module::load_from_file)), `cxx_core` (what

@@ -12,9 +12,9 @@
 //! of the path it resolves to.
 //!
 //! On Windows, ACLs rather than owners and modes say who may write, and no
-//! ACL is read here: a directory chain passes when it resolves, a file
-//! always. What stands in there is the loader's hold on the file (see
-//! `loader_windows.rs`: nobody can rewrite, replace or rename a library
+//! ACL is read here: a directory chain passes when it resolves, and files
+//! are not judged (the loader does not ask). What stands in there is the loader's hold on the file (see
+//! `loader/windows.rs`: nobody can rewrite, replace or rename a library
 //! between its check and its mapping, nor write it while it is mapped) and
 //! the per-user `TEMP` directory, which only its user (and administrators)
 //! may enter by default.
