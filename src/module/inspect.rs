@@ -41,30 +41,90 @@ pub struct ModuleSummary {
     pub imports: Vec<usize>,
 }
 
+/// A symbol a file defines: its name, address, size (0 where the format
+/// records none: a PE DLL's exports) and whether it is code.
+struct Defined<'d> {
+    name: &'d str,
+    address: u64,
+    size: u64,
+    code: bool,
+}
+
+/// Every symbol `file` defines: both ELF symbol tables (or the object's
+/// one), and a PE DLL's export table, which is all a stripped DLL has.
+fn defined<'d>(file: &object::File<'d>) -> Vec<Defined<'d>> {
+    let mut out: Vec<Defined<'d>> = file
+        .dynamic_symbols()
+        .chain(file.symbols())
+        .filter(|sym| sym.is_definition())
+        .filter_map(|sym| {
+            Some(Defined {
+                name: sym.name().ok()?,
+                address: sym.address(),
+                size: sym.size(),
+                code: sym.kind() == object::SymbolKind::Text,
+            })
+        })
+        .collect();
+    // ELF files list the same symbols in their dynamic table, with sizes.
+    let exports = (file.format() == object::BinaryFormat::Pe).then(|| file.exports());
+    for export in exports.into_iter().flatten().flatten().flatten() {
+        let object::ExportTarget::Address { address } = export.target() else {
+            continue;
+        };
+        // A PE export's name is the file's own bytes.
+        let object::NameOrOrdinal::Name(std::borrow::Cow::Borrowed(name)) = export.into_name()
+        else {
+            continue;
+        };
+        let Ok(name) = core::str::from_utf8(name) else {
+            continue;
+        };
+        let code = section_at(file, address).is_some_and(|s| s.kind() == object::SectionKind::Text);
+        out.push(Defined {
+            name,
+            address,
+            size: 0,
+            code,
+        });
+    }
+    out
+}
+
+/// The section holding `address`.
+fn section_at<'d, 'f>(file: &'f object::File<'d>, address: u64) -> Option<object::Section<'d, 'f>> {
+    file.sections()
+        .find(|s| address >= s.address() && address - s.address() < s.size())
+}
+
 /// The embedded `__tvm_ffi__library_bin` of a shared library or object
-/// file, bounded by its symbol's size and its section, if it has one.
+/// file, bounded by its symbol's size and its section, if it has one
+/// (where the format records no size, by its section: the blob's own
+/// header says how long it is).
 pub(crate) fn embedded_library_bin(data: &[u8]) -> Result<Option<&[u8]>> {
     let file = parse(data)?;
-    for sym in file.dynamic_symbols().chain(file.symbols()) {
-        if !sym.is_definition() || sym.name() != Ok(LIBRARY_BIN) {
-            continue;
+    let Some(sym) = defined(&file).into_iter().find(|s| s.name == LIBRARY_BIN) else {
+        return Ok(None);
+    };
+    let Some(section) = section_at(&file, sym.address) else {
+        return Err(Error::value(format!(
+            "{LIBRARY_BIN} lies outside its section"
+        )));
+    };
+    let bytes = section
+        .data()
+        .map_err(|e| Error::value(format!("unreadable section of {LIBRARY_BIN}: {e}")))?;
+    let start = usize::try_from(sym.address - section.address()).ok();
+    let slice = start.and_then(|s| {
+        let rest = bytes.get(s..)?;
+        match usize::try_from(sym.size).ok()? {
+            0 => Some(rest),
+            n => rest.get(..n),
         }
-        let section = sym
-            .section_index()
-            .and_then(|i| file.section_by_index(i).ok());
-        let Some(section) = section else { continue };
-        let bytes = section
-            .data()
-            .map_err(|e| Error::value(format!("unreadable section of {LIBRARY_BIN}: {e}")))?;
-        let start = sym.address().checked_sub(section.address());
-        let slice = start
-            .and_then(|s| usize::try_from(s).ok())
-            .and_then(|s| bytes.get(s..s.checked_add(usize::try_from(sym.size()).ok()?)?));
-        return slice
-            .map(Some)
-            .ok_or_else(|| Error::value(format!("{LIBRARY_BIN} lies outside its section")));
-    }
-    Ok(None)
+    });
+    slice
+        .map(Some)
+        .ok_or_else(|| Error::value(format!("{LIBRARY_BIN} lies outside its section")))
 }
 
 /// The `__tvm_ffi__cubin_<name>` / `_end` symbol pairs, sorted by name.
@@ -94,18 +154,14 @@ fn parse(data: &[u8]) -> Result<object::File<'_>> {
 pub fn inspect(data: &[u8]) -> Result<Inspection> {
     let file = parse(data)?;
     let mut out = Inspection::default();
-    for sym in file.dynamic_symbols().chain(file.symbols()) {
-        let Ok(name) = sym.name() else { continue };
-        if !sym.is_definition() {
-            continue;
-        }
-        if let Some(f) = name.strip_prefix(FUNCTION_PREFIX) {
-            if !f.starts_with('_') && sym.kind() == object::SymbolKind::Text {
+    for sym in defined(&file) {
+        if let Some(f) = sym.name.strip_prefix(FUNCTION_PREFIX) {
+            if !f.starts_with('_') && sym.code {
                 out.functions.push(f.to_string());
             }
         }
     }
-    // A function appears in both symbol tables: sorted, then deduplicated
+    // A function appears in several tables: sorted, then deduplicated
     // (linear after the sort, where a search per symbol was quadratic).
     out.functions.sort_unstable();
     out.functions.dedup();

@@ -15,7 +15,8 @@
 #      library with an embedded __tvm_ffi__library_bin (plugin_with_bin.dll)
 #      and the Rust extension example (examples/rust_extension, tvmffi)
 #      load and run on both; test_windows_loader shows the Windows loader's
-#      refusals (ours only).
+#      refusals (ours only);
+#   5. tvm-ffi-inspect.exe reads those libraries without running them.
 # Wine 8 lacks bcryptprimitives.dll, which Rust's standard library imports:
 # tests/windows/bcryptprimitives.c is a stand-in for the tests only.
 # usage: tests/windows/run.sh VENV
@@ -64,7 +65,7 @@ trap 'wineserver -k >/dev/null 2>&1 || true' EXIT
 "$run" cmd /c exit 0 >/dev/null 2>&1 </dev/null || true
 
 # 2. Build; compare the exports with the official DLL's.
-(cd "$root" && cargo build --locked --target "$triple" --lib)
+(cd "$root" && cargo build --locked --target "$triple" --lib --bins)
 dll="$root/target/$triple/debug/tvm_ffi.dll"
 # The Rust extension example (tvmffi, extension mode: it imports the C
 # functions from tvm_ffi.dll), built on its own (features are unified
@@ -117,4 +118,13 @@ ok "cargo test under Wine: $cargo_passed tests"
 ctest_passed=$(awk '/tests passed/ { print $NF }' "$work/ctest.log")
 diffs=$(grep -c '_diff .*Passed' "$work/ctest.log" || true)
 ok "C tests under Wine: $ctest_passed, of which $diffs transcript diffs against the official DLL"
+
+# 5. Windows libraries inspected without running them (their export table
+#    and the embedded tree), by the inspector built for Windows, under Wine.
+inspected="$("$run" "$root/target/$triple/debug/tvm-ffi-inspect.exe" \
+  "$work/c-tests/plugin_with_bin.dll" "$rust_ext" 2>/dev/null | tr -d '\r')"
+echo "$inspected"
+grep -q 'functions (3):' <<<"$inspected" && grep -q 'library_bin: 2 module(s)' <<<"$inspected" &&
+  grep -q 'functions (9):' <<<"$inspected" || fail "tvm-ffi-inspect.exe misreads the Windows libraries"
+ok "tvm-ffi-inspect.exe lists the functions and the embedded tree of plugin_with_bin.dll and rust_ext.dll"
 echo "windows: $((passed + cargo_passed + ctest_passed)) passed"
