@@ -48,6 +48,9 @@ struct Defined<'d> {
     address: u64,
     size: u64,
     code: bool,
+    /// Its section, where the symbol names one (an object file's symbols
+    /// are offsets in their section, whose address is 0 in every section).
+    section: Option<object::SectionIndex>,
 }
 
 /// Every symbol `file` defines: both ELF symbol tables (or the object's
@@ -63,6 +66,7 @@ fn defined<'d>(file: &object::File<'d>) -> Vec<Defined<'d>> {
                 address: sym.address(),
                 size: sym.size(),
                 code: sym.kind() == object::SymbolKind::Text,
+                section: sym.section_index(),
             })
         })
         .collect();
@@ -80,12 +84,15 @@ fn defined<'d>(file: &object::File<'d>) -> Vec<Defined<'d>> {
         let Ok(name) = core::str::from_utf8(name) else {
             continue;
         };
-        let code = section_at(file, address).is_some_and(|s| s.kind() == object::SectionKind::Text);
+        let section = section_at(file, address);
         out.push(Defined {
             name,
             address,
             size: 0,
-            code,
+            code: section
+                .as_ref()
+                .is_some_and(|s| s.kind() == object::SectionKind::Text),
+            section: section.map(|s| s.index()),
         });
     }
     out
@@ -106,7 +113,8 @@ pub(crate) fn embedded_library_bin(data: &[u8]) -> Result<Option<&[u8]>> {
     let Some(sym) = defined(&file).into_iter().find(|s| s.name == LIBRARY_BIN) else {
         return Ok(None);
     };
-    let Some(section) = section_at(&file, sym.address) else {
+    let section = sym.section.and_then(|i| file.section_by_index(i).ok());
+    let Some(section) = section else {
         return Err(Error::value(format!(
             "{LIBRARY_BIN} lies outside its section"
         )));
@@ -114,7 +122,10 @@ pub(crate) fn embedded_library_bin(data: &[u8]) -> Result<Option<&[u8]>> {
     let bytes = section
         .data()
         .map_err(|e| Error::value(format!("unreadable section of {LIBRARY_BIN}: {e}")))?;
-    let start = usize::try_from(sym.address - section.address()).ok();
+    let start = sym
+        .address
+        .checked_sub(section.address())
+        .and_then(|s| usize::try_from(s).ok());
     let slice = start.and_then(|s| {
         let rest = bytes.get(s..)?;
         match usize::try_from(sym.size).ok()? {
