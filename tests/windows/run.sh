@@ -60,9 +60,14 @@ x86_64-w64-mingw32-gcc-posix -O2 -shared -o "$work/shim/bcryptprimitives.dll" \
   "$root/tests/windows/bcryptprimitives.c" -lbcrypt
 export WINEPREFIX="$work/prefix"
 wineserver -k >/dev/null 2>&1 || true
-wineserver -p >/dev/null 2>&1 </dev/null &
+# The prefix first, made (or updated) by a server of its own, which exits
+# once wineboot is done; only then the persistent one, which forks into
+# the background once it listens.
+"$run" wineboot -i >/dev/null 2>&1 </dev/null || true
+wineserver -w
+wineserver -p >/dev/null 2>&1 </dev/null
 trap 'wineserver -k >/dev/null 2>&1 || true' EXIT
-"$run" cmd /c exit 0 >/dev/null 2>&1 </dev/null || true
+"$run" cmd /c exit 0 >/dev/null 2>&1 </dev/null || fail "Wine does not run a program"
 
 # 2. Build; compare the exports with the official DLL's.
 (cd "$root" && cargo build --locked --target "$triple" --lib --bins)
