@@ -61,18 +61,31 @@ mkdir -p "$(dirname "${BASH_SOURCE[0]}")/../target"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
-# Each stage prints its name and, at the end, how long it took.
+# Each stage prints its name and, at the end, how long it took and the CPU
+# time its processes used (user + system, in seconds: on 2 cores a stage
+# that keeps both busy shows twice its wall time).
 stage_names=()
 stage_secs=()
+stage_cpus=()
 stage_name=""
 stage_start=$SECONDS
+children_cpu() { # CPU seconds used so far by the finished child processes
+  # (cutime and cstime of this shell, in clock ticks; `times` in a pipe or
+  # a command substitution would report a subshell's.)
+  awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); printf "%d", ($14 + $15) / hz }' "/proc/$$/stat"
+}
+stage_cpu_start=0
 stage() { # name ("" ends the last stage)
+  local cpu
+  cpu=$(children_cpu)
   if [ -n "$stage_name" ]; then
     stage_names+=("$stage_name")
     stage_secs+=($((SECONDS - stage_start)))
+    stage_cpus+=($((cpu - stage_cpu_start)))
   fi
   stage_name="$1"
   stage_start=$SECONDS
+  stage_cpu_start=$cpu
   [ -z "$1" ] || echo "== $1 ($(date +%T))"
 }
 
@@ -237,9 +250,9 @@ if command -v valgrind >/dev/null 2>&1; then
   done
 fi
 stage ""
-echo "== all tests passed; seconds per stage:"
+echo "== all tests passed; seconds per stage (wall, CPU):"
 for i in "${!stage_names[@]}"; do
-  printf "%6d  %s\n" "${stage_secs[$i]}" "${stage_names[$i]}"
+  printf "%6d %6d  %s\n" "${stage_secs[$i]}" "${stage_cpus[$i]}" "${stage_names[$i]}"
 done
-printf "%6d  total\n" "$SECONDS"
+printf "%6d %6d  total\n" "$SECONDS" "$(children_cpu)"
 echo "summary: $((cargo_passed + ctest_passed + asan_passed + loader_tools_passed + cross_passed + suite_passed + cxx_suite_passed + artifacts_python_passed + deep_callbacks_passed + install_passed + wheel_passed + structural_passed + subclass_py_passed + json_graph_passed + cxx_module_passed + rust_dependent_passed + rust_authors_passed + linkers_passed + aarch64_passed + macos_passed + windows_passed)) passed, 0 failed"
