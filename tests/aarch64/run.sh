@@ -69,7 +69,7 @@ fi
   "-DCMAKE_CROSSCOMPILING_EMULATOR=qemu-aarch64;-L;$sysroot" \
   -DTVM_FFI_LIBRARY="$lib" -DTVM_FFI_OFFICIAL_DIR="$official_dir" >/dev/null
 "$venv/bin/cmake" --build "$work/c-tests" -j2 >/dev/null
-"$venv/bin/ctest" --test-dir "$work/c-tests" --output-on-failure | tee "$work/ctest.log"
+"$venv/bin/ctest" --test-dir "$work/c-tests" -j2 --output-on-failure | tee "$work/ctest.log"
 ctest_passed=$(awk '/tests passed/ { print $NF }' "$work/ctest.log")
 ok "C tests under qemu-aarch64: $ctest_passed (official library: ${official_dir:-none})"
 # The exports check, each cargo test and each C test.
