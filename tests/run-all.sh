@@ -156,6 +156,19 @@ fi
 official_dir="$(echo "$venv"/lib/python3*/site-packages/tvm_ffi)"
 # Every stage tests the library `cargo test` builds in this profile.
 profile=testing
+# The Debian packages that later stages install when they are missing, put
+# in while `cargo test` compiles (downloads and unpacking leave the cores
+# mostly to the compiler). Each stage still installs what it needs itself.
+early=()
+for p in linux-perf libgtest-dev gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user clang lld-16 \
+  gcc-mingw-w64-x86-64-posix g++-mingw-w64-x86-64-posix wine wine64; do
+  dpkg-query -W -f '${Status}' "$p" 2>/dev/null | grep -q ' installed$' || early+=("$p")
+done
+if [ ${#early[@]} -gt 0 ] && command -v apt-get >/dev/null; then
+  background "Debian packages for later stages, installed early: ${early[*]}" target/apt-early.log \
+    sh -c 'tests/tools/apt-install.sh target/apt-early-apt.log "$@" && echo installed ||
+      echo "not installed now (target/apt-early-apt.log); each stage installs its own"' sh "${early[@]}"
+fi
 lib="$root/target/$profile/libtvm_ffi.so"
 
 stage "cargo test"
