@@ -50,7 +50,9 @@
 #      and qemu-user with apt when missing),
 #   4g. macOS: the library built and linked for both Apple targets with zig
 #      and ld64.lld, its exports, install name and dependencies checked
-#      against the official arm64 dylib (tests/macos/build.sh),
+#      against the official arm64 dylib (tests/macos/build.sh); it runs in
+#      the background once the official C++ unit tests are done, its log
+#      printed at the end,
 #   4h. Windows x86-64: tvm_ffi.dll built with mingw-w64, its exports
 #      checked against the official win_amd64 DLL, cargo test and the C
 #      tests (ours and official, transcript diffs) under Wine
@@ -70,10 +72,10 @@ stage_secs=()
 stage_cpus=()
 stage_name=""
 stage_start=$SECONDS
-children_cpu() { # CPU seconds used so far by the finished child processes
+children_cpu() { # CPU time used so far by the finished child processes, in 1/100 s
   # (cutime and cstime of this shell, in clock ticks; `times` in a pipe or
   # a command substitution would report a subshell's.)
-  awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); printf "%d", ($14 + $15) / hz }' "/proc/${1:-$$}/stat"
+  awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); printf "%d", ($14 + $15) * 100 / hz }' "/proc/${1:-$$}/stat"
 }
 stage_cpu_start=0
 stage() { # name ("" ends the last stage)
@@ -82,7 +84,11 @@ stage() { # name ("" ends the last stage)
   if [ -n "$stage_name" ]; then
     stage_names+=("$stage_name")
     stage_secs+=($((SECONDS - stage_start)))
-    stage_cpus+=($((cpu - stage_cpu_start)))
+    # Background stages that ended meanwhile were counted with this one
+    # (the shell collects its children as they exit): they have their own
+    # lines. (Clamped: each figure was rounded on its own.)
+    background_ended
+    stage_cpus+=($((cpu - stage_cpu_start > bg_ended_cpu ? cpu - stage_cpu_start - bg_ended_cpu : 0)))
   fi
   stage_name="$1"
   stage_start=$SECONDS
@@ -97,9 +103,11 @@ bg_names=()
 bg_pids=()
 bg_logs=()
 bg_records=()
+bg_counted=()
 background() { # name log command...
   local name="$1" log="$2"
   shift 2
+  rm -f "$log.status"
   echo "== $name: in the background from $(date +%T), its log in $log"
   # (In a process group of its own, which the run stops if it fails first.)
   set -m
@@ -116,13 +124,23 @@ background() { # name log command...
   bg_pids+=($!)
   bg_logs+=("$log")
 }
+background_ended() { # sets bg_ended_cpu: the CPU of those ended since the last call
+  local i rc secs cpu
+  bg_ended_cpu=0
+  for i in "${!bg_pids[@]}"; do
+    [ -z "${bg_counted[$i]:-}" ] && [ -f "${bg_logs[$i]}.status" ] || continue
+    read -r rc secs cpu <"${bg_logs[$i]}.status"
+    bg_ended_cpu=$((bg_ended_cpu + cpu))
+    bg_counted[$i]=1
+  done
+}
 stop_background() {
   local pid
   for pid in "${bg_pids[@]}"; do kill -- "-$pid" 2>/dev/null || true; done
 }
 trap stop_background EXIT
 wait_background() { # waits for each background stage, prints its log
-  local i rc secs cpu bg_cpu=0
+  local i rc secs cpu
   stage "waiting for the background stages"
   for i in "${!bg_pids[@]}"; do
     rc=0
@@ -132,12 +150,8 @@ wait_background() { # waits for each background stage, prints its log
     [ "$rc" -eq 0 ] || { echo "FAILED: ${bg_names[$i]} (exit $rc)"; exit 1; }
     read -r _ secs cpu <"${bg_logs[$i]}.status"
     bg_records+=("$secs" "$cpu" "${bg_names[$i]} [background]")
-    bg_cpu=$((bg_cpu + cpu))
   done
   stage ""
-  # The waiting stage's CPU is the background stages'; they get their own lines.
-  # (Clamped: each figure is rounded down on its own.)
-  stage_cpus[-1]=$((stage_cpus[-1] > bg_cpu ? stage_cpus[-1] - bg_cpu : 0))
   for ((i = 0; i < ${#bg_records[@]}; i += 3)); do
     stage_secs+=("${bg_records[$i]}")
     stage_cpus+=("${bg_records[$((i + 1))]}")
@@ -215,6 +229,12 @@ suite_passed=$(awk '/^official-suite:/ { print $2 }' target/suite.log)
 stage "the official C++ unit tests (gtest), on the official library and on ours"
 tests/cxx_suite/run.sh "$venv" "$lib" | tee target/cxx-suite.log
 cxx_suite_passed=$(awk '/^cxx-suite:/ { print $2 }' target/cxx-suite.log)
+
+# macOS beside the stages from here to the end (its own target directory,
+# target/macos-link): they leave part of a core idle, the fuzzers and the
+# Rust stages while their compilers' front ends run one crate at a time.
+background "macOS: the library built and linked for arm64 and x86-64 (zig, ld64.lld), exports, install name, dependencies" \
+  target/macos.log tests/macos/build.sh "$venv"
 
 stage "artifacts through the official Python package on our library"
 PYTHONPATH="$PWD/target/suite/pkg-ours" "$venv/bin/python" tests/artifacts_python.py | tee target/artifacts-python.log
@@ -309,10 +329,6 @@ stage "aarch64 Linux: cross-built, exports, cargo test and the C tests (ours and
 tests/aarch64/run.sh "$venv" "$lib" "$profile" | tee target/aarch64.log
 aarch64_passed=$(awk '/^aarch64:/ { print ($2 == "skipped" ? 0 : $2) }' target/aarch64.log)
 
-stage "macOS: the library built and linked for arm64 and x86-64 (zig, ld64.lld), exports, install name, dependencies"
-tests/macos/build.sh "$venv" | tee target/macos.log
-macos_passed=$(awk '/^macos:/ { print ($2 == "skipped" ? 0 : $2) }' target/macos.log)
-
 if command -v valgrind >/dev/null 2>&1; then
   stage "C tests under valgrind (our library): no leaks, no invalid accesses"
   # Two at a time (each valgrind runs its program on one core); xargs fails
@@ -323,9 +339,10 @@ if command -v valgrind >/dev/null 2>&1; then
 fi
 wait_background
 windows_passed=$(awk '/^windows:/ { print ($2 == "skipped" ? 0 : $2) }' target/windows.log)
+macos_passed=$(awk '/^macos:/ { print ($2 == "skipped" ? 0 : $2) }' target/macos.log)
 echo "== all tests passed; seconds per stage (wall, CPU):"
 for i in "${!stage_names[@]}"; do
-  printf "%6d %6d  %s\n" "${stage_secs[$i]}" "${stage_cpus[$i]}" "${stage_names[$i]}"
+  printf "%6d %6d  %s\n" "${stage_secs[$i]}" "$((stage_cpus[$i] / 100))" "${stage_names[$i]}"
 done
-printf "%6d %6d  total\n" "$SECONDS" "$(children_cpu)"
+printf "%6d %6d  total\n" "$SECONDS" "$(($(children_cpu) / 100))"
 echo "summary: $((cargo_passed + ctest_passed + asan_passed + loader_tools_passed + cross_passed + suite_passed + cxx_suite_passed + artifacts_python_passed + deep_callbacks_passed + install_passed + wheel_passed + structural_passed + subclass_py_passed + json_graph_passed + cxx_module_passed + rust_dependent_passed + rust_authors_passed + linkers_passed + aarch64_passed + macos_passed + windows_passed)) passed, 0 failed"

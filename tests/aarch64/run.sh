@@ -29,8 +29,7 @@ if ! command -v aarch64-linux-gnu-g++ >/dev/null || ! command -v qemu-aarch64 >/
   "$root/tests/tools/apt-install.sh" "$work/apt.log" "${packages[@]}" ||
     skip "could not install ${packages[*]} (log: $work/apt.log)"
 fi
-rustup target list --installed 2>/dev/null | grep -qx "$triple" ||
-  rustup target add "$triple" >"$work/rustup.log" 2>&1 || skip "rustup could not add $triple"
+"$root/tests/tools/rustup-target.sh" "$work/rustup.log" "$triple" || skip "rustup could not add $triple"
 
 export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc
 export CC_aarch64_unknown_linux_gnu=aarch64-linux-gnu-gcc CXX_aarch64_unknown_linux_gnu=aarch64-linux-gnu-g++

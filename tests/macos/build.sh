@@ -34,10 +34,8 @@ ld64=/usr/lib/llvm-16/bin/ld64.lld
   "$venv/bin/pip" install --quiet --disable-pip-version-check ziglang lief >"$work/pip.log" 2>&1 ||
   skip "could not install ziglang and lief from PyPI (log: $work/pip.log)"
 zig="$("$venv/bin/python" -c 'import ziglang, os; print(os.path.join(os.path.dirname(ziglang.__file__), "zig"))')"
-for triple in aarch64-apple-darwin x86_64-apple-darwin; do
-  rustup target list --installed 2>/dev/null | grep -qx "$triple" ||
-    rustup target add "$triple" >"$work/rustup.log" 2>&1 || skip "rustup could not add $triple"
-done
+"$root/tests/tools/rustup-target.sh" "$work/rustup.log" aarch64-apple-darwin x86_64-apple-darwin ||
+  skip "rustup could not add the Apple targets (log: $work/rustup.log)"
 
 # The compiler: zig c++ for the target cc-rs names (--target=arm64-apple-macosx
 # or x86_64-apple-macosx), without the flags zig sets itself.

@@ -39,8 +39,7 @@ if ! command -v x86_64-w64-mingw32-g++-posix >/dev/null || ! command -v wine >/d
   "$root/tests/tools/apt-install.sh" "$work/apt.log" "${packages[@]}" ||
     skip "could not install ${packages[*]} (log: $work/apt.log)"
 fi
-rustup target list --installed 2>/dev/null | grep -qx "$triple" ||
-  rustup target add "$triple" >"$work/rustup.log" 2>&1 || skip "rustup could not add $triple"
+"$root/tests/tools/rustup-target.sh" "$work/rustup.log" "$triple" || skip "rustup could not add $triple"
 export CC_x86_64_pc_windows_gnu=x86_64-w64-mingw32-gcc-posix
 export CXX_x86_64_pc_windows_gnu=x86_64-w64-mingw32-g++-posix
 export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER=x86_64-w64-mingw32-gcc-posix
