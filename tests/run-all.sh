@@ -104,6 +104,7 @@ bg_pids=()
 bg_logs=()
 bg_records=()
 bg_counted=()
+bg_running=() # the process groups not yet waited for, which an early exit stops
 background() { # name log command...
   local name="$1" log="$2"
   shift 2
@@ -121,6 +122,7 @@ background() { # name log command...
   ) >>"$log" 2>&1 </dev/null &
   set +m
   bg_names+=("$name")
+  bg_running[${#bg_pids[@]}]=$!
   bg_pids+=($!)
   bg_logs+=("$log")
 }
@@ -136,7 +138,7 @@ background_ended() { # sets bg_ended_cpu: the CPU of those ended since the last 
 }
 stop_background() {
   local pid
-  for pid in "${bg_pids[@]}"; do kill -- "-$pid" 2>/dev/null || true; done
+  for pid in "${bg_running[@]}"; do kill -- "-$pid" 2>/dev/null || true; done
 }
 trap stop_background EXIT
 wait_background() { # waits for each background stage, prints its log
@@ -145,6 +147,7 @@ wait_background() { # waits for each background stage, prints its log
   for i in "${!bg_pids[@]}"; do
     rc=0
     wait "${bg_pids[$i]}" || rc=$?
+    unset "bg_running[$i]"
     echo "== ${bg_names[$i]} (in the background; its log, ${bg_logs[$i]}:)"
     cat "${bg_logs[$i]}"
     [ "$rc" -eq 0 ] || { echo "FAILED: ${bg_names[$i]} (exit $rc)"; exit 1; }
