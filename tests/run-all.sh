@@ -196,9 +196,9 @@ cargo build --profile "$profile" --locked --lib --examples
 TVM_FFI_OFFICIAL_DIR="$official_dir" cargo test --profile "$profile" --locked 2>&1 | tee target/cargo-test.log
 cargo_passed=$(awk '/^test result: ok/ { n += $4 } END { print n + 0 }' target/cargo-test.log)
 
-# Windows runs beside the stages from here to the end: about a third of
-# its time its programs wait on Wine, one at a time, and most of the
-# stages below leave part of a core idle too. It builds in its own
+# Windows runs beside the stages from here to the end: alone it keeps the
+# 2 cores two-thirds busy (its programs run under Wine one at a time), and
+# the stages below leave a core partly idle too. It builds in its own
 # directories (target/x86_64-pc-windows-gnu, target/debug for its build
 # scripts, target/windows), which no stage below uses.
 background "Windows x86-64: tvm_ffi.dll built with mingw, exports, cargo test and the C tests (ours and official) under Wine" \
