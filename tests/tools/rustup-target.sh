@@ -7,10 +7,8 @@
 set -uo pipefail
 log="$1"
 shift
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-mkdir -p "$root/target"
-exec 9>"$root/target/rustup.lock"
-! command -v flock >/dev/null || flock -w 1200 9
+source "$(dirname "${BASH_SOURCE[0]}")/one-at-a-time.sh"
+one_at_a_time rustup
 : >"$log"
 for triple in "$@"; do
   rustup target list --installed 2>/dev/null | grep -qx "$triple" ||
