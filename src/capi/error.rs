@@ -76,8 +76,14 @@ pub unsafe extern "C" fn TVMFFIErrorSetRaisedFromCStrParts(
     ffi_call_or((), || raise_text(kind, &message));
 }
 
-/// Moves this thread's raised error into `*result` (NULL if none) and
-/// empties the slot. Ownership: the caller owns the returned reference.
+/// Moves this thread's raised error into `*result` (NULL if none, as in
+/// the reference) and empties the slot. Ownership: the caller owns the
+/// returned reference.
+///
+/// A call that answered -1 has raised an error by the time its caller can
+/// fetch it: where a C callee answers a failure without raising, this
+/// library raises a `RuntimeError` as the call returns
+/// (`core::model::boundary::failed_call`), not here.
 ///
 /// # Safety
 /// `result` is NULL (nothing happens) or writable.
@@ -88,29 +94,8 @@ pub unsafe extern "C" fn TVMFFIErrorMoveFromRaised(result: *mut TVMFFIObjectHand
     }
     let err: TVMFFIObjectHandle = ffi_call_or(None, take_raised)
         .map_or(core::ptr::null_mut(), |e| e.into_raw().as_ptr().cast());
-    // Ours differs on purpose where nothing was raised: callers fetch after a
-    // call answered nonzero (the Python package and the C++ headers both
-    // wrap whatever comes back, and crash on NULL), and a callee that
-    // failed without raising (Python at its recursion limit losing its own
-    // error while reporting it does this) must not crash them.
-    let err = if err.is_null() { missing_error() } else { err };
     // SAFETY: checked non-null; writable per the contract.
     unsafe { result.write(err) };
-}
-
-/// The error handed out when none was raised: a RuntimeError saying so.
-#[cold]
-fn missing_error() -> TVMFFIObjectHandle {
-    ffi_call_or(core::ptr::null_mut(), || {
-        Error::runtime(
-            "a call answered that it failed but raised no error (a callback whose own error \
-             reporting failed does this, such as Python at its recursion limit)",
-        )
-        .into_object()
-        .into_raw()
-        .as_ptr()
-        .cast()
-    })
 }
 
 /// Creates a new Error object (not raised). Ownership: `*out` receives a new

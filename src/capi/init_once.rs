@@ -1,6 +1,7 @@
 //! `TVMFFIHandleInitOnce` / `TVMFFIHandleDeinitOnce`.
 
 use super::args::{ffi_call, null_arg};
+use crate::core::model::boundary::failed_call;
 use crate::core::model::init_once::{deinit_once, init_once};
 use core::ffi::{c_int, c_void};
 use core::sync::atomic::AtomicPtr;
@@ -8,7 +9,9 @@ use core::sync::atomic::AtomicPtr;
 /// Initialises `*handle_addr` exactly once across threads: if it is NULL,
 /// `init_func` runs under a global lock and its result is published.
 /// Errors: RuntimeError "init_func must return a non-NULL handle"; an
-/// `init_func` failure is passed through; ValueError for NULL arguments.
+/// `init_func` failure is passed through (one that raised nothing raises a
+/// RuntimeError, -2 excepted: see `failed_call`); ValueError for NULL
+/// arguments.
 ///
 /// # Safety
 /// `handle_addr` is NULL or an aligned pointer slot shared only through these
@@ -31,7 +34,8 @@ pub unsafe extern "C" fn TVMFFIHandleInitOnce(
 }
 
 /// Atomically clears `*handle_addr` and, if it was set, calls
-/// `deinit_func` on the old value, returning its result.
+/// `deinit_func` on the old value, returning its result (a failure that
+/// raised nothing raises a RuntimeError, see `failed_call`).
 /// Errors: ValueError for NULL arguments.
 ///
 /// # Safety
@@ -53,5 +57,8 @@ pub unsafe extern "C" fn TVMFFIHandleDeinitOnce(
     // SAFETY: as in `TVMFFIHandleInitOnce`.
     let slot = unsafe { AtomicPtr::from_ptr(handle_addr) };
     // SAFETY: `deinit` follows the C convention.
-    deinit_once(slot, |h| unsafe { deinit(h) })
+    match deinit_once(slot, |h| unsafe { deinit(h) }) {
+        0 => 0,
+        code => failed_call(code),
+    }
 }

@@ -929,8 +929,14 @@ void TVMFFIErrorSetRaisedFromCStrParts(const char *kind,
                                        int32_t num_parts);
 
 /**
- * Moves this thread's raised error into `*result` (NULL if none) and
- * empties the slot. Ownership: the caller owns the returned reference.
+ * Moves this thread's raised error into `*result` (NULL if none, as in
+ * the reference) and empties the slot. Ownership: the caller owns the
+ * returned reference.
+ *
+ * A call that answered -1 has raised an error by the time its caller can
+ * fetch it: where a C callee answers a failure without raising, this
+ * library raises a `RuntimeError` as the call returns
+ * (`core::model::boundary::failed_call`), not here.
  *
  * # Safety
  * `result` is NULL (nothing happens) or writable.
@@ -1218,7 +1224,9 @@ const struct TVMFFITypeAttrColumn *TVMFFIGetTypeAttrColumn(const struct TVMFFIBy
  * Initialises `*handle_addr` exactly once across threads: if it is NULL,
  * `init_func` runs under a global lock and its result is published.
  * Errors: RuntimeError "init_func must return a non-NULL handle"; an
- * `init_func` failure is passed through; ValueError for NULL arguments.
+ * `init_func` failure is passed through (one that raised nothing raises a
+ * RuntimeError, -2 excepted: see `failed_call`); ValueError for NULL
+ * arguments.
  *
  * # Safety
  * `handle_addr` is NULL or an aligned pointer slot shared only through these
@@ -1228,7 +1236,8 @@ TVM_FFI_DLL int TVMFFIHandleInitOnce(void **handle_addr, int (*init_func)(void *
 
 /**
  * Atomically clears `*handle_addr` and, if it was set, calls
- * `deinit_func` on the old value, returning its result.
+ * `deinit_func` on the old value, returning its result (a failure that
+ * raised nothing raises a RuntimeError, see `failed_call`).
  * Errors: ValueError for NULL arguments.
  *
  * # Safety

@@ -5,7 +5,7 @@
 
 use crate::abi::*;
 use crate::core::model::any::{Any, AnyView};
-use crate::core::model::boundary::catch_to_code;
+use crate::core::model::boundary::{catch_to_code, failed_call};
 use crate::core::model::error::{Error, Result};
 use crate::core::model::object::{ObjBox, ObjectRef, new_object};
 use core::ffi::{c_int, c_void};
@@ -111,12 +111,40 @@ impl Drop for ExternC {
 #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
 static MAIN_FLOOR: AtomicUsize = AtomicUsize::new(usize::MAX);
 
-/// The `safe_call` of [`ExternC`] functions: forwards to the C callee with
-/// its `this`, unless the thread's stack is nearly used up (then a
-/// RecursionError; see [`stack::callback_may_run`](crate::core::model::stack::callback_may_run)).
-/// On x86-64 Linux the check costs two instructions on the main thread (a
-/// compare with [`MAIN_FLOOR`]); other threads go on to
-/// [`extern_c_owner`].
+/// The call of an [`ExternC`] function's C callee from a naked trampoline,
+/// with `rdi` the live function object and the other arguments in place:
+/// pushes the callee's address (which also aligns the stack for the call),
+/// calls it with `this`, and returns its code; a failure goes to
+/// [`failed_call`], which raises an error for a callee that answered a
+/// failure and raised none. Seven instructions on success, where a tail
+/// call takes three: the callee's code has to come back through here to be
+/// seen at all. CFI keeps the frame walkable for unwinders and backtraces.
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+macro_rules! call_extern_c_checked {
+    () => {
+        concat!(
+            "push qword ptr [rdi + {safe_call}]\n",
+            ".cfi_adjust_cfa_offset 8\n",
+            "mov rdi, qword ptr [rdi + {this}]\n",
+            "call qword ptr [rsp]\n",
+            "pop rcx\n",
+            ".cfi_adjust_cfa_offset -8\n",
+            "test eax, eax\n",
+            "jne 2f\n",
+            "ret\n",
+            "2:\n",
+            "mov edi, eax\n",
+            "jmp {failed}\n",
+        )
+    };
+}
+
+/// The `safe_call` of [`ExternC`] functions: calls the C callee with its
+/// `this`, unless the thread's stack is nearly used up (then a
+/// RecursionError; see [`stack::callback_may_run`](crate::core::model::stack::callback_may_run)),
+/// and sees its code (see [`failed_call`]). On x86-64 Linux the stack
+/// check costs two instructions on the main thread (a compare with
+/// [`MAIN_FLOOR`]); other threads go on to [`extern_c_owner`].
 ///
 /// # Safety
 /// `handle` is a live `ExternC` function object; the arguments are the
@@ -130,17 +158,19 @@ unsafe extern "C" fn extern_c_trampoline(
     result: *mut TVMFFIAny,
 ) -> c_int {
     // SAFETY: compares the stack pointer with the main thread's floor; on
-    // the fast path loads the callee and its `this` from the live object
-    // and tail-calls with the other arguments in place; else tail-calls
-    // the next check with the arguments unchanged.
+    // the fast path calls the callee loaded from the live object with its
+    // `this` and the other arguments in place (see
+    // `call_extern_c_checked`); else tail-calls the next check with the
+    // arguments unchanged.
     core::arch::naked_asm!(
+        ".cfi_startproc",
         "cmp rsp, qword ptr [rip + {main_floor}]",
         "jb {owner}",
-        "mov rax, qword ptr [rdi + {safe_call}]",
-        "mov rdi, qword ptr [rdi + {this}]",
-        "jmp rax",
+        call_extern_c_checked!(),
+        ".cfi_endproc",
         main_floor = sym MAIN_FLOOR,
         owner = sym extern_c_owner,
+        failed = sym failed_call,
         safe_call = const ObjBox::<ExternC>::PAYLOAD_OFFSET + core::mem::offset_of!(ExternC, safe_call),
         this = const ObjBox::<ExternC>::PAYLOAD_OFFSET + core::mem::offset_of!(ExternC, this),
     )
@@ -162,20 +192,20 @@ unsafe extern "C" fn extern_c_owner(
     result: *mut TVMFFIAny,
 ) -> c_int {
     // SAFETY: compares the thread pointer (`fs:0`) with the function's
-    // owner and the stack pointer with its floor; on the fast path loads the
-    // callee and its `this` from the live object and tail-calls with the
-    // other arguments in place; else tail-calls the slow path with the
-    // arguments unchanged.
+    // owner and the stack pointer with its floor; on the fast path calls
+    // the callee as `extern_c_trampoline` does; else tail-calls the slow
+    // path with the arguments unchanged.
     core::arch::naked_asm!(
+        ".cfi_startproc",
         "mov rax, qword ptr fs:[0]",
         "cmp rax, qword ptr [rdi + {owner}]",
         "jne {slow}",
         "cmp rsp, qword ptr [rdi + {floor}]",
         "jb {slow}",
-        "mov rax, qword ptr [rdi + {safe_call}]",
-        "mov rdi, qword ptr [rdi + {this}]",
-        "jmp rax",
+        call_extern_c_checked!(),
+        ".cfi_endproc",
         slow = sym extern_c_slow,
+        failed = sym failed_call,
         owner = const ObjBox::<ExternC>::PAYLOAD_OFFSET + core::mem::offset_of!(ExternC, owner),
         floor = const ObjBox::<ExternC>::PAYLOAD_OFFSET + core::mem::offset_of!(ExternC, floor),
         safe_call = const ObjBox::<ExternC>::PAYLOAD_OFFSET + core::mem::offset_of!(ExternC, safe_call),
@@ -256,7 +286,10 @@ unsafe fn call_extern_c(
     // SAFETY: the caller holds a live `ExternC` function object.
     let f = unsafe { (*handle.cast::<ObjBox<ExternC>>()).payload() };
     // SAFETY: forwarding the caller's arguments as they came.
-    unsafe { (f.safe_call)(f.this, args, num_args, result) }
+    match unsafe { (f.safe_call)(f.this, args, num_args, result) } {
+        0 => 0,
+        code => failed_call(code),
+    }
 }
 
 /// Raises the error for a callback called with its thread's stack nearly

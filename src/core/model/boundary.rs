@@ -16,7 +16,7 @@
 use crate::abi::TVMFFIAny;
 use crate::core::model::any::Any;
 use crate::core::model::error::{
-    ENV_ERROR_ALREADY_SET, Error, ErrorKind, ErrorRepr, OK, RAISED, Result, set_raised,
+    ENV_ERROR_ALREADY_SET, Error, ErrorKind, ErrorRepr, OK, RAISED, Result, has_raised, set_raised,
 };
 use core::ffi::c_int;
 
@@ -29,7 +29,7 @@ pub fn catch_to_code(f: impl FnOnce() -> Result<()>) -> c_int {
         Ok(Err(err)) => match err.repr() {
             ErrorRepr::EnvAlreadySet => ENV_ERROR_ALREADY_SET,
             // The callee's error is already raised; its code goes back unchanged.
-            ErrorRepr::Passthrough(code) => *code,
+            ErrorRepr::Passthrough(code) => failed_call(*code),
             _ => {
                 set_raised(err.into_object());
                 RAISED
@@ -100,4 +100,23 @@ fn raise_panic(payload: Box<dyn core::any::Any + Send>) {
 #[inline(never)]
 pub fn raise_code(err: Error) -> c_int {
     catch_to_code(|| Err(err))
+}
+
+/// What the caller of a C callee sees of the failure `code` it answered:
+/// the code unchanged, with the callee's error left raised. A failure
+/// other than [`ENV_ERROR_ALREADY_SET`] that raised nothing (the callee
+/// broke the convention: Python at its recursion limit loses its own error
+/// while reporting it) raises [`Error::not_raised`] first, so that the
+/// caller's fetch finds an error: the official Python package and C++
+/// headers wrap whatever the fetch hands back and crash on NULL. -2 passes
+/// untouched: the frontend holds its error. Every place this library
+/// receives a C callee's code calls it, off the success path (the naked
+/// trampolines tail-call it with the code in `edi`).
+#[cold]
+#[inline(never)]
+pub extern "C" fn failed_call(code: c_int) -> c_int {
+    if code != ENV_ERROR_ALREADY_SET && !has_raised() {
+        catch_or((), || set_raised(Error::not_raised(code).into_object()));
+    }
+    code
 }

@@ -139,19 +139,25 @@ impl Error {
     }
 
     /// The error raised by a callee that returned nonzero: whatever is in the
-    /// slot, or an `InternalError` if the callee left it empty.
+    /// slot, or [`Error::not_raised`] if the callee left it empty.
     #[cold]
     pub fn from_raised(code: i32) -> Self {
-        if code == crate::core::model::error::ENV_ERROR_ALREADY_SET {
+        if code == ENV_ERROR_ALREADY_SET {
             return Error(Box::new(ErrorRepr::EnvAlreadySet));
         }
-        match take_raised() {
-            Some(obj) => Error::object(obj),
-            None => Error::new(
-                ErrorKind::InternalError,
-                format!("a callee returned {code} without raising an error"),
-            ),
-        }
+        take_raised().map_or_else(|| Error::not_raised(code), Error::object)
+    }
+
+    /// The `RuntimeError` standing for a callee that answered `code` (a
+    /// failure) and raised nothing: a callback whose own error reporting
+    /// failed does this (Python at its recursion limit), and every caller
+    /// that fetches the error it was told of would otherwise find none.
+    #[cold]
+    pub fn not_raised(code: i32) -> Self {
+        Error::runtime(format!(
+            "a call answered {code} (failed) but raised no error (a callback whose own \
+             error reporting failed does this, such as Python at its recursion limit)"
+        ))
     }
 
     /// The same kind with a new message made from the old one; the original
@@ -205,10 +211,9 @@ impl Error {
                 None,
                 None,
             ),
-            ErrorRepr::Passthrough(code) => take_raised().unwrap_or_else(|| {
-                let message = format!("a callee returned {code} without raising an error");
-                new_error(b"InternalError", message.as_bytes(), b"", None, None)
-            }),
+            ErrorRepr::Passthrough(code) => {
+                take_raised().unwrap_or_else(|| Error::not_raised(code).into_object())
+            }
         }
     }
 }
@@ -359,4 +364,16 @@ pub fn set_raised(err: ObjectRef) {
 /// Takes the error out of this thread's slot.
 pub fn take_raised() -> Option<ObjectRef> {
     RAISED_SLOT.try_with(|slot| slot.take()).ok().flatten()
+}
+
+/// Whether this thread's slot holds an error.
+pub fn has_raised() -> bool {
+    RAISED_SLOT
+        .try_with(|slot| {
+            let held = slot.take();
+            let has = held.is_some();
+            slot.set(held);
+            has
+        })
+        .unwrap_or(false)
 }
