@@ -6,12 +6,6 @@ execute_process(COMMAND ${RUN} ${OFFICIAL} OUTPUT_VARIABLE official RESULT_VARIA
 if(NOT ours_rc EQUAL 0 OR NOT official_rc EQUAL 0)
   message(FATAL_ERROR "exit codes differ from 0: ours ${ours_rc}, official ${official_rc}")
 endif()
-# Windows (LOAD_REASON_ADDED): the reference says only "Failed to load
-# dynamic shared library <path>"; ours adds the system's reason, on purpose
-# (README, Platforms). Only that addition is cut before comparing.
-if(LOAD_REASON_ADDED)
-  string(REGEX REPLACE "(Failed to load dynamic shared library [^ \n]+) [^\n]*" "\\1" ours "${ours}")
-endif()
 if(NOT ours STREQUAL official)
   message(FATAL_ERROR "transcripts differ\n--- official\n${official}\n--- ours\n${ours}")
 endif()

@@ -313,3 +313,29 @@ fn stringify_hands_back_its_output_without_a_copy() {
     // The output once (a copy would add it twice).
     assert!(added < output * 3 / 2, "{added} KiB for {output} KiB");
 }
+
+/// `ffi.json.Stringify` of a 3,000-deep chain of Arrays with indent 2: one
+/// level per line, each indented by its depth (the output is quadratic in
+/// the depth, as the reference's: 18 MB here, 1.8 GB at 30,000, written at
+/// the speed of a memset of it, `benches/large_inputs.py`).
+#[test]
+fn stringify_of_a_deep_chain_indents_every_level() {
+    let make = get_global(b"ffi.Array").unwrap();
+    let mut v = make.call(&[]).unwrap();
+    let depth = 3000usize;
+    for _ in 0..depth {
+        v = make.call(&[v.view()]).unwrap();
+    }
+    let stringify = get_global(b"ffi.json.Stringify").unwrap();
+    let out = stringify.call(&[v.view(), Any::from(2i64).view()]).unwrap();
+    let text = out.view().as_str_bytes().unwrap();
+    // Levels 0..=depth: "[" and "]" each on a line of its own indented 2
+    // per level (the empty innermost one too, as the reference writes it).
+    let lines: Vec<&[u8]> = text.split(|&b| b == b'\n').collect();
+    assert_eq!(lines.len(), 2 * (depth + 1));
+    for level in 0..=depth {
+        let indent = vec![b' '; 2 * level];
+        assert_eq!(lines[level], [&indent[..], b"["].concat(), "line {level}");
+        assert_eq!(lines[2 * depth + 1 - level], [&indent[..], b"]"].concat());
+    }
+}

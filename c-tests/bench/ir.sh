@@ -13,10 +13,10 @@ command -v valgrind >/dev/null || { echo "needs valgrind"; exit 1; }
 labels=("$@")
 [ ${#labels[@]} -gt 0 ] || labels=(env_get_stream dtype_from_string call_0_args call_0_args_null_self call_1_arg \
   call_3_args global_lookup incref_decref string_small string_64_bytes tensor_from_dlpack shape_global global_call_builtin \
-  error_raise_fetch module_load_warm module_call module_load_cold)
+  error_raise_fetch module_load_warm module_call module_load_cold module_reload)
 # The module paths load this one-function library (run.sh builds it and
-# the copies module_load_cold loads, each once).
-export BENCH_MODULE="$out/one.so" BENCH_COLD_DIR="$out/cold"
+# the copies module_load_cold and module_reload load, each once).
+export BENCH_MODULE="$out/one.so" BENCH_COLD_DIR="$out/cold" BENCH_RELOAD_DIR="$out/reload"
 ir() { # binary label iterations
   BENCH_ONLY="$2" BENCH_ITERS="$3" valgrind --tool=callgrind --callgrind-out-file=/dev/null "$1" 2>&1 |
     awk '/Collected/ { print $NF }'
@@ -25,7 +25,7 @@ per_op() { # binary label
   local a b n=20000
   case "$2" in
     module_load_warm) n=1000 ;;
-    module_load_cold) n=100 ;;
+    module_load_cold | module_reload) n=100 ;;
   esac
   a=$(ir "$1" "$2" "$n")
   b=$(ir "$1" "$2" $((2 * n)))

@@ -32,6 +32,11 @@ int __tvm_ffi_add_one(void* s, const TVMFFIAny* a, int n, TVMFFIAny* r) { (void)
 gcc -O2 -shared -fPIC -I"$root/include" "$out/one.c" -o "$out/one.so"
 mkdir -p "$out/cold"
 for i in $(seq 0 399); do cp "$out/one.so" "$out/cold/c$i.so"; done
+# Copies linked in turn over reload/lib.so once it is loaded (the reload
+# path of bench_core.c).
+rm -rf "$out/reload" && mkdir -p "$out/reload"
+for i in $(seq 0 399); do cp "$out/one.so" "$out/reload/r$i.so"; done
+cp "$out/one.so" "$out/reload/lib.so"
 # The C++ custom module kind of the C tests, built with the official headers.
 g++ -O2 -std=c++17 -shared -fPIC -Wno-unused-parameter -I"$official/include" \
   "$root/c-tests/plugin/custom_module.cc" -o "$out/custom_module.so"
@@ -52,7 +57,7 @@ build_memory load_memory_official "$official/include" "$official/lib"
   echo '.section .note.GNU-stack,"",@progbits'
 } > "$out/big.s"
 [ -f "$out/big.so" ] || gcc -shared -nostdlib "$out/big.s" -o "$out/big.so"
-export BENCH_MODULE="$out/one.so" BENCH_COLD_DIR="$out/cold"
+export BENCH_MODULE="$out/one.so" BENCH_COLD_DIR="$out/cold" BENCH_RELOAD_DIR="$out/reload"
 { "$out/bench_official"; "$out/bench_module_official" "$out/lib1000.so" "$out/custom_module.so"; "$out/load_memory_official" "$out/big.so"; } > "$out/official.txt"
 { "$out/bench_ours"; "$out/bench_module_ours" "$out/lib1000.so" "$out/custom_module.so"; "$out/load_memory_ours" "$out/big.so"; } > "$out/ours.txt"
 printf "%-28s %10s %10s %8s\n" path official_ns ours_ns ratio

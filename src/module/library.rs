@@ -413,7 +413,8 @@ static OPENED: LazyLock<Mutex<HashMap<Vec<u8>, Opened>>> = LazyLock::new(Default
 /// raised, a global it registered) carry code pointers into it and may
 /// outlive every module, and nothing tells us when the last of them goes.
 /// Loading a path again gives the same image while the file is unchanged;
-/// a changed one is loaded as a new image, and the old one stays.
+/// on Unix a changed one is loaded as a new image from exactly the bytes
+/// checked (a reload, which the reference lacks), and the old one stays.
 pub fn load_dso(path: &Path) -> Result<Module> {
     unload_released();
     let key = os::path_bytes(path);
@@ -426,10 +427,48 @@ pub fn load_dso(path: &Path) -> Result<Module> {
     if let Some(image) = opened_image(key, || FileId::at(path)) {
         return dso_module(image, path);
     }
-    let (handle, id) = loader::open(path, discard)?;
+    // One path load at a time past this point (the system loader takes its
+    // own lock anyway): threads that find the same new file load it once.
+    let _one = LoadingPath::enter();
+    if let Some(image) = opened_image(key, || FileId::at(path)) {
+        return dso_module(image, path);
+    }
+    let reload = lock(&OPENED).contains_key(key);
+    let (handle, id) = loader::open(path, reload, discard)?;
     let image = Image::new(handle, true);
     lock(&OPENED).insert(key.to_vec(), (id, image.clone()));
     dso_module(image, path)
+}
+
+/// Held while a library is loaded from a path.
+static LOADING: Mutex<()> = Mutex::new(());
+
+thread_local! {
+    /// Whether this thread holds [`LOADING`]: a library's initialisers (or
+    /// its embedded tree) may load another path on the same thread.
+    static HOLDS_LOADING: core::cell::Cell<bool> = const { core::cell::Cell::new(false) };
+}
+
+/// [`LOADING`], taken once per thread however deeply loads nest.
+struct LoadingPath(Option<std::sync::MutexGuard<'static, ()>>);
+
+impl LoadingPath {
+    fn enter() -> LoadingPath {
+        if HOLDS_LOADING.get() {
+            return LoadingPath(None);
+        }
+        let guard = lock(&LOADING);
+        HOLDS_LOADING.set(true);
+        LoadingPath(Some(guard))
+    }
+}
+
+impl Drop for LoadingPath {
+    fn drop(&mut self) {
+        if self.0.take().is_some() {
+            HOLDS_LOADING.set(false);
+        }
+    }
 }
 
 /// Loads a library this library just built in a private directory (see

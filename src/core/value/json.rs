@@ -613,7 +613,18 @@ impl Writer {
         if self.indent != 0 && self.level <= self.max_level {
             self.reserve(1 + self.level)?;
             self.out.push('\n');
-            self.out.extend(core::iter::repeat_n(' ', self.level));
+            // Whole runs of spaces at a time: a deep indent is a memset, not
+            // a character loop.
+            const SPACES: &str = match core::str::from_utf8(&[b' '; 256]) {
+                Ok(s) => s,
+                Err(_) => unreachable!(),
+            };
+            let mut left = self.level;
+            while left > 0 {
+                let n = left.min(SPACES.len());
+                self.out.push_str(&SPACES[..n]);
+                left -= n;
+            }
         }
         Ok(())
     }

@@ -1,4 +1,4 @@
-//! What every system's route shares: the reference's message for a
+//! What every system's route shares: the reference's messages for a
 //! library that cannot be loaded, the system loader's for a file it cannot
 //! open, and opening the file to check.
 
@@ -13,16 +13,34 @@ use std::path::Path;
 pub(super) fn open_library_file(path: &Path) -> Result<(File, Metadata)> {
     image::open_regular(path)
         .map_err(|e| load_error(path, e))?
-        .map_err(|e| load_error(path, cannot_open(path, &e)))
+        .map_err(|e| system_refused(path, cannot_open(path, &e)))
 }
 
-/// The reference's message for a library that cannot be loaded.
+/// The reference's message for a library the system cannot open or load,
+/// with the system's `reason` where the reference gives it: `dlerror`'s
+/// text on Unix; on Windows its `LoadLibraryW` failure names only the path,
+/// and so does ours.
+pub(super) fn system_refused(path: &Path, reason: impl std::fmt::Display) -> Error {
+    if cfg!(windows) {
+        reference_error(format!("{}", path.display()))
+    } else {
+        load_error(path, reason)
+    }
+}
+
+/// The reference's message for a library that cannot be loaded, with
+/// `reason` after the path.
 pub(super) fn load_error(path: &Path, reason: impl std::fmt::Display) -> Error {
+    reference_error(format!("{} {reason}", path.display()))
+}
+
+/// The reference's failed check for a library that cannot be loaded,
+/// ending in `what`.
+fn reference_error(what: String) -> Error {
     Error::new(
         ErrorKind::InternalError,
         format!(
-            "Check failed: (lib_handle_ != nullptr) is false: Failed to load dynamic shared library {} {reason}",
-            path.display()
+            "Check failed: (lib_handle_ != nullptr) is false: Failed to load dynamic shared library {what}"
         ),
     )
 }

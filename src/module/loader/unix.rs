@@ -2,42 +2,55 @@
 //!
 //! The file is opened once and checked through that descriptor (a regular
 //! file; ELF headers and loadable segments within its length), then one of
-//! two routes maps it:
+//! three routes maps it:
 //!
-//! - **In place** (the default): the system loader opens the real path, as
-//!   on the reference, so gdb, perf, valgrind, sanitizers and `dladdr` see
-//!   the library under its own name (also while its initialisers run), the
-//!   page cache and the mount policy apply, `$ORIGIN` works, and no
-//!   descriptor or copy is kept. The path must still name the checked file
-//!   just before, and the mapped object must be that file afterwards: the
-//!   same device and inode in `/proc/self/maps` (where `/proc` is mounted),
-//!   the path and the open descriptor still showing the checked device,
-//!   inode, size and modification time. Any difference is refused.
+//! - **In place**, for a path's first load (the default): the system
+//!   loader opens the real path, as on the reference, so gdb, perf,
+//!   valgrind, sanitizers and `dladdr` see the library under its own name
+//!   (also while its initialisers run), the page cache and the mount policy
+//!   apply, `$ORIGIN` works, and no descriptor or copy is kept. The path
+//!   must still name the checked file just before, and the mapped object
+//!   must be that file afterwards: the same device and inode in
+//!   `/proc/self/maps` (where `/proc` is mounted), the path and the open
+//!   descriptor still showing the checked device, inode, size and
+//!   modification time. Any difference is refused.
+//! - **A private link**, for a reload: a path whose file is not the one
+//!   this process already maps from it (the reference answers such a path
+//!   with the old image; ours loads the new file). The loader is handed a
+//!   hard link to the checked inode in a fresh private directory, so it
+//!   maps exactly the file that was checked, without a copy, whatever is
+//!   renamed over the path meanwhile (a file renamed in during the
+//!   loader's own open, cut short or not, never reaches it). Where no link
+//!   can be made (the private directory on another file system, a file of
+//!   another user under `fs.protected_hardlinks`), a private copy.
 //! - **A private copy**, where the real path cannot be trusted: a directory
 //!   on its way another user can write without the sticky bit, a file
 //!   another user owns or may write ([`trust`](super::trust)); a file
 //!   rewritten in place since it was mapped (the loader would hand back the
 //!   old image for that inode); or every file when `TVM_FFI_LOAD_PRIVATE=1`.
 //!   The checked bytes are copied into a fresh private directory under the
-//!   same file name, checked again and loaded from there; the copy stays
-//!   while it is mapped (tools read it by that name) and is removed when the
-//!   image is unloaded or the process exits. Without a usable `TMPDIR`, the
-//!   copy is a sealed anonymous memory file loaded as `/proc/<pid>/fd/N`
-//!   and closed once mapped.
+//!   same file name, checked again and loaded from there. Without a usable
+//!   `TMPDIR`, the copy is a sealed anonymous memory file loaded as
+//!   `/proc/<pid>/fd/N` and closed once mapped.
+//!
+//! A private link or copy stays while it is mapped (tools read it by that
+//! name; backtraces show the caller's path) and is removed when the image
+//! is unloaded or the process exits.
 //!
 //! The limits of the in-place route, which only someone who may write the
 //! directory can reach (the trust check leaves this user and root): the
 //! file is shared, so rewriting it in place (`cp new.so lib.so`, not a
 //! rename) while it loads or after changes the code that runs, as on the
-//! reference (loading it again gives the new code, from a copy); and a file
-//! renamed over the path in the microseconds between the last check and
-//! the loader's own open is mapped, its initialisers run, before the
-//! comparison refuses it; one cut short there can fault inside the system
-//! loader. `TVM_FFI_LOAD_PRIVATE=1` closes both. Handing the loader the
-//! checked descriptor (`/proc/<pid>/fd/N`) would close the second without
-//! a copy, but then the loader and debuggers know the library by that name
-//! while it loads: its initialisers' `dladdr` names `/proc`, and gdb loses
-//! its breakpoints in it once the name is corrected afterwards.
+//! reference (loading it again gives the new code, from a copy); and on a
+//! path's first load, a file renamed over the path in the microseconds
+//! between the last check and the loader's own open is mapped, its
+//! initialisers run, before the comparison refuses it; one cut short there
+//! can fault inside the system loader, as on the reference.
+//! `TVM_FFI_LOAD_PRIVATE=1` closes both. Handing the loader the checked
+//! descriptor (`/proc/<pid>/fd/N`) would close the second without a copy,
+//! but then the loader and debuggers know the library by that name while it
+//! loads: its initialisers' `dladdr` names `/proc`, and gdb loses its
+//! breakpoints in it once the name is corrected afterwards.
 
 use super::shared::{cannot_open, load_error, open_library_file};
 use crate::core::model::error::Result;
@@ -186,12 +199,14 @@ fn private_mode() -> bool {
 }
 
 /// Opens the library file at `path` (which holds a `/`), checks it and maps
-/// it by the route the module comment describes. Answers the open library
-/// and the identity of the file that was checked. A library mapped but then
-/// refused (not the file that was checked) is handed to `discard`: its
-/// initialisers ran and may have registered code in it.
+/// it by the route the module comment describes; `reload` says the path
+/// already maps another file. Answers the open library and the identity of
+/// the file that was checked. A library mapped but then refused (not the
+/// file that was checked) is handed to `discard`: its initialisers ran and
+/// may have registered code in it.
 pub(in crate::module) fn open(
     path: &Path,
+    reload: bool,
     discard: impl FnOnce(Handle),
 ) -> Result<(Handle, FileId)> {
     let (file, meta) = open_library_file(path)?;
@@ -227,7 +242,14 @@ pub(in crate::module) fn open(
         trust::check_file(path, &meta).err()
     };
     let Some(why) = copy_because else {
-        let handle = load_in_place(path, &file, id, discard)?;
+        let handle = if reload {
+            match load_link(path, &file)? {
+                Some(handle) => handle,
+                None => load_copy(path, &file, bytes.as_deref())?,
+            }
+        } else {
+            load_in_place(path, &file, id, discard)?
+        };
         lock(&MAPPED_INODES).insert((id.dev, id.ino), id);
         return Ok((handle, id));
     };
@@ -320,6 +342,65 @@ fn load_in_place(
         return Err(replaced());
     }
     Ok(handle)
+}
+
+/// Loads the checked file `file` through a hard link to it in a fresh
+/// private directory: the loader maps exactly the inode that was checked,
+/// without a copy, whatever is renamed over `path`. None where no link can
+/// be made (the private directory on another file system, a file system
+/// without hard links, `fs.protected_hardlinks` refusing a file of another
+/// user, no `/proc`): the caller copies instead.
+fn load_link(path: &Path, file: &File) -> Result<Option<Handle>> {
+    let Ok(dir) = crate::module::emit::make_private_dir() else {
+        return Ok(None);
+    };
+    let link_dir = PrivateCopy::new(dir);
+    let link = link_dir
+        .dir
+        .join(path.file_name().unwrap_or(path.as_os_str()));
+    if link_checked(file, &link).is_err() {
+        return Ok(None);
+    }
+    let lib = dlopen(&link, path)?;
+    crate::core::model::backtrace::show_file_as(
+        link.as_os_str().as_bytes(),
+        path.as_os_str().as_bytes(),
+    );
+    Ok(Some(Handle::new(lib, Some(link_dir), None)))
+}
+
+/// Makes `to` a hard link to the open file `file` (through its
+/// `/proc/self/fd` entry: linking a descriptor directly needs a
+/// capability).
+#[cfg(target_os = "linux")]
+fn link_checked(file: &File, to: &Path) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let from = std::ffi::CString::new(format!("/proc/self/fd/{}", file.as_raw_fd()))?;
+    let to = std::ffi::CString::new(to.as_os_str().as_bytes())?;
+    // SAFETY: two NUL-terminated paths; linkat reads them only.
+    let rc = unsafe {
+        libc::linkat(
+            libc::AT_FDCWD,
+            from.as_ptr(),
+            libc::AT_FDCWD,
+            to.as_ptr(),
+            libc::AT_SYMLINK_FOLLOW,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// Outside Linux there is no `/proc/self/fd` to link from: a reload copies.
+#[cfg(not(target_os = "linux"))]
+fn link_checked(_file: &File, _to: &Path) -> std::io::Result<()> {
+    Err(std::io::Error::new(
+        std::io::ErrorKind::Unsupported,
+        "no /proc/self/fd to link a descriptor from",
+    ))
 }
 
 /// A private copy of a library: its directory is removed when the copy is

@@ -17,18 +17,18 @@
 //!   that on Windows, see [`trust`](crate::module::trust)): the hold above
 //!   is what keeps the checked file and the mapped one the same.
 //! - The loader answers a path with the image it already has under that
-//!   name, even if a new file was renamed into the path since. A path
-//!   whose file changed while this process still maps the old one is
-//!   refused with a message saying so; Unix loads a private copy there.
-//! - The reference (`LoadLibraryW`) reports a failure without a reason;
-//!   ours adds the system's.
+//!   name, even if a new file was renamed into the path since: a path
+//!   whose file changed while this process still maps the old one gives
+//!   the old image, as on the reference (Unix maps the new file, from a
+//!   private link or copy of exactly the bytes checked).
+//! - A failure of the system loader is reported as the reference's
+//!   `LoadLibraryW` failure is: "Failed to load dynamic shared library
+//!   <path>", without the system's reason.
 
-use super::shared::{cannot_open, load_error, open_library_file};
+use super::shared::{cannot_open, load_error, open_library_file, system_refused};
 use crate::core::model::error::Result;
 use crate::module::image;
-use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::sync::{LazyLock, Mutex};
+use std::path::Path;
 
 /// The library type of this system's loader.
 type Lib = libloading::os::windows::Library;
@@ -95,9 +95,6 @@ impl Handle {
     }
 }
 
-/// The version of each file this module mapped, by its absolute path.
-static MAPPED: LazyLock<Mutex<HashMap<PathBuf, FileId>>> = LazyLock::new(Default::default);
-
 /// `LoadLibraryExW(name)` (a bare name: the system's search order); errors
 /// name `path`, the path the caller gave.
 pub(in crate::module) fn dlopen(name: &Path, path: &Path) -> Result<Lib> {
@@ -107,55 +104,26 @@ pub(in crate::module) fn dlopen(name: &Path, path: &Path) -> Result<Lib> {
 fn load_with_flags(name: &Path, path: &Path, flags: u32) -> Result<Lib> {
     // SAFETY: loading a library runs its initialisers; that is what the
     // caller asks for.
-    unsafe { Lib::load_with_flags(name, flags) }.map_err(|e| {
-        let reason = std::error::Error::source(&e).map_or_else(|| e.to_string(), |s| s.to_string());
-        load_error(path, format!("{}: {reason}", path.display()))
-    })
-}
-
-/// Whether the loader has an image under the name `absolute`.
-fn name_loaded(absolute: &Path) -> bool {
-    use std::os::windows::ffi::OsStrExt;
-    use windows_sys::Win32::System::LibraryLoader::{
-        GET_MODULE_HANDLE_EX_FLAG_UNCHANGED_REFCOUNT, GetModuleHandleExW,
-    };
-    let wide: Vec<u16> = absolute.as_os_str().encode_wide().chain([0]).collect();
-    let mut module = core::ptr::null_mut();
-    // SAFETY: a NUL-terminated name; the handle is written to `module` and
-    // not counted.
-    unsafe {
-        GetModuleHandleExW(
-            GET_MODULE_HANDLE_EX_FLAG_UNCHANGED_REFCOUNT,
-            wide.as_ptr(),
-            &mut module,
-        ) != 0
-    }
+    unsafe { Lib::load_with_flags(name, flags) }.map_err(|e| system_refused(path, e))
 }
 
 /// Opens the library file at `path`, checks it and maps it while holding
 /// it (see the module doc). Answers the open library and the identity of
 /// the file that was checked. Nothing is mapped and then refused here, so
-/// `_discard` is never called.
+/// `_discard` is never called; nor is a load ever a reload (`_reload`):
+/// the loader answers a path it has mapped with that image.
 pub(in crate::module) fn open(
     path: &Path,
+    _reload: bool,
     _discard: impl FnOnce(Handle),
 ) -> Result<(Handle, FileId)> {
     let (file, meta) = open_library_file(path)?;
     let id = FileId::of(&meta);
     image::check_loadable(path, &file, id.len).map_err(|e| load_error(path, e))?;
     let absolute =
-        std::path::absolute(path).map_err(|e| load_error(path, cannot_open(path, &e)))?;
-    let mut mapped = MAPPED.lock().unwrap_or_else(|e| e.into_inner());
-    if mapped.get(&absolute).is_some_and(|&was| was != id) && name_loaded(&absolute) {
-        return Err(load_error(
-            path,
-            "was replaced since it was loaded, and the system loader answers its path with the \
-             old image while that is mapped: load the new file under another path",
-        ));
-    }
+        std::path::absolute(path).map_err(|e| system_refused(path, cannot_open(path, &e)))?;
     const LOAD_WITH_ALTERED_SEARCH_PATH: u32 = 0x8;
     let lib = load_with_flags(&absolute, path, LOAD_WITH_ALTERED_SEARCH_PATH)?;
     drop(file);
-    mapped.insert(absolute, id);
     Ok((Handle::plain(lib), id))
 }
