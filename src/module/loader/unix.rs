@@ -17,12 +17,13 @@
 //! - **A private link**, for a reload: a path whose file is not the one
 //!   this process already maps from it (the reference answers such a path
 //!   with the old image; ours loads the new file). The loader is handed a
-//!   hard link to the checked inode in a fresh private directory, so it
-//!   maps exactly the file that was checked, without a copy, whatever is
-//!   renamed over the path meanwhile (a file renamed in during the
-//!   loader's own open, cut short or not, never reaches it). Where no link
-//!   can be made (the private directory on another file system, a file of
-//!   another user under `fs.protected_hardlinks`), a private copy.
+//!   hard link to the checked inode in this process's private directory
+//!   (one per process, made on the first reload, under the file's own
+//!   name), so it maps exactly the file that was checked, without a copy,
+//!   whatever is renamed over the path meanwhile (a file renamed in during
+//!   the loader's own open, cut short or not, never reaches it). Where no
+//!   link can be made (the private directory on another file system, a
+//!   file of another user under `fs.protected_hardlinks`), a private copy.
 //! - **A private copy**, where the real path cannot be trusted: a directory
 //!   on its way another user can write without the sticky bit, a file
 //!   another user owns or may write ([`trust`](super::trust)); a file
@@ -344,29 +345,70 @@ fn load_in_place(
     Ok(handle)
 }
 
-/// Loads the checked file `file` through a hard link to it in a fresh
-/// private directory: the loader maps exactly the inode that was checked,
-/// without a copy, whatever is renamed over `path`. None where no link can
-/// be made (the private directory on another file system, a file system
-/// without hard links, `fs.protected_hardlinks` refusing a file of another
-/// user, no `/proc`): the caller copies instead.
+/// Loads the checked file `file` through a hard link to it in this
+/// process's private link directory: the loader maps exactly the inode
+/// that was checked, without a copy, whatever is renamed over `path`. None
+/// where no link can be made (the private directory on another file
+/// system, a file system without hard links, `fs.protected_hardlinks`
+/// refusing a file of another user, no `/proc`): the caller copies instead.
 fn load_link(path: &Path, file: &File) -> Result<Option<Handle>> {
-    let Ok(dir) = crate::module::emit::make_private_dir() else {
-        return Ok(None);
+    let name = path.file_name().unwrap_or(path.as_os_str());
+    let link = {
+        let mut links = lock(&LINKS);
+        let Some(dir) = links.dir() else {
+            return Ok(None);
+        };
+        loop {
+            // The file's own name first, so tools show it; `name~N` while
+            // earlier reloads of a file of that name are still mapped.
+            let n = links.next.entry(name.to_os_string()).or_insert(0);
+            let mut candidate = name.to_os_string();
+            if *n > 0 {
+                candidate.push(format!("~{n}"));
+            }
+            *n += 1;
+            let link = dir.join(candidate);
+            match link_checked(file, &link) {
+                Ok(()) => break link,
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(_) => return Ok(None),
+            }
+        }
     };
-    let link_dir = PrivateCopy::new(dir);
-    let link = link_dir
-        .dir
-        .join(path.file_name().unwrap_or(path.as_os_str()));
-    if link_checked(file, &link).is_err() {
-        return Ok(None);
-    }
+    let kept = PrivateCopy::link(link.clone());
     let lib = dlopen(&link, path)?;
     crate::core::model::backtrace::show_file_as(
         link.as_os_str().as_bytes(),
         path.as_os_str().as_bytes(),
     );
-    Ok(Some(Handle::new(lib, Some(link_dir), None)))
+    Ok(Some(Handle::new(lib, Some(kept), None)))
+}
+
+/// This process's private directory for reloaded libraries' links and the
+/// next free suffix of each file name in it.
+struct Links {
+    dir: Option<PathBuf>,
+    next: HashMap<std::ffi::OsString, u64>,
+}
+
+static LINKS: LazyLock<Mutex<Links>> = LazyLock::new(|| {
+    Mutex::new(Links {
+        dir: None,
+        next: HashMap::new(),
+    })
+});
+
+impl Links {
+    /// The directory, made on the first reload (one `mkdir`, not one per
+    /// reload) and removed at exit; None where it cannot be made.
+    fn dir(&mut self) -> Option<PathBuf> {
+        if self.dir.is_none() {
+            let made = crate::module::emit::make_private_dir().ok()?;
+            remove_at_exit(made.clone());
+            self.dir = Some(made);
+        }
+        self.dir.clone()
+    }
 }
 
 /// Makes `to` a hard link to the open file `file` (through its
@@ -403,32 +445,55 @@ fn link_checked(_file: &File, _to: &Path) -> std::io::Result<()> {
     ))
 }
 
-/// A private copy of a library: its directory is removed when the copy is
-/// dropped (the image unloaded) or at exit.
+/// A private copy of, or link to, a library: removed when dropped (the
+/// image unloaded), or at exit.
 pub(in crate::module) struct PrivateCopy {
-    dir: PathBuf,
+    /// A copy's own directory, or a link in the shared link directory.
+    path: PathBuf,
+    is_link: bool,
 }
 
-/// Private copies still mapped, removed at exit.
+/// Private directories still in use, removed at exit.
 static LIVE_COPIES: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
+/// Removes `dir` at exit, unless it is removed before.
+fn remove_at_exit(dir: PathBuf) {
+    static AT_EXIT: std::sync::Once = std::sync::Once::new();
+    AT_EXIT.call_once(|| {
+        // SAFETY: registers a handler with no preconditions; atexit ties
+        // it to this object, so it also runs if the object is unloaded.
+        unsafe { libc::atexit(remove_live_copies) };
+    });
+    lock(&LIVE_COPIES).push(dir);
+}
+
 impl PrivateCopy {
+    /// A copy in its own directory `dir`, which goes with it.
     fn new(dir: PathBuf) -> PrivateCopy {
-        static AT_EXIT: std::sync::Once = std::sync::Once::new();
-        AT_EXIT.call_once(|| {
-            // SAFETY: registers a handler with no preconditions; atexit ties
-            // it to this object, so it also runs if the object is unloaded.
-            unsafe { libc::atexit(remove_live_copies) };
-        });
-        lock(&LIVE_COPIES).push(dir.clone());
-        PrivateCopy { dir }
+        remove_at_exit(dir.clone());
+        PrivateCopy {
+            path: dir,
+            is_link: false,
+        }
+    }
+
+    /// A link in the shared link directory (removed at exit with it).
+    fn link(link: PathBuf) -> PrivateCopy {
+        PrivateCopy {
+            path: link,
+            is_link: true,
+        }
     }
 }
 
 impl Drop for PrivateCopy {
     fn drop(&mut self) {
-        lock(&LIVE_COPIES).retain(|d| d != &self.dir);
-        let _ = std::fs::remove_dir_all(&self.dir);
+        if self.is_link {
+            let _ = std::fs::remove_file(&self.path);
+        } else {
+            lock(&LIVE_COPIES).retain(|d| d != &self.path);
+            let _ = std::fs::remove_dir_all(&self.path);
+        }
     }
 }
 
@@ -488,7 +553,7 @@ fn load_copy(path: &Path, file: &File, bytes: Option<&[u8]>) -> Result<Handle> {
     let file_name = path.file_name().unwrap_or(path.as_os_str());
     if let Ok(dir) = crate::module::emit::make_private_dir() {
         let copy_dir = PrivateCopy::new(dir);
-        let copy = copy_dir.dir.join(file_name);
+        let copy = copy_dir.path.join(file_name);
         let mut out = {
             use std::os::unix::fs::OpenOptionsExt;
             std::fs::OpenOptions::new()
