@@ -7,10 +7,11 @@ static int answer(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* resul
   return 0;
 }
 
+/* Calls `f` and returns its int result. */
 static int64_t call_int(TVMFFIObjectHandle f, TVMFFIAny* args, int n) {
   TVMFFIAny result = any_none();
   CHECK_OK(TVMFFIFunctionCall(f, args, n, &result));
-  CHECK(result.type_index == kTVMFFIInt || result.type_index == kTVMFFIBool);
+  CHECK(result.type_index == kTVMFFIInt);
   return result.v_int64;
 }
 
