@@ -83,6 +83,30 @@ int main(void) {
   fetch_twice("after raising");
   TVMFFIObjectDecRef(f);
 
+  /* Successful calls leave a raised error where it is. */
+  TVMFFIErrorSetRaisedFromCStr("KeyError", "still raised");
+  {
+    TVMFFIByteArray known = byte_array("ffi.String"), unknown = byte_array("no.such.global");
+    TVMFFIObjectHandle g = NULL, missing = (TVMFFIObjectHandle)1;
+    CHECK_OK(TVMFFIFunctionGetGlobal(&known, &g));
+    CHECK_OK(TVMFFIFunctionGetGlobal(&unknown, &missing));
+    printf("unknown global: %s\n", missing == NULL ? "NULL" : "not NULL");
+    TVMFFIAny text = any_none();
+    TVMFFIByteArray word = byte_array("a string long enough to be an object");
+    CHECK_OK(TVMFFIStringFromByteArray(&word, &text));
+    TVMFFIAny out = any_none();
+    CHECK_OK(TVMFFIFunctionCall(g, &text, 1, &out));
+    any_release(&out);
+    any_release(&text);
+    int32_t index = -1;
+    TVMFFIByteArray key = byte_array("ffi.Array");
+    CHECK_OK(TVMFFITypeKeyToIndex(&key, &index));
+    TVMFFIObjectIncRef(g);
+    TVMFFIObjectDecRef(g);
+    TVMFFIObjectDecRef(g);
+  }
+  fetch_twice("after successful calls");
+
   const char* parts[] = {"a", NULL, "b", "c"};
   TVMFFIErrorSetRaisedFromCStrParts("ValueError", parts, 4);
   TVMFFIErrorMoveFromRaised(&err);

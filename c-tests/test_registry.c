@@ -7,12 +7,16 @@ static int answer(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* resul
   return 0;
 }
 
-/* Calls `f` and returns its int result. */
-static int64_t call_int(TVMFFIObjectHandle f, TVMFFIAny* args, int n) {
+/* Calls `f` and returns its result, which must be of `type_index`. */
+static int64_t call_scalar(TVMFFIObjectHandle f, TVMFFIAny* args, int n, int32_t type_index) {
   TVMFFIAny result = any_none();
   CHECK_OK(TVMFFIFunctionCall(f, args, n, &result));
-  CHECK(result.type_index == kTVMFFIInt);
+  CHECK(result.type_index == type_index);
   return result.v_int64;
+}
+
+static int64_t call_int(TVMFFIObjectHandle f, TVMFFIAny* args, int n) {
+  return call_scalar(f, args, n, kTVMFFIInt);
 }
 
 static int has_name(const char* name) {
@@ -69,8 +73,8 @@ int main(void) {
   TVMFFIAny arg = any_none();
   arg.type_index = kTVMFFIRawStr;
   arg.v_c_str = "test.registry.answer";
-  printf("remove -> %lld\n", (long long)call_int(remove, &arg, 1));
-  printf("remove again -> %lld\n", (long long)call_int(remove, &arg, 1));
+  printf("remove -> bool %lld\n", (long long)call_scalar(remove, &arg, 1, kTVMFFIBool));
+  printf("remove again -> bool %lld\n", (long long)call_scalar(remove, &arg, 1, kTVMFFIBool));
   printf("listed after remove: %d\n", has_name("test.registry.answer"));
   TVMFFIObjectDecRef(remove);
 
