@@ -427,20 +427,25 @@ pub fn load_dso(path: &Path) -> Result<Module> {
     if let Some(image) = opened_image(key, || FileId::at(path)) {
         return dso_module(image, path);
     }
-    // One path load at a time past this point (the system loader takes its
-    // own lock anyway): threads that find the same new file load it once.
-    let _one = LoadingPath::enter();
-    if let Some(image) = opened_image(key, || FileId::at(path)) {
-        return dso_module(image, path);
-    }
-    let reload = lock(&OPENED).contains_key(key);
-    let (handle, id) = loader::open(path, reload, discard)?;
-    let image = Image::new(handle, true);
-    lock(&OPENED).insert(key.to_vec(), (id, image.clone()));
+    // One path load at a time (the system loader takes its own lock
+    // anyway): threads that find the same new file map it once.
+    let image = {
+        let _one = LoadingPath::enter();
+        match opened_image(key, || FileId::at(path)) {
+            Some(image) => image,
+            None => {
+                let reload = lock(&OPENED).contains_key(key);
+                let (handle, id) = loader::open(path, reload, discard)?;
+                let image = Image::new(handle, true);
+                lock(&OPENED).insert(key.to_vec(), (id, image.clone()));
+                image
+            }
+        }
+    };
     dso_module(image, path)
 }
 
-/// Held while a library is loaded from a path.
+/// Held while a library is mapped from a path.
 static LOADING: Mutex<()> = Mutex::new(());
 
 thread_local! {
