@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 fn main() {
     // The repository root: the manifest's directory, or its parent for the
-    // rlib-only package in `rlib/`, which builds the same sources.
+    // rlib-only package in `tvm-ffi-rs-rlib/`, which builds the same sources.
     let manifest = PathBuf::from(
         std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"),
     );
@@ -66,7 +66,7 @@ fn main() {
     let target = std::env::var("TARGET").expect("cargo sets TARGET");
     println!("cargo:rustc-env=TARGET_TRIPLE={target}");
     // Only the package at the top builds the cdylib; the rlib package
-    // (rlib/) shares this script, and cargo warns about cdylib arguments
+    // (tvm-ffi-rs-rlib/) shares this script, and cargo warns about cdylib arguments
     // from a package without one (cargo#9562), in every dependent's build.
     let builds_cdylib = std::env::var("CARGO_PKG_NAME").as_deref() == Ok("tvm-ffi-rs");
     if target_os == "linux" && builds_cdylib {
@@ -114,7 +114,7 @@ fn macos_export_list(root: &Path) -> PathBuf {
     out
 }
 
-/// Installs `src/cxx/link-shim.sh` into OUT_DIR as `ld`, `ld.bfd`, `ld.gold`,
+/// Installs `scripts/link-shim.sh` into OUT_DIR as `ld`, `ld.bfd`, `ld.gold`,
 /// `ld.lld` and `ld.mold`; returns that directory.
 fn install_link_shim(root: &Path) -> PathBuf {
     use std::os::unix::fs::{PermissionsExt, symlink};
@@ -123,7 +123,9 @@ fn install_link_shim(root: &Path) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("create OUT_DIR/link-shim");
     let shim = dir.join("link-shim");
-    std::fs::copy(root.join("src/cxx/link-shim.sh"), &shim).expect("copy src/cxx/link-shim.sh");
+    let source = root.join("scripts/link-shim.sh");
+    println!("cargo:rerun-if-changed={}", source.display());
+    std::fs::copy(&source, &shim).expect("copy scripts/link-shim.sh");
     std::fs::set_permissions(&shim, std::fs::Permissions::from_mode(0o755))
         .expect("make the shim executable");
     for name in ["ld", "ld.bfd", "ld.gold", "ld.lld", "ld.mold"] {

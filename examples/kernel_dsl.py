@@ -19,7 +19,7 @@ official `tvm_ffi` package running on tvm-ffi-rs it then:
                                                # runtime too (tvm_ffi.load_module)
 
 Needs the package on our library: `pip install` the wheel of
-`scripts/build-wheel.sh` (README, "Install (Python)"); `tests/run-all.sh`
+`scripts/build-wheel.sh` (docs/install.md); `tests/run-all.sh`
 runs it that way, then `--call` on the official package.
 """
 

@@ -2,8 +2,8 @@
 //! `libtvm_ffi.so` / `libtvm_ffi.a`, a drop-in for the official
 //! `apache-tvm-ffi` library.
 //!
-//! **Writing TVM-FFI code in Rust?** Use the `tvmffi` crate (`api/` in this
-//! repository): export a typed function (`#[tvmffi::export]`), define an
+//! **Writing TVM-FFI code in Rust?** Use the `tvmffi` crate (`tvmffi/` in
+//! this repository): export a typed function (`#[tvmffi::export]`), define an
 //! object type with reflected fields (`#[derive(tvmffi::Object)]`), hand a
 //! tensor over through DLPack (`tvmffi::Tensor`), load a module and call it
 //! (`tvmffi::Module`), all in safe Rust, as an extension loaded by either
@@ -19,13 +19,14 @@
 //! * [`abi`]: `#[repr(C)]` mirrors of every C type and `kTVMFFI*` constant
 //!   (the header in `include/` is generated from them).
 //!
-//! Layers, lowest first: abi, core, module, capi. Each uses only the ones
-//! before it (checked by `tests/layers.rs`). This file composes what the
-//! layers register (`BUILTIN_*` below): the only items a lower file may read
-//! from the crate root, so no layer names one above it.
-//!
 //! Thread safety: every entry point may be called from any thread. A `const
 //! T*` parameter is only read during the call; a non-const one may be written.
+
+// Layers, lowest first: abi, core, module, capi.
+// Each layer uses only the ones before it (checked by `tests/layers.rs`).
+// This file composes what the layers register (`BUILTIN_*` below): the only
+// items a lower file may read from the crate root, so no layer names one
+// above it.
 
 #![warn(clippy::undocumented_unsafe_blocks)]
 #![allow(
@@ -35,9 +36,7 @@
 
 pub mod abi;
 pub mod capi;
-/// cbindgen:ignore
 pub mod core;
-/// cbindgen:ignore
 pub mod module;
 
 /// Who describes the built-in types beyond their keys and indices (layouts,

@@ -1,11 +1,12 @@
-//! The layering of `src/` (and of `api/src/`, the tvmffi crate), checked from the source text: which file names
+//! The layering of `src/` (and of `tvmffi/src/`, the tvmffi crate), checked from the source text: which file names
 //! which (by `crate::`, `super::`, `self::` and child-module paths, `use`
 //! trees included), that no files form an import circle, and that every
 //! import runs from a higher layer to a lower one.
 //!
 //! The rules it enforces:
-//! - A folder's `mod.rs` declares its layers in its module doc, lowest first,
-//!   on one line `//! Layers, lowest first: a, b c, d.` (children of the
+//! - A folder's `mod.rs` declares its layers in a plain comment after its
+//!   module doc, lowest first, on one line
+//!   `// Layers, lowest first: a, b c, d.` (children of the
 //!   folder, by module name; `b c` are one layer). A file in `d` may name
 //!   `a`, `b` and `c`; a file in `a` names none of them; `b` and `c` may
 //!   name each other (the circle rule still holds). Children a folder does
@@ -423,7 +424,7 @@ impl Graph {
         };
         f.text
             .lines()
-            .find_map(|l| l.strip_prefix("//! Layers, lowest first: "))
+            .find_map(|l| l.strip_prefix("// Layers, lowest first: "))
             .map(|l| {
                 l.trim_end_matches('.')
                     .split(',')
@@ -565,10 +566,10 @@ fn no_import_circle_and_every_import_runs_downward() {
     check_tree(&source_dir());
 }
 
-/// The same rules for the safe Rust API crate (`api/src`, tvmffi).
+/// The same rules for the safe Rust API crate (`tvmffi/src`).
 #[test]
 fn the_safe_api_crate_is_layered_too() {
-    check_tree(&Path::new(env!("CARGO_MANIFEST_DIR")).join("api/src"));
+    check_tree(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tvmffi/src"));
 }
 
 /// Prints the graph of the tree at `src` and fails on a circle, an upward
@@ -638,11 +639,11 @@ fn the_check_sees_each_kind_of_fault() {
     let files = [
         (
             "lib.rs",
-            "//! Layers, lowest first: low, high.\nmod low;\nmod high;\npub(crate) const BUILTIN_X: u8 = 0;\npub(crate) const OTHER: u8 = 0;\n",
+            "// Layers, lowest first: low, high.\nmod low;\nmod high;\npub(crate) const BUILTIN_X: u8 = 0;\npub(crate) const OTHER: u8 = 0;\n",
         ),
         (
             "low/mod.rs",
-            "//! Layers, lowest first: a, b c.\npub mod a;\npub mod b;\npub mod c;\npub use a::A;\n",
+            "// Layers, lowest first: a, b c.\npub mod a;\npub mod b;\npub mod c;\npub use a::A;\n",
         ),
         (
             "low/a.rs",

@@ -1,4 +1,4 @@
-//! The rlib-only package (`rlib/Cargo.toml`) builds the same sources as the
+//! The rlib-only package (`tvm-ffi-rs-rlib/Cargo.toml`) builds the same sources as the
 //! top package: it must keep the same library name, build script and
 //! dependencies, or a Rust dependent would get a different library. Its
 //! sources, build script and headers are links inside it to the top
@@ -26,7 +26,7 @@ fn read(path: &str) -> String {
 
 #[test]
 fn the_rlib_package_builds_what_the_top_package_builds() {
-    let (top, rlib) = (read("Cargo.toml"), read("rlib/Cargo.toml"));
+    let (top, rlib) = (read("Cargo.toml"), read("tvm-ffi-rs-rlib/Cargo.toml"));
     for name in ["dependencies", "build-dependencies"] {
         assert_eq!(
             section(&top, name),
@@ -51,11 +51,11 @@ fn the_rlib_package_builds_what_the_top_package_builds() {
     );
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     for link in ["src", "build.rs", "include"] {
-        let (inside, top) = (root.join("rlib").join(link), root.join(link));
+        let (inside, top) = (root.join("tvm-ffi-rs-rlib").join(link), root.join(link));
         assert_eq!(
             inside.canonicalize().unwrap(),
             top.canonicalize().unwrap(),
-            "rlib/{link} is not the top package's {link}"
+            "tvm-ffi-rs-rlib/{link} is not the top package's {link}"
         );
     }
     assert!(section(&top, "lib").contains(&r#"name = "tvm_ffi""#.to_owned()));

@@ -302,7 +302,7 @@ else
   echo "fuzzing: no crash"
 fi
 
-stage "a Rust crate on the rlib-only package: builds, runs, makes no C library, README snippet, cargo doc"
+stage "a Rust crate on the rlib-only package: builds, runs, makes no C library, the docs snippet, cargo doc"
 tests/rust-dependent/run.sh | tee target/rust-dependent.log
 rust_dependent_passed=$(awk '/^rust-dependent:/ { print $2 }' target/rust-dependent.log)
 

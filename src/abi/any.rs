@@ -75,7 +75,6 @@ pub const kTVMFFIStaticObjectEnd: TVMFFITypeIndex = 79;
 pub const kTVMFFIDynObjectBegin: TVMFFITypeIndex = 128;
 
 /// The value part of a `TVMFFIAny`.
-/// cbindgen:no-export
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub union TVMFFIAnyValue {
@@ -103,7 +102,6 @@ pub union TVMFFIAnyValue {
 /// length), 8-byte value. In C the padding and the value are anonymous unions
 /// (`zero_padding`/`small_str_len`, `v_int64`, ...); the C text is emitted
 /// verbatim by the header generator.
-/// cbindgen:no-export
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct TVMFFIAny {

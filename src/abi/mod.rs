@@ -1,11 +1,10 @@
 //! `#[repr(C)]` mirrors of the TVM-FFI C types, with the exact names of the
-//! official `tvm/ffi/c_api.h`. Data only: no logic lives here. This file
-//! only declares and re-exports; its files name each other directly.
-//!
-//! Layers, lowest first: version, dlpack, object, any, cells, type_info, layout.
+//! official `tvm/ffi/c_api.h`. Data only: no logic lives here.
 //!
 //! Enumerations are plain integer typedefs plus constants, because C may hand
 //! us any integer where an enum is expected (a Rust enum would make that UB).
+// Layers, lowest first: version, dlpack, object, any, cells, type_info, layout.
+// This file only declares and re-exports; its files name each other directly.
 #![allow(
     non_camel_case_types,
     non_upper_case_globals,

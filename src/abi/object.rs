@@ -24,7 +24,6 @@ pub type TVMFFIObjectDeleter = unsafe extern "C" fn(self_: *mut c_void, flags: c
 /// The header of every reference counted object. In C the deleter shares an
 /// anonymous union with `int64_t __ensure_align`; the C text is emitted
 /// verbatim by the header generator.
-/// cbindgen:no-export
 #[repr(C)]
 pub struct TVMFFIObject {
     /// Low 32 bits: strong count; high 32 bits: weak count (+1 while any

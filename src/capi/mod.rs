@@ -3,8 +3,7 @@
 //! arguments with the helpers of `args`, calls the core and converts the result; `args::ffi_call`
 //! turns errors and panics into a raised error and a nonzero return. This
 //! file only declares and re-exports.
-//!
-//! Layers, lowest first: args, *.
+// Layers, lowest first: args, *.
 #![allow(non_snake_case, reason = "C API names")]
 
 mod args;

@@ -18,9 +18,7 @@
 //! [`ObjectRef`](crate::core::ObjectRef), strings, arrays), functions and
 //! the global [`registry`](crate::core::registry), errors,
 //! [`tensor`](crate::core::tensor)s with DLPack and dlpark interop,
-//! [`dtype`](crate::core::dtype)s and [`json`](crate::core::json). (Links
-//! here name full paths: with the `cbindgen:ignore` outer doc on `mod core`,
-//! rustdoc resolves this doc from the crate root.)
+//! [`dtype`](crate::core::dtype)s and [`json`](crate::core::json).
 //!
 //! ```
 //! use tvm_ffi::core::registry::{self, Registration};
@@ -53,8 +51,7 @@
 //! assert_eq!(size.call(&[array.view()])?.view().as_i64(), Some(2));
 //! # Ok::<(), Error>(())
 //! ```
-//!
-//! Layers, lowest first: model, call, value, reflect, algo, builtins.
+// Layers, lowest first: model, call, value, reflect, algo, builtins.
 
 pub(crate) mod algo;
 pub(crate) mod builtins;

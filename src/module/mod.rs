@@ -50,8 +50,7 @@
 //! assert!(m.get_function_named(&name("question"), true)?.is_none());
 //! # Ok::<(), tvm_ffi::core::Error>(())
 //! ```
-//!
-//! Layers, lowest first: symbols, library_bin, image, trust, inspect, object, cxx, extern_c, emit, loader, library, globals, cxx_core, artifact.
+// Layers, lowest first: symbols, library_bin, image, trust, inspect, object, cxx, extern_c, emit, loader, library, globals, cxx_core, artifact.
 
 pub mod artifact;
 mod cxx;

@@ -4,7 +4,7 @@
 #   - the build prints no warning (cargo replays cached ones),
 #   - the build produced no libtvm_ffi.so and no libtvm_ffi.a (a dependent
 #     pays for neither),
-#   - src/main.rs is the README's Rust snippet, word for word,
+#   - src/main.rs is docs/rust.md's snippet, word for word,
 #   - the library's docs build without a warning.
 # Prints "rust-dependent: N passed".
 set -euo pipefail
@@ -32,14 +32,14 @@ made="$(find "$target" -name libtvm_ffi.so -o -name libtvm_ffi.a | head -5)"
 [ -z "$made" ] || { echo "FAILED: the dependent's build made C library files: $made"; exit 1; }
 ok "no libtvm_ffi.so or libtvm_ffi.a in the dependent's build ($(du -sm "$target" | cut -f1) MB)"
 
-python3 - "$here/src/main.rs" "$root/README.md" <<'PY'
+python3 - "$here/src/main.rs" "$root/docs/rust.md" <<'PY'
 import sys
 snippet = open(sys.argv[1]).read()
 readme = open(sys.argv[2]).read()
 if "```rust\n" + snippet + "```\n" not in readme:
-    sys.exit("FAILED: README's Rust snippet differs from tests/rust-dependent/src/main.rs")
+    sys.exit("FAILED: docs/rust.md's snippet differs from tests/rust-dependent/src/main.rs")
 PY
-ok "the README's Rust snippet is tests/rust-dependent/src/main.rs"
+ok "docs/rust.md's rlib snippet is tests/rust-dependent/src/main.rs"
 
 RUSTDOCFLAGS="-D warnings" CARGO_TARGET_DIR="$target" cargo doc --locked --quiet --no-deps \
   --manifest-path "$here/Cargo.toml" -p tvm-ffi-rs-rlib

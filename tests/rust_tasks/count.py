@@ -1,7 +1,7 @@
 """Counts the lines (not blank, not comment-only) and the `unsafe` keywords
 of each task program in tests/rust_tasks/official and tests/rust_tasks/ours
-and prints the README's comparison table (tests/rust_tasks/run.sh checks
-that the README holds it word for word)."""
+and prints docs/rust.md's comparison table (tests/rust_tasks/run.sh checks
+that docs/rust.md holds it word for word)."""
 
 import pathlib
 import re

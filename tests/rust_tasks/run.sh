@@ -2,7 +2,7 @@
 # The five tasks of issue 33, written with the official `tvm-ffi` crate
 # (tests/rust_tasks/official, on the official library) and with tvmffi
 # (tests/rust_tasks/ours): builds and runs both, prints their output, checks
-# that the README's comparison table is what tests/rust_tasks/count.py
+# that docs/rust.md's comparison table is what tests/rust_tasks/count.py
 # measures, and that every crate of the workspace passes `cargo package`
 # (packaged and built from the package). Also a program using the official
 # crate and tvmffi together. Usage: run.sh VENV OUR_LIBRARY.
@@ -47,12 +47,12 @@ ok "tvmffi's five tasks build and run"
 
 table="$(python3 "$here/count.py")"
 echo "$table"
-python3 - "$root/README.md" "$table" <<'PY'
+python3 - "$root/docs/rust.md" "$table" <<'PY'
 import sys
 if sys.argv[2] not in open(sys.argv[1]).read():
-    sys.exit("FAILED: the README's table of the five tasks is not count.py's")
+    sys.exit("FAILED: docs/rust.md's table of the five tasks is not count.py's")
 PY
-ok "the README's comparison table is measured from these programs"
+ok "docs/rust.md's comparison table is measured from these programs"
 
 # Packaged and built from the packages (again in the dependent's target
 # directory, for its compiled dependencies). The top package holds the

@@ -2,8 +2,7 @@
 //! hashing and printing, structural equality and hashing (and
 //! `StructuralKey`), visitors and mutators, JSON graph serialization. It
 //! uses every layer of the core below it.
-//!
-//! Layers, lowest first: deep_copy recursive traversal visit_error_context, serialization structural_equal structural_hash structural_visit, structural_key structural_mutate.
+// Layers, lowest first: deep_copy recursive traversal visit_error_context, serialization structural_equal structural_hash structural_visit, structural_key structural_mutate.
 
 pub mod deep_copy;
 pub mod recursive;

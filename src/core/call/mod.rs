@@ -1,8 +1,7 @@
 //! Calling: function objects (packed calls, closures, C callbacks), typed
 //! signatures and conversions over them (`typed_fn!`), and the global
 //! registry. It uses the object model.
-//!
-//! Layers, lowest first: function, signature, registry.
+// Layers, lowest first: function, signature, registry.
 
 pub mod function;
 pub mod registry;

@@ -2,8 +2,7 @@
 //! arrays and lists, maps and dicts, tensors (DLPack), dtypes, the
 //! environment (streams, allocators) and JSON, with their built-in globals.
 //! It uses the object model and calling.
-//!
-//! Layers, lowest first: dtype hash tensor, env map scalar seq, containers json.
+// Layers, lowest first: dtype hash tensor, env map scalar seq, containers json.
 
 pub mod containers;
 pub mod dtype;

@@ -2,8 +2,7 @@
 //! checks before and after it maps the file, and the route it takes (in
 //! place or from a private copy). Each system's file says what its route
 //! guarantees.
-//!
-//! Layers, lowest first: shared, unix windows.
+// Layers, lowest first: shared, unix windows.
 
 mod shared;
 #[cfg(unix)]

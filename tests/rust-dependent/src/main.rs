@@ -1,4 +1,4 @@
-//! The README's Rust snippet: a Rust closure registered as a global (any
+//! docs/rust.md's rlib snippet: a Rust closure registered as a global (any
 //! language calls it by name), then looked up and called as C or Python
 //! would.
 

@@ -136,8 +136,7 @@
 //!
 //! (The examples run as doctests in host mode: `cargo test --doc -p tvmffi
 //! --features host`.)
-//!
-//! Layers, lowest first: sys, types, handle, error, runtime, any, convert, export, function, containers, object, tensor, module.
+// Layers, lowest first: sys, types, handle, error, runtime, any, convert, export, function, containers, object, tensor, module.
 
 pub mod sys;
 
