@@ -138,6 +138,10 @@
 //! --features host`.)
 // Layers, lowest first: sys, types, handle, error, runtime, any, convert, export, function, containers, object, tensor, module.
 
+// The C functions and types this crate calls: public only so that
+// `tests/host.rs` can check them against the runtime's own definitions;
+// hidden from the documentation, for no user calls them.
+#[doc(hidden)]
 pub mod sys;
 
 mod any;
