@@ -13,7 +13,7 @@ each case in a fresh process (a crash is reported as such).
 
 usage: python benches/large_inputs.py [OURS_PACKAGE_DIR]
   OURS_PACKAGE_DIR: the package with our libtvm_ffi.so swapped in (default
-  target/suite/pkg-ours, made by tests/suite/run.sh).
+  target/suite/pkg-ours, made by tests/official/python/run.sh).
 """
 
 import os

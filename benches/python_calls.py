@@ -4,7 +4,7 @@
 
 usage: python benches/python_calls.py [--ir] [OURS_PACKAGE_DIR]
   OURS_PACKAGE_DIR: a copy of the package with our libtvm_ffi.so swapped in
-  (default target/suite/pkg-ours, made by tests/suite/run.sh). The official
+  (default target/suite/pkg-ours, made by tests/official/python/run.sh). The official
   library is the one installed in the running interpreter's environment.
 Each measurement runs in fresh processes, alternating the two libraries so
 that machine noise hits both alike; figures are medians.

@@ -11,7 +11,7 @@ Python package, in one run:
 
 usage: python benches/structural.py [OURS_PACKAGE_DIR]
   OURS_PACKAGE_DIR: the package with our libtvm_ffi.so swapped in (default
-  target/suite/pkg-ours, made by tests/suite/run.sh). ROUNDS (default 5)
+  target/suite/pkg-ours, made by tests/official/python/run.sh). ROUNDS (default 5)
   sets the timing rounds; DEPTH_LIMIT (default 1,500,000) caps the search,
   and DEPTH_LIMIT=0 skips it.
 """

@@ -2,7 +2,7 @@
  * loaded as a module library and called through the C API, on ours and on
  * the official library: results, the Rust error and the panic. On Windows
  * (where it is built; on Linux the Python package loads it, see
- * tests/rust_extension) the extension imports the C functions from
+ * tests/rust-api/extension) the extension imports the C functions from
  * tvm_ffi.dll, the DLL the program has loaded: either library. */
 #include "common.h"
 

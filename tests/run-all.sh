@@ -11,52 +11,52 @@
 #      with transcript diffs, then ours again under AddressSanitizer/UBSan,
 #   3b. loaded libraries as tools see them: gdb, perf, valgrind, ASan and
 #      dladdr on a library loaded by ffi.ModuleLoadFromFile, descriptors,
-#      copies, noexec mounts, no /proc, reloads (tests/loader_tools/run.sh,
+#      copies, noexec mounts, no /proc, reloads (tests/loader-tools/run.sh,
 #      both libraries, identical transcripts),
 #   4. cross-loading: the official Python package loads our library as a
 #      module and runs an artifact built by our writer,
 #   4b. the official package's own test suite, run on the official library
-#      and on ours (tests/suite/run.sh), failing on any test that passes on
+#      and on ours (tests/official/python/run.sh), failing on any test that passes on
 #      the official library but not on ours,
 #   4b'. the official package's C++ unit tests (tests/cpp, gtest), built
 #      with the official headers and run on both libraries
-#      (tests/cxx_suite/run.sh), failing the same way,
+#      (tests/official/cpp/run.sh), failing the same way,
 #   4b''. an install into a prefix (scripts/install.sh, with the reference's C++
 #      headers) used from C through
 #      pkg-config, CMake and the static library, and from C++ through CMake
-#      (tests/install/run.sh), and the Python wheel (scripts/build-wheel.sh)
-#      installed with pip into a fresh venv (tests/wheel/run.sh),
+#      (tests/packaging/install/run.sh), and the Python wheel (scripts/build-wheel.sh)
+#      installed with pip into a fresh venv (tests/packaging/wheel/run.sh),
 #      Python -> FFI -> Python recursion until the stack is nearly used
-#      up: a RecursionError on ours (tests/deep_callbacks.py),
+#      up: a RecursionError on ours (tests/python/deep_callbacks.py),
 #   4c. structural visitors and mutators on both libraries, with identical
-#      transcripts (tests/structural_diff.py),
-#      subclasses defined in Python on every receiver (tests/subclass_py.py),
+#      transcripts (tests/python/structural_diff.py),
+#      subclasses defined in Python on every receiver (tests/python/subclass.py),
 #      and JSON graphs written by each library read back in the other
-#      (tests/json_graph_cross.py),
+#      (tests/python/json_graph_cross.py),
 #   4d. C++ custom modules built by the official package's build helpers,
-#      run on both libraries with identical transcripts (tests/cxx_module.py),
-#   4e. a Rust crate depending on the rlib-only package (tests/rust-dependent),
+#      run on both libraries with identical transcripts (tests/python/cxx_module.py),
+#   4e. a Rust crate depending on the rlib-only package (tests/packaging/rust-dependent),
 #      the safe Rust API (tvmffi): the extension example loaded by the
 #      official Python package on both libraries with identical transcripts,
 #      the host example, the five tasks of issue 33 written with the
 #      official crate and with tvmffi, cargo package of every crate
-#      (tests/rust_extension, tests/rust_tasks),
+#      (tests/rust-api/extension, tests/rust-api/tasks),
 #      the library linked by GNU ld and gold (and mold when present) with the
-#      same exports (tests/linkers),
+#      same exports (tests/platforms/linkers),
 #      the kernel-DSL quick start in Python (examples/kernel_dsl.py) and the
 #      C examples, whose exported library is also loaded by the official one,
 #   4f. aarch64 Linux: the library cross-built, its cargo tests and C tests
-#      run under qemu-aarch64 (tests/aarch64; installs the cross compilers
+#      run under qemu-aarch64 (tests/platforms/aarch64; installs the cross compilers
 #      and qemu-user with apt when missing),
 #   4g. macOS: the library built and linked for both Apple targets with zig
 #      and ld64.lld, its exports, install name and dependencies checked
-#      against the official arm64 dylib (tests/macos/build.sh); it runs in
+#      against the official arm64 dylib (tests/platforms/macos/build.sh); it runs in
 #      the background once the official C++ unit tests are done, its log
 #      printed at the end,
 #   4h. Windows x86-64: tvm_ffi.dll built with mingw-w64, its exports
 #      checked against the official win_amd64 DLL, cargo test and the C
 #      tests (ours and official, transcript diffs) under Wine
-#      (tests/windows/run.sh; installs mingw-w64 and wine with apt); it
+#      (tests/platforms/windows/run.sh; installs mingw-w64 and wine with apt); it
 #      runs in the background from stage 3 on, its log printed at the end,
 #   5. the C tests under valgrind (leaks and invalid accesses), when present.
 set -euo pipefail
@@ -202,7 +202,7 @@ cargo_passed=$(awk '/^test result: ok/ { n += $4 } END { print n + 0 }' target/c
 # directories (target/x86_64-pc-windows-gnu, target/debug for its build
 # scripts, target/windows), which no stage below uses.
 background "Windows x86-64: tvm_ffi.dll built with mingw, exports, cargo test and the C tests (ours and official) under Wine" \
-  target/windows.log tests/windows/run.sh "$venv"
+  target/windows.log tests/platforms/windows/run.sh "$venv"
 
 stage "C tests (ours and official, with transcript diffs)"
 "$venv/bin/cmake" -S c-tests -B target/c-tests -DTVM_FFI_OFFICIAL_DIR="$official_dir" -DTVM_FFI_LIBRARY="$lib" >/dev/null
@@ -218,55 +218,55 @@ stage "C tests on our library under AddressSanitizer and UBSan"
 asan_passed=$(awk '/tests passed/ { print $NF }' target/ctest-asan.log)
 
 stage "loaded code seen by gdb, perf, valgrind, ASan and dladdr; descriptors, copies, mounts (both libraries)"
-tests/loader_tools/run.sh "$venv" "$lib" | tee target/loader-tools.log
+tests/loader-tools/run.sh "$venv" "$lib" | tee target/loader-tools.log
 loader_tools_passed=$(awk '/^loader-tools:/ { print $2 }' target/loader-tools.log)
 
 stage "cross-loading with the official Python package"
-"$venv/bin/python" tests/cross_load.py "$lib" | tee target/cross-load.log
+"$venv/bin/python" tests/python/cross_load.py "$lib" | tee target/cross-load.log
 cross_passed=$(awk '/^cross-load:/ { print $2 }' target/cross-load.log)
 
 stage "the official Python test suite, on the official library and on ours"
-tests/suite/run.sh "$venv" "$lib" | tee target/suite.log
+tests/official/python/run.sh "$venv" "$lib" | tee target/suite.log
 suite_passed=$(awk '/^official-suite:/ { print $2 }' target/suite.log)
 
 stage "the official C++ unit tests (gtest), on the official library and on ours"
-tests/cxx_suite/run.sh "$venv" "$lib" | tee target/cxx-suite.log
+tests/official/cpp/run.sh "$venv" "$lib" | tee target/cxx-suite.log
 cxx_suite_passed=$(awk '/^cxx-suite:/ { print $2 }' target/cxx-suite.log)
 
 # macOS beside the stages from here to the end (its own target directory,
 # target/macos-link): they leave part of a core idle, the fuzzers and the
 # Rust stages while their compilers' front ends run one crate at a time.
 background "macOS: the library built and linked for arm64 and x86-64 (zig, ld64.lld), exports, install name, dependencies" \
-  target/macos.log tests/macos/build.sh "$venv"
+  target/macos.log tests/platforms/macos/build.sh "$venv"
 
 stage "artifacts through the official Python package on our library"
-PYTHONPATH="$PWD/target/suite/pkg-ours" "$venv/bin/python" tests/artifacts_python.py | tee target/artifacts-python.log
+PYTHONPATH="$PWD/target/suite/pkg-ours" "$venv/bin/python" tests/python/artifacts.py | tee target/artifacts-python.log
 artifacts_python_passed=$(awk '/^artifacts-python:/ { print $2 }' target/artifacts-python.log)
 
 stage "install: scripts/install.sh into a prefix; C via pkg-config, CMake and the static library; C++ via CMake"
-tests/install/run.sh "$venv" "$profile" | tee target/install-test.log
+tests/packaging/install/run.sh "$venv" "$profile" | tee target/install-test.log
 install_passed=$(awk '/^install:/ { print $2 }' target/install-test.log)
 
 stage "wheel: scripts/build-wheel.sh, pip install into a fresh venv, import, call, check the mapped library"
-tests/wheel/run.sh "$profile" | tee target/wheel-test.log
+tests/packaging/wheel/run.sh "$profile" | tee target/wheel-test.log
 wheel_passed=$(awk '/^wheel:/ { print $2 }' target/wheel-test.log)
 
 stage "deep Python -> FFI -> Python recursion: a RecursionError on ours (the official library dies)"
-"$venv/bin/python" tests/deep_callbacks.py --official
-PYTHONPATH="$PWD/target/suite/pkg-ours" "$venv/bin/python" tests/deep_callbacks.py | tee target/deep-callbacks.log
+"$venv/bin/python" tests/python/deep_callbacks.py --official
+PYTHONPATH="$PWD/target/suite/pkg-ours" "$venv/bin/python" tests/python/deep_callbacks.py | tee target/deep-callbacks.log
 deep_callbacks_passed=$(awk '/^deep-callbacks-py:/ { print $2 }' target/deep-callbacks.log)
 
 stage "structural visitors and mutators: official library, then ours (transcript diff)"
-"$venv/bin/python" tests/structural_diff.py >target/structural-official.log
-PYTHONPATH="$root/target/suite/pkg-ours" "$venv/bin/python" tests/structural_diff.py --ours \
+"$venv/bin/python" tests/python/structural_diff.py >target/structural-official.log
+PYTHONPATH="$root/target/suite/pkg-ours" "$venv/bin/python" tests/python/structural_diff.py --ours \
   >target/structural-ours.log
 diff target/structural-official.log <(grep -v '^structural-ours-only:' target/structural-ours.log)
 structural_passed=$(awk '/^structural-(diff|ours-only):/ { n += $2 } END { print n }' target/structural-ours.log)
 echo "structural: $structural_passed checks, identical transcripts"
 
 stage "subclasses defined in Python, on every receiver: official library, then ours (transcript diff)"
-"$venv/bin/python" tests/subclass_py.py >target/subclass-py-official.log
-PYTHONPATH="$root/target/suite/pkg-ours" "$venv/bin/python" tests/subclass_py.py --ours \
+"$venv/bin/python" tests/python/subclass.py >target/subclass-py-official.log
+PYTHONPATH="$root/target/suite/pkg-ours" "$venv/bin/python" tests/python/subclass.py --ours \
   >target/subclass-py-ours.log
 diff target/subclass-py-official.log \
   <(grep -v -e '^ours-only:' -e '^subclass-py-ours-only:' target/subclass-py-ours.log)
@@ -275,17 +275,17 @@ echo "subclass-py: $subclass_py_passed checks, identical transcripts"
 
 stage "JSON graphs across runtimes: written by each library, read by the other, same bytes"
 rm -rf target/json-graphs
-"$venv/bin/python" tests/json_graph_cross.py write target/json-graphs/official
-PYTHONPATH="$root/target/suite/pkg-ours" "$venv/bin/python" tests/json_graph_cross.py read target/json-graphs/official \
+"$venv/bin/python" tests/python/json_graph_cross.py write target/json-graphs/official
+PYTHONPATH="$root/target/suite/pkg-ours" "$venv/bin/python" tests/python/json_graph_cross.py read target/json-graphs/official \
   | tee target/json-graph-cross.log
-PYTHONPATH="$root/target/suite/pkg-ours" "$venv/bin/python" tests/json_graph_cross.py write target/json-graphs/ours
-"$venv/bin/python" tests/json_graph_cross.py read target/json-graphs/ours | tee -a target/json-graph-cross.log
+PYTHONPATH="$root/target/suite/pkg-ours" "$venv/bin/python" tests/python/json_graph_cross.py write target/json-graphs/ours
+"$venv/bin/python" tests/python/json_graph_cross.py read target/json-graphs/ours | tee -a target/json-graph-cross.log
 json_graph_passed=$(awk '/^json-graph-cross:/ { n += $2 } END { print n }' target/json-graph-cross.log)
 
 stage "C++ custom modules through the official Python package (official library, then ours)"
-PATH="$venv/bin:$PATH" "$venv/bin/python" tests/cxx_module.py target/cxx-module/official >target/cxx-module-official.log
+PATH="$venv/bin:$PATH" "$venv/bin/python" tests/python/cxx_module.py target/cxx-module/official >target/cxx-module-official.log
 PATH="$venv/bin:$PATH" PYTHONPATH="$root/target/suite/pkg-ours" \
-  "$venv/bin/python" tests/cxx_module.py target/cxx-module/ours >target/cxx-module-ours.log
+  "$venv/bin/python" tests/python/cxx_module.py target/cxx-module/ours >target/cxx-module-ours.log
 diff target/cxx-module-official.log target/cxx-module-ours.log
 cxx_module_passed=$(awk '/^cxx-module:/ { print $2 }' target/cxx-module-ours.log)
 echo "cxx-module: $cxx_module_passed checks, identical transcripts"
@@ -303,20 +303,20 @@ else
 fi
 
 stage "a Rust crate on the rlib-only package: builds, runs, makes no C library, the docs snippet, cargo doc"
-tests/rust-dependent/run.sh | tee target/rust-dependent.log
+tests/packaging/rust-dependent/run.sh | tee target/rust-dependent.log
 rust_dependent_passed=$(awk '/^rust-dependent:/ { print $2 }' target/rust-dependent.log)
 
 stage "Rust authors (tvmffi): the extension on both libraries, the host, the five tasks against the official crate, cargo package"
 # (After the crate above: these debug builds reuse its runtime rlib.)
-tests/rust_extension/run.sh "$venv" "$lib" | tee target/rust-extension.log
-tests/rust_tasks/run.sh "$venv" "$lib" | tee target/rust-tasks.log
+tests/rust-api/extension/run.sh "$venv" "$lib" | tee target/rust-extension.log
+tests/rust-api/tasks/run.sh "$venv" "$lib" | tee target/rust-tasks.log
 rust_authors_passed=$(awk '/^rust-(extension|tasks):/ { n += $2 } END { print n + 0 }' target/rust-extension.log target/rust-tasks.log)
 
 stage "any linker: the library linked by GNU ld and by gold exports exactly what this build exports"
 # (After the Rust crate above: this build reuses its dependencies.)
 linkers=(bfd gold)
 command -v mold >/dev/null 2>&1 && linkers+=(mold)
-tests/linkers/run.sh "$lib" "${linkers[@]}" 2>&1 | grep -v -e '^warning: the gold linker' -e '^  [|=]' -e '^$' | tee target/linkers.log
+tests/platforms/linkers/run.sh "$lib" "${linkers[@]}" 2>&1 | grep -v -e '^warning: the gold linker' -e '^  [|=]' -e '^$' | tee target/linkers.log
 linkers_passed=$(awk '/^linkers:/ { print $2 }' target/linkers.log)
 
 stage "kernel-DSL quick start (Python): on ours, then the exported library on the official package"
@@ -329,7 +329,7 @@ cargo run --profile "$profile" --locked --example add_one_c
 TVM_FFI_OFFICIAL_DIR="$official_dir" cargo run --profile "$profile" --locked --example artifacts_c
 
 stage "aarch64 Linux: cross-built, exports, cargo test and the C tests (ours and official) under qemu-aarch64"
-tests/aarch64/run.sh "$venv" "$lib" "$profile" | tee target/aarch64.log
+tests/platforms/aarch64/run.sh "$venv" "$lib" "$profile" | tee target/aarch64.log
 aarch64_passed=$(awk '/^aarch64:/ { print ($2 == "skipped" ? 0 : $2) }' target/aarch64.log)
 
 if command -v valgrind >/dev/null 2>&1; then

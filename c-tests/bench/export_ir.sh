@@ -22,7 +22,7 @@ g++ -O2 -std=c++17 -shared -fPIC -I"$official/include" "$out/export_cxx.cc" -L"$
 (cd "$root" && cargo build --release --locked --quiet -p rust-tasks-ours-ext)
 cp "$root/target/release/libtask1_ours.so" "$out/export_tvmffi.so"
 PATH="$venv/bin:$PATH" CARGO_TARGET_DIR="$root/target/rust-tasks" cargo build --release --locked --quiet \
-  --manifest-path "$root/tests/rust_tasks/official/Cargo.toml"
+  --manifest-path "$root/tests/rust-api/tasks/official/Cargo.toml"
 cp "$root/target/rust-tasks/release/libtask1_official.so" "$out/export_official_crate.so"
 
 ir() { # binary module iterations

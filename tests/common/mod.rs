@@ -1,5 +1,5 @@
 //! What the integration tests share: a fresh directory for a test's files,
-//! and starting a program built for the target. Under a cross runner (`tests/aarch64/run.sh` runs the tests with
+//! and starting a program built for the target. Under a cross runner (`tests/platforms/aarch64/run.sh` runs the tests with
 //! qemu-aarch64), a child built for the target starts through the same
 //! runner, named in `TVM_FFI_TEST_RUNNER` (program and arguments, split on
 //! spaces).

@@ -211,7 +211,7 @@ mod tests {
     #[test]
     #[cfg_attr(
         windows,
-        ignore = "under Wine there is no Windows C compiler; tests/windows/run.sh compiles \
+        ignore = "under Wine there is no Windows C compiler; tests/platforms/windows/run.sh compiles \
                   a generated module library with mingw instead"
     )]
     fn generated_source_compiles_cleanly() {

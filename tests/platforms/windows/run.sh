@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# Windows x86-64 (x86_64-pc-windows-gnu), cross-built with mingw-w64 and run
+# under Wine:
+#   1. the tools, when missing: Debian's mingw-w64 compilers (the -posix
+#      variants: the C++ layer needs std::mutex), wine and wine64 (apt, as
+#      root or with sudo), the Rust target (rustup);
+#   2. tvm_ffi.dll (with its import library libtvm_ffi.dll.a), checked
+#      against the official win_amd64 wheel's tvm_ffi.dll: every C function
+#      it exports is exported by ours; ours needs no DLL beyond the system's
+#      (libstdc++ is linked in);
+#   3. cargo test under Wine: the unit tests and the integration tests that
+#      need no Unix tools (the others build ELF libraries or read /proc);
+#   4. the C tests (c-tests/) built by mingw against ours and against the
+#      official DLL, run under Wine, with transcript diffs; the module
+#      library with an embedded __tvm_ffi__library_bin (plugin_with_bin.dll)
+#      and the Rust extension example (examples/rust_extension, tvmffi)
+#      load and run on both; test_windows_loader shows the Windows loader's
+#      refusals (ours only);
+#   5. tvm-ffi-inspect.exe reads those libraries without running them.
+# Wine 8 lacks bcryptprimitives.dll, which Rust's standard library imports:
+# tests/platforms/windows/bcryptprimitives.c is a stand-in for the tests only.
+# usage: tests/platforms/windows/run.sh VENV
+# Prints "windows: N passed". Without the tools and no way to install them
+# it says why and prints "windows: skipped".
+set -euo pipefail
+venv="$(cd "$1" && pwd)"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
+work="$root/target/windows"
+triple=x86_64-pc-windows-gnu
+mkdir -p "$work"
+skip() { echo "windows: skipped ($1)"; exit 0; }
+fail() { echo "FAILED: $1"; exit 1; }
+passed=0
+ok() { echo "ok: $1"; passed=$((passed + 1)); }
+
+# 1. Tools.
+if ! command -v x86_64-w64-mingw32-g++-posix >/dev/null || ! command -v wine >/dev/null; then
+  packages=(gcc-mingw-w64-x86-64-posix g++-mingw-w64-x86-64-posix wine wine64)
+  "$root/tests/tools/apt-install.sh" "$work/apt.log" "${packages[@]}" ||
+    skip "could not install ${packages[*]} (log: $work/apt.log)"
+fi
+"$root/tests/tools/rustup-target.sh" "$work/rustup.log" "$triple" || skip "rustup could not add $triple"
+export CC_x86_64_pc_windows_gnu=x86_64-w64-mingw32-gcc-posix
+export CXX_x86_64_pc_windows_gnu=x86_64-w64-mingw32-g++-posix
+export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER=x86_64-w64-mingw32-gcc-posix
+export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER="$root/tests/platforms/windows/wine-run"
+export RUSTFLAGS="-D warnings"
+# Without debug information: a third of the build and link time (the DLL is
+# 65 MB with it), and no Windows debugger runs here.
+export CARGO_PROFILE_DEV_DEBUG=0
+run="$root/tests/platforms/windows/wine-run"
+
+# The stand-in DLL, and Wine's prefix (made once, some seconds). One
+# wineserver serves every run, its services started here with no pipe of
+# ours (a service started by a test would hold the test's output open);
+# each program then starts in a few milliseconds instead of a second.
+mkdir -p "$work/shim"
+x86_64-w64-mingw32-gcc-posix -O2 -shared -o "$work/shim/bcryptprimitives.dll" \
+  "$root/tests/platforms/windows/bcryptprimitives.c" -lbcrypt
+export WINEPREFIX="$work/prefix"
+wineserver -k >/dev/null 2>&1 || true
+# The prefix first, made (or updated) by a server of its own, which exits
+# once wineboot is done; only then the persistent one, which forks into
+# the background once it listens.
+"$run" wineboot -i >/dev/null 2>&1 </dev/null || true
+wineserver -w
+wineserver -p >/dev/null 2>&1 </dev/null
+trap 'wineserver -k >/dev/null 2>&1 || true' EXIT
+"$run" cmd /c exit 0 >/dev/null 2>&1 </dev/null || fail "Wine does not run a program"
+
+# 2. Build; compare the exports with the official DLL's.
+(cd "$root" && cargo build --locked --target "$triple" --lib --bins)
+dll="$root/target/$triple/debug/tvm_ffi.dll"
+# The Rust extension example (tvmffi, extension mode: it imports the C
+# functions from tvm_ffi.dll), built on its own (features are unified
+# across the packages of one build).
+(cd "$root" && cargo build --locked --target "$triple" -p rust-extension-example)
+rust_ext="$root/target/$triple/debug/rust_ext.dll"
+[ -f "$root/target/$triple/debug/libtvm_ffi.dll.a" ] || fail "no import library beside $dll"
+"$venv/bin/pip" download --quiet --disable-pip-version-check --no-deps --only-binary=:all: \
+  --platform win_amd64 --python-version 3.11 -d "$work/wheel" "apache-tvm-ffi==0.1.15.post2" >/dev/null 2>&1 || true
+wheel="$(ls "$work"/wheel/apache_tvm_ffi-*win_amd64.whl 2>/dev/null | head -1)" ||
+  fail "the official win_amd64 wheel could not be downloaded"
+rm -rf "$work/official"
+"$venv/bin/python" -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' "$wheel" "$work/official"
+official_dir="$work/official/tvm_ffi"
+exports() { # the names a DLL exports, sorted
+  x86_64-w64-mingw32-objdump -p "$1" | sed -n '/\[Ordinal\/Name Pointer\] Table/,/^$/p' |
+    sed -n 's/^\s*\[ *[0-9]*\] //p' | sort
+}
+exports "$official_dir/lib/tvm_ffi.dll" >"$work/official.exports"
+exports "$dll" >"$work/ours.exports"
+grep -v '^?' "$work/official.exports" >"$work/official.c-exports"
+missing="$(comm -23 "$work/official.c-exports" "$work/ours.exports")"
+[ -z "$missing" ] || fail "tvm_ffi.dll does not export: $missing"
+ok "tvm_ffi.dll exports all $(wc -l <"$work/official.c-exports") C functions of the official DLL (ours: $(wc -l <"$work/ours.exports") names; the official DLL's $(grep -c '^?' "$work/official.exports") MSVC C++ symbols are out of a mingw build's reach)"
+needed="$(x86_64-w64-mingw32-objdump -p "$dll" | sed -n 's/^\s*DLL Name: //p' | sort -uf | tr '\n' ' ')"
+for name in $needed; do
+  case "$(echo "$name" | tr '[:upper:]' '[:lower:]')" in
+    kernel32.dll | ntdll.dll | msvcrt.dll | userenv.dll | ws2_32.dll | bcryptprimitives.dll | api-ms-win-core-*) ;;
+    *) fail "tvm_ffi.dll needs $name, which is not a system DLL" ;;
+  esac
+done
+ok "tvm_ffi.dll needs only system DLLs: $needed"
+
+# 3. cargo test under Wine.
+tests=(--lib --test boundary --test dlpark_interop --test header_fresh --test hostile_tensors
+  --test layers --test library_bin_mutations --test manifests)
+(cd "$root" && cargo test --locked --target "$triple" "${tests[@]}") 2>&1 | tee "$work/cargo-test.log"
+cargo_passed=$(awk '/^test result: ok/ { n += $4 } END { print n + 0 }' "$work/cargo-test.log")
+ok "cargo test under Wine: $cargo_passed tests"
+
+# 4. The C tests under Wine, on ours and on the official DLL.
+"$venv/bin/cmake" -S "$root/c-tests" -B "$work/c-tests" \
+  -DCMAKE_SYSTEM_NAME=Windows -DCMAKE_SYSTEM_PROCESSOR=AMD64 \
+  -DCMAKE_C_COMPILER=x86_64-w64-mingw32-gcc-posix -DCMAKE_CXX_COMPILER=x86_64-w64-mingw32-g++-posix \
+  -DCMAKE_RC_COMPILER=x86_64-w64-mingw32-windres \
+  "-DCMAKE_CROSSCOMPILING_EMULATOR=$run" \
+  -DTVM_FFI_LIBRARY="$dll" -DTVM_FFI_OFFICIAL_DIR="$official_dir" -DRUST_EXTENSION="$rust_ext" >"$work/cmake.log"
+"$venv/bin/cmake" --build "$work/c-tests" -j2 >"$work/build.log" || { tail -40 "$work/build.log"; fail "the C tests do not build for Windows"; }
+"$venv/bin/ctest" --test-dir "$work/c-tests" -j2 --output-on-failure | tee "$work/ctest.log"
+ctest_passed=$(awk '/tests passed/ { print $NF }' "$work/ctest.log")
+diffs=$(grep -c '_diff .*Passed' "$work/ctest.log" || true)
+ok "C tests under Wine: $ctest_passed, of which $diffs transcript diffs against the official DLL"
+
+# 5. Windows libraries inspected without running them (their export table
+#    and the embedded tree), by the inspector built for Windows, under Wine.
+inspected="$("$run" "$root/target/$triple/debug/tvm-ffi-inspect.exe" \
+  "$work/c-tests/plugin_with_bin.dll" "$rust_ext" 2>/dev/null | tr -d '\r')"
+echo "$inspected"
+grep -q 'functions (3):' <<<"$inspected" && grep -q 'library_bin: 2 module(s)' <<<"$inspected" &&
+  grep -q 'functions (9):' <<<"$inspected" || fail "tvm-ffi-inspect.exe misreads the Windows libraries"
+ok "tvm-ffi-inspect.exe lists the functions and the embedded tree of plugin_with_bin.dll and rust_ext.dll"
+echo "windows: $((passed + cargo_passed + ctest_passed)) passed"

@@ -1,0 +1,101 @@
+"""Loads the Rust extension example (examples/rust_extension, built with
+tvmffi) through the official Python package and prints everything a caller
+sees: results with their types, docs and type schemas, object repr,
+structural equality and hashing, a JSON graph round trip, keyword
+construction, field writes, and each error's kind and message.
+
+Run once on the official library and once on ours (tests/rust-api/extension/
+run.sh diffs the two transcripts). Usage: transcript.py LIBRARY
+"""
+
+import json
+import sys
+
+import numpy as np
+import tvm_ffi
+
+
+def show(label, thunk):
+    try:
+        value = thunk()
+    except Exception as err:  # noqa: BLE001 - the transcript records every kind
+        print(f"{label}: raised {type(err).__name__}: {err}")
+        return None
+    print(f"{label}: {type(value).__name__} {value!r}")
+    return value
+
+
+def main():
+    # Loading the library registers its types (before any class names them).
+    mod = tvm_ffi.load_module(sys.argv[1])
+
+    @tvm_ffi.register_object("rust_ext.Point")
+    class Point(tvm_ffi.Object):
+        """The Python view of the Rust `Point` (its fields come from reflection)."""
+
+    names = ["add_one", "greet", "saxpy", "total", "make_point", "move_point", "describe", "fail", "panics"]
+    for name in names:
+        print(f"doc {name}: {mod.get_function_doc(name)!r}" if hasattr(mod, "get_function_doc") else "")
+        meta = mod.get_function_metadata(name) if hasattr(mod, "get_function_metadata") else None
+        print(f"schema {name}: {json.dumps(meta, sort_keys=True) if meta is not None else None}")
+
+    show("add_one(41)", lambda: mod.add_one(41))
+    show("add_one(True)", lambda: mod.add_one(True))
+    show("add_one('x')", lambda: mod.add_one("x"))
+    show("add_one()", lambda: mod.add_one())
+    show("add_one(1, 2)", lambda: mod.add_one(1, 2))
+    show("add_one(2**63)", lambda: mod.add_one(2**63))
+    show("greet('tvm', 2)", lambda: mod.greet("tvm", 2))
+    show("greet('a very long name indeed', 1)", lambda: mod.greet("a very long name indeed", 1))
+    show("greet('tvm', -1)", lambda: mod.greet("tvm", -1))
+    show("greet(b'tvm', 1)", lambda: mod.greet(b"tvm", 1))
+    show("total", lambda: mod.total({"a": 1, "b": 2, "c": 40}, ["a", "c", "zzz"]))
+    show("total(wrong map)", lambda: mod.total({"a": "x"}, ["a"]))
+
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    y = np.ones((2, 3), dtype=np.float32)
+    out = show("saxpy", lambda: mod.saxpy(2.0, tvm_ffi.from_dlpack(x), tvm_ffi.from_dlpack(y)))
+    if out is not None:
+        arr = np.from_dlpack(out)
+        print(f"saxpy result: shape {arr.shape} dtype {arr.dtype} values {arr.tolist()}")
+    show("saxpy(int64)", lambda: mod.saxpy(2.0, tvm_ffi.from_dlpack(np.arange(6)), tvm_ffi.from_dlpack(y)))
+    show("saxpy(shapes)", lambda: mod.saxpy(2.0, tvm_ffi.from_dlpack(x), tvm_ffi.from_dlpack(np.ones(3, np.float32))))
+    strided = np.arange(12, dtype=np.float32).reshape(3, 4)[:, ::2]
+    show("saxpy(strided)", lambda: mod.saxpy(1.0, tvm_ffi.from_dlpack(strided), tvm_ffi.from_dlpack(strided)))
+
+    p = show("make_point", lambda: mod.make_point(3, 4.5, "p"))
+    print(f"fields: x={p.x!r} y={p.y!r} label={p.label!r} type={type(p).__name__}")
+    q = show("Point(x=3, y=4.5, label='p')", lambda: Point(x=3, y=4.5, label="p"))
+    show("Point(1, label='d') (default y)", lambda: Point(1, label="d"))
+    show("Point(x=1) (missing label)", lambda: Point(x=1))
+    show("Point(x='a', label='b')", lambda: Point(x="a", label="b"))
+    show("Point(1, 2.0, 'a', 4)", lambda: Point(1, 2.0, "a", 4))
+    print(f"structural_equal(p, q): {tvm_ffi.structural_equal(p, q)}")
+    print(f"structural_hash equal: {tvm_ffi.structural_hash(p) == tvm_ffi.structural_hash(q)}")
+    moved = show("move_point(p, 1, 1.0)", lambda: mod.move_point(p, 1, 1.0))
+    print(f"structural_equal(p, moved): {tvm_ffi.structural_equal(p, moved)}")
+    show("describe(moved)", lambda: mod.describe(moved))
+    show("describe(3)", lambda: mod.describe(3))
+    graph = tvm_ffi.serialization.to_json_graph_str(moved)
+    print(f"json graph: {graph}")
+    back = show("from_json_graph_str", lambda: tvm_ffi.serialization.from_json_graph_str(graph))
+    print(f"round trip equal: {tvm_ffi.structural_equal(back, moved)}")
+    show("describe(round trip)", lambda: mod.describe(back))
+    p.label = "renamed"
+    print(f"after p.label = 'renamed': {p!r}, Rust sees {mod.describe(p)!r}")
+    show("p.x = 9", lambda: setattr(p, "x", 9))
+    show("p.label = 5", lambda: setattr(p, "label", 5))
+
+    show("fail(0)", lambda: mod.fail(0))
+    show("fail(7)", lambda: mod.fail(7))
+    try:
+        mod.fail(7)
+    except ValueError as err:
+        tb = "".join(__import__("traceback").format_tb(err.__traceback__))
+        print(f"fail(7) traceback names lib.rs: {'rust_extension/src/lib.rs' in tb}")
+    show("panics('boom')", lambda: mod.panics("boom"))
+    show("add_one(1) after the panic", lambda: mod.add_one(1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# The five tasks of issue 33, written with the official `tvm-ffi` crate
+# (tests/rust-api/tasks/official, on the official library) and with tvmffi
+# (tests/rust-api/tasks/ours): builds and runs both, prints their output, checks
+# that docs/rust.md's comparison table is what tests/rust-api/tasks/count.py
+# measures, and that every crate of the workspace passes `cargo package`
+# (packaged and built from the package). Also a program using the official
+# crate and tvmffi together. Usage: run.sh VENV OUR_LIBRARY.
+# Prints "rust-tasks: N passed".
+set -euo pipefail
+venv="$(cd "$1" && pwd)"
+ours_dir="$(cd "$(dirname "$2")" && pwd)"
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../../.." && pwd)"
+passed=0
+ok() { echo "ok: $1"; passed=$((passed + 1)); }
+fail() { echo "FAILED: $1"; exit 1; }
+cd "$root"
+official_lib="$(echo "$venv"/lib/python3*/site-packages/tvm_ffi/lib)"
+
+# The official crate's build script runs `tvm-ffi-config` (the wheel's).
+PATH="$venv/bin:$PATH" CARGO_TARGET_DIR="$root/target/rust-tasks" \
+  cargo build --release --locked --quiet --manifest-path "$here/official/Cargo.toml"
+bin="$root/target/rust-tasks/release"
+for t in 2 3 4; do LD_LIBRARY_PATH="$official_lib" "$bin/task$t" | sed "s/^/  official task $t: /"; done
+LD_LIBRARY_PATH="$official_lib" "$bin/task5" "$bin/libtask1_official.so" | sed "s/^/  official task 5: /"
+ok "the official crate's five tasks build and run"
+
+PATH="$venv/bin:$PATH" CARGO_TARGET_DIR="$root/target/rust-tasks" \
+  cargo build --release --locked --quiet --manifest-path "$here/both/Cargo.toml"
+for which in official ours; do
+  dir="$official_lib"
+  [ "$which" = ours ] && dir="$ours_dir"
+  got="$(LD_LIBRARY_PATH="$dir" "$bin/rust-tasks-both")"
+  [ "$got" = "both.double(21) = 42; both.greet = hello official" ] || fail "both crates on $which: $got"
+done
+ok "one program on the official crate and tvmffi together: no name collision, one runtime (official library and ours)"
+
+# Debug builds reusing the runtime rlib of tests/packaging/rust-dependent, in separate
+# invocations: the library must not get the host's `host` feature.
+dep_target="$root/target/rust-dependent"
+CARGO_TARGET_DIR="$dep_target" cargo build --locked --quiet -p rust-tasks-ours-ext
+CARGO_TARGET_DIR="$dep_target" cargo build --locked --quiet -p rust-tasks-ours-host
+for t in 2 3 4; do "$dep_target/debug/task$t" | sed "s/^/  tvmffi task $t: /"; done
+"$dep_target/debug/task5" "$dep_target/debug/libtask1_ours.so" | sed "s/^/  tvmffi task 5: /"
+ok "tvmffi's five tasks build and run"
+
+table="$(python3 "$here/count.py")"
+echo "$table"
+python3 - "$root/docs/rust.md" "$table" <<'PY'
+import sys
+if sys.argv[2] not in open(sys.argv[1]).read():
+    sys.exit("FAILED: docs/rust.md's table of the five tasks is not count.py's")
+PY
+ok "docs/rust.md's comparison table is measured from these programs"
+
+# Packaged and built from the packages (again in the dependent's target
+# directory, for its compiled dependencies). The top package holds the
+# same sources and build script as the rlib one, which is built; building
+# it again would only add the C library's link. --allow-dirty: a tree under
+# test may hold edits not yet committed.
+package() { # cargo package arguments...
+  CARGO_TARGET_DIR="$dep_target" cargo package --locked --quiet --allow-dirty "$@" \
+    2> "$root/target/package-check.log" || { cat "$root/target/package-check.log"; fail "cargo package $*"; }
+}
+# Cargo takes a registry crate of a given version as immutable: it reuses
+# the copy it unpacked and the build it made of it. The packages verified
+# here are rebuilt with the same versions on every run, so drop both first
+# (these crates never come from crates.io; their path builds in this
+# directory are rebuilt when next used).
+rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/{tvmffi,tvmffi-macros,tvm-ffi-rs-rlib}-0.1.0
+for kind in .fingerprint build deps; do
+  rm -rf "$dep_target/debug/$kind"/{tvmffi-,tvmffi_macros-,tvmffi-macros-,libtvmffi-,libtvmffi_macros-,tvm-ffi-rs-rlib-,libtvm_ffi-,tvm_ffi-}*
+done
+package --no-verify -p tvm-ffi-rs
+package -p tvm-ffi-rs-rlib -p tvmffi-macros -p tvmffi
+for crate in tvm-ffi-rs tvm-ffi-rs-rlib tvmffi-macros tvmffi; do
+  [ -f "$dep_target/package/$crate-0.1.0.crate" ] || fail "cargo package: no $crate"
+done
+ok "cargo package: tvm-ffi-rs, tvm-ffi-rs-rlib, tvmffi-macros and tvmffi (the last three built from their packages)"
+echo "rust-tasks: $passed passed"
