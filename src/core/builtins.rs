@@ -92,7 +92,9 @@ pub fn register(g: &mut Globals<'_>) {
         crate::core::algo::deep_copy::deep_copy(value)
     }));
     crate::core::algo::serialization::register(g);
-    crate::core::algo::recursive::register(g);
+    crate::core::algo::repr::register(g);
+    crate::core::algo::recursive_hash::register(g);
+    crate::core::algo::recursive_compare::register(g);
     crate::core::algo::structural_key::register(g);
     crate::core::algo::structural_equal::register(g);
     crate::core::algo::structural_hash::register(g);

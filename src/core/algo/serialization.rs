@@ -674,7 +674,7 @@ fn enum_by_index(type_index: i32, key: &Any) -> Result<Any> {
             return Ok(found);
         }
     }
-    let shown = crate::core::algo::recursive::repr_print(key.view())
+    let shown = crate::core::algo::repr::repr_print(key.view())
         .unwrap_or_default()
         .0;
     let shown = shown.trim_matches('"');
