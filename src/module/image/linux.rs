@@ -1,0 +1,227 @@
+//! The loaded objects, as the Linux dynamic loader lists them
+//! (`dl_iterate_phdr`, `dlinfo`).
+
+use core::ffi::{c_int, c_void};
+use core::ops::Range;
+use std::path::Path;
+
+#[cfg(target_pointer_width = "64")]
+type ProgramHeader = libc::Elf64_Phdr;
+#[cfg(target_pointer_width = "32")]
+type ProgramHeader = libc::Elf32_Phdr;
+
+/// One object the dynamic loader has mapped, as `dl_iterate_phdr`
+/// reports it.
+struct Object<'a> {
+    base: usize,
+    name: *const libc::c_char,
+    /// Its program headers (none when the loader gives no table).
+    headers: &'a [ProgramHeader],
+}
+
+impl Object<'_> {
+    /// The address ranges of its loadable segments whose flags include
+    /// `flags` (`PF_R`, `PF_W`), in header order.
+    fn segments(&self, flags: u32) -> impl Iterator<Item = Range<usize>> + '_ {
+        self.headers
+            .iter()
+            .filter(move |ph| ph.p_type == libc::PT_LOAD && ph.p_flags & flags == flags)
+            .map(|ph| {
+                let start = self.base.wrapping_add(ph.p_vaddr as usize);
+                start..start.wrapping_add(ph.p_memsz as usize)
+            })
+    }
+}
+
+/// The callback [`each_object`] hands the loader: one per visitor type,
+/// so the visitor is inlined into it.
+unsafe extern "C" fn visit_object<F: FnMut(&Object<'_>) -> bool>(
+    info: *mut libc::dl_phdr_info,
+    _size: usize,
+    data: *mut c_void,
+) -> c_int {
+    // SAFETY: `dl_iterate_phdr` passes a valid record and our visitor.
+    let (info, visit) = unsafe { (&*info, &mut *data.cast::<F>()) };
+    let headers = if info.dlpi_phdr.is_null() {
+        &[][..]
+    } else {
+        // SAFETY: the loader's program header table of this object holds
+        // `dlpi_phnum` entries.
+        unsafe { core::slice::from_raw_parts(info.dlpi_phdr, usize::from(info.dlpi_phnum)) }
+    };
+    let object = Object {
+        base: info.dlpi_addr as usize,
+        name: info.dlpi_name,
+        headers,
+    };
+    c_int::from(visit(&object))
+}
+
+/// Shows `visit` each loaded object until it answers true.
+fn each_object<F: FnMut(&Object<'_>) -> bool>(mut visit: F) {
+    // SAFETY: the callback matches what dl_iterate_phdr expects and only
+    // touches `visit`, of its type, for the duration of the call.
+    unsafe { libc::dl_iterate_phdr(Some(visit_object::<F>), (&raw mut visit).cast()) };
+}
+
+/// How many bytes from `addr` lie within the readable (and, with
+/// `need_write`, writable) loaded segment that contains it, among every
+/// object the dynamic loader has mapped; `None` if no such segment holds it.
+pub fn mapped_extent(addr: *const c_void, need_write: bool) -> Option<usize> {
+    let (addr, mut found) = (addr as usize, None);
+    let flags = if need_write {
+        libc::PF_R | libc::PF_W
+    } else {
+        libc::PF_R
+    };
+    each_object(|object| {
+        found = object
+            .segments(flags)
+            .find(|s| s.contains(&addr))
+            .map(|s| s.end - addr);
+        found.is_some()
+    });
+    found
+}
+
+/// The head of the loader's `struct link_map` of the object `handle` (a
+/// `dlopen` handle): its base address and name.
+fn link_map_head(handle: *mut c_void) -> Option<(usize, *const libc::c_char)> {
+    let mut map: *const usize = core::ptr::null();
+    // SAFETY: a live handle, and a slot for the link map pointer.
+    let found = unsafe { libc::dlinfo(handle, libc::RTLD_DI_LINKMAP, (&raw mut map).cast()) };
+    if found != 0 || map.is_null() {
+        return None;
+    }
+    // SAFETY: the loader's `struct link_map` of a loaded object, whose
+    // public head (<link.h>) starts with `ElfW(Addr) l_addr; char *l_name;`.
+    Some(unsafe { (*map, *map.add(1) as *const libc::c_char) })
+}
+
+/// The address ranges of the loadable segments of the object `handle`
+/// (a `dlopen` handle) maps; empty if the loader cannot say.
+pub fn segments_of(handle: *mut c_void) -> Vec<Range<usize>> {
+    let Some((base, name)) = link_map_head(handle) else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    each_object(|object| {
+        let it = object.base == base && object.name == name && !object.headers.is_empty();
+        if it {
+            found = object.segments(0).collect();
+        }
+        it
+    });
+    found
+}
+
+/// The device and inode of the file mapped at the first loadable
+/// segment of the object `handle` (a `dlopen` handle); `None` when
+/// `/proc` is not mounted or the loader cannot say. One `PROCMAP_QUERY`
+/// of `/proc/self/maps` (Linux 6.11 and later), else a read of it that
+/// parses only each line's range until the one holding the address.
+pub fn mapped_file(handle: *mut c_void) -> Option<(u64, u64)> {
+    let start = segments_of(handle).first()?.start;
+    let maps = std::fs::File::open("/proc/self/maps").ok()?;
+    match query_mapping(&maps, start) {
+        Ok(found) => found,
+        Err(()) => scan_maps(maps, start),
+    }
+}
+
+/// The kernel's `struct procmap_query` (`<linux/fs.h>`, Linux 6.11).
+#[repr(C)]
+#[derive(Default)]
+struct ProcmapQuery {
+    size: u64,
+    query_flags: u64,
+    query_addr: u64,
+    vma_start: u64,
+    vma_end: u64,
+    vma_flags: u64,
+    vma_page_size: u64,
+    vma_offset: u64,
+    inode: u64,
+    dev_major: u32,
+    dev_minor: u32,
+    vma_name_size: u32,
+    build_id_size: u32,
+    vma_name_addr: u64,
+    build_id_addr: u64,
+}
+const _: () = assert!(size_of::<ProcmapQuery>() == 104);
+
+/// `PROCMAP_QUERY`: `_IOWR('f', 17, struct procmap_query)`.
+const PROCMAP_QUERY: u64 =
+    (3 << 30) | ((size_of::<ProcmapQuery>() as u64) << 16) | (0x66 << 8) | 17;
+
+/// The `(dev, inode)` of the mapping holding `addr`, asked of the
+/// kernel; `Err` when the kernel does not answer such questions.
+pub(super) fn query_mapping(maps: &std::fs::File, addr: usize) -> Result<Option<(u64, u64)>, ()> {
+    use std::os::fd::AsRawFd;
+    let mut q = ProcmapQuery {
+        size: size_of::<ProcmapQuery>() as u64,
+        query_addr: addr as u64,
+        ..Default::default()
+    };
+    // SAFETY: a `/proc/self/maps` descriptor and a query of the size it
+    // declares; no name or build id is asked for (sizes 0).
+    let rc = unsafe { libc::ioctl(maps.as_raw_fd(), PROCMAP_QUERY as _, &mut q) };
+    if rc == 0 {
+        return Ok(Some((libc::makedev(q.dev_major, q.dev_minor), q.inode)));
+    }
+    match std::io::Error::last_os_error().raw_os_error() {
+        Some(libc::ENOENT) => Ok(None),
+        _ => Err(()),
+    }
+}
+
+/// The `(dev, inode)` of the `/proc/self/maps` line whose range holds
+/// `addr`: each line's range is parsed, the rest only on that line.
+pub(super) fn scan_maps(maps: std::fs::File, addr: usize) -> Option<(u64, u64)> {
+    use std::io::BufRead;
+    let mut reader = std::io::BufReader::new(maps);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        if reader.read_until(b'\n', &mut line).ok()? == 0 {
+            return None;
+        }
+        let dash = line.iter().position(|&b| b == b'-')?;
+        let space = line.iter().position(|&b| b == b' ')?;
+        let hex = |b: &[u8]| usize::from_str_radix(std::str::from_utf8(b).ok()?, 16).ok();
+        let (start, end) = (hex(&line[..dash])?, hex(line.get(dash + 1..space)?)?);
+        if (start..end).contains(&addr) {
+            return maps_line_file(std::str::from_utf8(&line).ok()?);
+        }
+    }
+}
+
+/// The `(dev, inode)` of a `/proc/self/maps` line
+/// (`start-end perms offset major:minor inode path`).
+fn maps_line_file(line: &str) -> Option<(u64, u64)> {
+    let mut fields = line.split_ascii_whitespace().skip(3);
+    let (major, minor) = fields.next()?.split_once(':')?;
+    let (major, minor) = (
+        u32::from_str_radix(major, 16).ok()?,
+        u32::from_str_radix(minor, 16).ok()?,
+    );
+    let inode = fields.next()?.parse().ok()?;
+    Some((libc::makedev(major, minor), inode))
+}
+
+/// Whether a loaded object has the name `name` (so `dlopen(name)` would
+/// answer with it, whatever file the name leads to now). Walks the loaded
+/// objects; opens nothing.
+pub fn name_loaded(name: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let name = name.as_os_str().as_bytes();
+    let mut found = false;
+    each_object(|object| {
+        // SAFETY: a loaded object's name is NUL-terminated when present.
+        found = !object.name.is_null()
+            && unsafe { core::ffi::CStr::from_ptr(object.name) }.to_bytes() == name;
+        found
+    });
+    found
+}
