@@ -5,8 +5,12 @@
 //! or [`ENV_ERROR_ALREADY_SET`] when the frontend (Python) already holds one.
 //! Every exported entry point (`capi`'s `ffi_call`/`ffi_call_or`) and every
 //! callback C calls into us (the `safe_call` trampolines of Rust closures,
-//! field getters and setters, deleters, the C++ module vtable bridge) runs
-//! its body through these functions, so no panic crosses into C.
+//! field getters and setters, the C++ module vtable bridge) runs
+//! its body through these functions, so no panic crosses into C. Callbacks
+//! that return nothing and whose caller looks at no error (deleters, an
+//! Error's `update_backtrace`) contain a panic with
+//! [`contain_panic`](crate::core::model::object::contain_panic), in the
+//! layer below, where those objects are made.
 //!
 //! It lives in `core`, not `capi`: `core` and `module` install those
 //! callbacks in the objects they make, and the layering runs one way

@@ -326,7 +326,7 @@ unsafe extern "C" fn update_backtrace(
     if this.is_null() || backtrace.is_null() {
         return;
     }
-    let _ = std::panic::catch_unwind(|| {
+    crate::core::model::object::contain_panic(|| {
         // SAFETY: `this` is one of our Error objects (the function pointer is
         // only installed in them) and the caller holds a reference to it.
         let payload = unsafe { &*this.cast::<ObjBox<ErrorPayload>>() };

@@ -427,11 +427,20 @@ pub fn new_object<T: Send + Sync + 'static>(type_index: i32, payload: T) -> Obje
     unsafe { ObjectRef::from_raw(NonNull::from(Box::leak(boxed)).cast()) }
 }
 
+/// Runs `f` for a C caller that gets nothing back and looks at no error (a
+/// deleter, a backtrace update): a panic stops there, never unwinding into
+/// C, and what `f` was releasing leaks. The one place those callbacks meet
+/// panics; callers that take a return code go through
+/// [`boundary`](crate::core::model::boundary) instead.
+pub fn contain_panic(f: impl FnOnce()) {
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+}
+
 /// The deleter of [`new_object`] allocations.
 unsafe extern "C" fn delete_boxed<T>(this: *mut c_void, flags: c_int) {
     let obj = this.cast::<ObjBox<T>>();
     // A panic in a payload's Drop must not unwind into C: contain it and leak.
-    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+    contain_panic(|| {
         if flags & kTVMFFIObjectDeleterFlagBitMaskStrong != 0 {
             // SAFETY: called once when the strong count reaches zero; the
             // payload is not used afterwards.
@@ -443,7 +452,7 @@ unsafe extern "C" fn delete_boxed<T>(this: *mut c_void, flags: c_int) {
             // payload from being dropped twice.
             drop(unsafe { Box::from_raw(obj) });
         }
-    }));
+    });
 }
 
 /// Process-wide plain `ffi.Object` markers handed to frontends.

@@ -56,10 +56,10 @@ unsafe extern "C" fn delete_tensor(this: *mut c_void, flags: core::ffi::c_int) {
     let obj = this.cast::<TensorObj>();
     let release_owner = || {
         // A panic in a producer's deleter must not unwind into C.
-        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        crate::core::model::object::contain_panic(|| {
             // SAFETY: called once when the strong count reaches zero.
             unsafe { core::ptr::drop_in_place(&raw mut (*obj).owner) }
-        }));
+        });
     };
     // SAFETY (`free_in_place`): the object came from `alloc_in_place` in
     // `new_tensor`, and is freed once, on the weak release.
