@@ -14,11 +14,11 @@
 //! like every exported entry point.
 //!
 //! The folders are private; the public API is what this file re-exports:
-//! values ([`Any`](crate::core::Any), [`AnyView`](crate::core::AnyView),
-//! [`ObjectRef`](crate::core::ObjectRef), strings, arrays), functions and
-//! the global [`registry`](crate::core::registry), errors,
-//! [`tensor`](crate::core::tensor)s with DLPack and dlpark interop,
-//! [`dtype`](crate::core::dtype)s and [`json`](crate::core::json).
+//! values ([`Any`], [`AnyView`],
+//! [`ObjectRef`], strings, arrays), functions and
+//! the global [`registry`], errors,
+//! [`tensor`]s with DLPack and dlpark interop,
+//! [`dtype`]s and [`json`].
 //!
 //! ```
 //! use tvm_ffi::core::registry::{self, Registration};

@@ -2,24 +2,24 @@
 //!
 //! - The formats: the symbol names of the ABI (`symbols`), the
 //!   `__tvm_ffi__library_bin` container
-//!   ([`library_bin`](crate::module::library_bin), reader and writer),
+//!   ([`library_bin`], reader and writer),
 //!   shared-object images (`image`: mapping, segments, embedded blobs) and
 //!   what a library file holds, read without loading it
-//!   ([`inspect`](crate::module::inspect)).
-//! - Module objects (`object`: [`Module`](crate::module::Module)): every
+//!   ([`inspect`]).
+//! - Module objects (`object`: [`Module`]): every
 //!   module is a C++ `ModuleObj`; `cxx` is the bridge to its virtual methods
-//!   and makes modules of a Rust [`ModuleKind`](crate::module::ModuleKind);
+//!   and makes modules of a Rust [`ModuleKind`];
 //!   `extern_c` is the kind of a library of `__tvm_ffi_<name>` symbols.
-//! - Building and loading: [`emit`](crate::module::emit) (object files,
+//! - Building and loading: [`emit`] (object files,
 //!   shared libraries, the C compiler, private scratch directories),
 //!   `trust` (who else can change a path), `loader` (how a library file
 //!   reaches the system loader, per system: checks, in place or a private
 //!   copy on Unix, held against change on Windows),
 //!   `library` (library modules, the system library, releasing),
 //!   `globals` (the `ffi.Module*` globals;
-//!   [`load_from_file`](crate::module::load_from_file)), `cxx_core` (what
+//!   [`load_from_file`]), `cxx_core` (what
 //!   the exported C++ functions run here).
-//! - [`artifact`](crate::module::artifact): compiled artifacts with names and
+//! - [`artifact`]: compiled artifacts with names and
 //!   metadata, their sets, loaders, exported libraries and Model Library
 //!   Format.
 //!
