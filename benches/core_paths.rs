@@ -7,7 +7,7 @@ use std::hint::black_box;
 use std::os::raw::{c_int, c_void};
 use tvm_ffi::abi::*;
 use tvm_ffi::capi::*;
-use tvm_ffi::core::{Any, Function};
+use tvm_ffi::runtime::{Any, Function};
 
 unsafe extern "C" fn nop(
     _: *mut c_void,
@@ -137,7 +137,7 @@ fn tensors_and_containers(c: &mut Criterion) {
             }
         })
     });
-    let get = |name: &str| tvm_ffi::core::registry::get_global(name.as_bytes()).unwrap();
+    let get = |name: &str| tvm_ffi::runtime::registry::get_global(name.as_bytes()).unwrap();
     let items: Vec<Any> = (0..16i64).map(Any::from).collect();
     let views: Vec<_> = items.iter().map(Any::view).collect();
     let array = get("ffi.Array").call(&views).unwrap();
@@ -148,9 +148,9 @@ fn tensors_and_containers(c: &mut Criterion) {
     });
     let keys: Vec<Any> = (0..64)
         .map(|i| {
-            tvm_ffi::core::make_text(
+            tvm_ffi::runtime::make_text(
                 format!("map-key-{i:04}").as_bytes(),
-                tvm_ffi::core::TextKind::Str,
+                tvm_ffi::runtime::TextKind::Str,
             )
         })
         .collect();
@@ -190,7 +190,7 @@ fn env_dtype_and_shape(c: &mut Criterion) {
             dtype
         })
     });
-    let shape = tvm_ffi::core::registry::get_global(b"ffi.Shape").unwrap();
+    let shape = tvm_ffi::runtime::registry::get_global(b"ffi.Shape").unwrap();
     let dims = [Any::from(1i64), Any::from(2i64), Any::from(3i64)];
     let dims: Vec<_> = dims.iter().map(|d| d.view()).collect();
     c.bench_function("shape_global", |b| {

@@ -12,7 +12,7 @@
 //! This crate is the runtime itself:
 //!
 //! * [`capi`]: the C ABI, every `TVMFFI*` function of `tvm/ffi/c_api.h`.
-//! * [`core`]: objects, `Any`, strings, errors, functions and the global
+//! * [`runtime`]: objects, `Any`, strings, errors, functions and the global
 //!   registry, values (tensors, containers, dtypes, JSON), reflection and
 //!   the algorithms over it (structural equality and hashing, JSON graphs).
 //! * [`module`]: modules, loading libraries, artifacts and their exports.
@@ -22,7 +22,7 @@
 //! Thread safety: every entry point may be called from any thread. A `const
 //! T*` parameter is only read during the call; a non-const one may be written.
 
-// Layers, lowest first: abi, core, module, capi.
+// Layers, lowest first: abi, runtime, module, capi.
 // Each layer uses only the ones before it (checked by `tests/layers.rs`).
 // This file composes what the layers register (`BUILTIN_*` below): the only
 // items a lower file may read from the crate root, so no layer names one
@@ -36,18 +36,18 @@
 
 pub mod abi;
 pub mod capi;
-pub mod core;
 pub mod module;
+pub mod runtime;
 
 /// Who describes the built-in types beyond their keys and indices (layouts,
 /// methods, attributes). The type table runs them when it is first touched.
-pub(crate) const BUILTIN_TYPES: &[fn(&mut core::model::type_table::Table)] =
-    &[core::builtins::register_types];
+pub(crate) const BUILTIN_TYPES: &[fn(&mut runtime::model::type_table::Table)] =
+    &[runtime::builtins::register_types];
 
 /// Who registers the built-in globals, layer by layer: the core's, then the
 /// module layer's. The registry runs them when it is first touched.
-pub(crate) const BUILTIN_GLOBALS: &[fn(&mut core::call::registry::Globals<'_>)] = &[
-    core::builtins::register,
+pub(crate) const BUILTIN_GLOBALS: &[fn(&mut runtime::call::registry::Globals<'_>)] = &[
+    runtime::builtins::register,
     module::globals::register,
     module::artifact::set::register_globals,
     module::artifact::load::register_globals,
@@ -61,4 +61,4 @@ pub(crate) const BUILTIN_SET_RECORD_LOADER: fn(
     &'static [u8],
     &module::Module,
     bool,
-) -> core::Result<()> = module::artifact::load::attach_record;
+) -> runtime::Result<()> = module::artifact::load::attach_record;

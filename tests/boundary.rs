@@ -4,23 +4,23 @@
 use ::core::ptr::null_mut;
 use tvm_ffi::abi::*;
 use tvm_ffi::capi::*;
-use tvm_ffi::core::take_raised;
-use tvm_ffi::core::{Any, Error, Function};
+use tvm_ffi::runtime::take_raised;
+use tvm_ffi::runtime::{Any, Error, Function};
 
 /// Kind and message of the raised error (which is taken).
 fn raised() -> (String, String) {
     let err = take_raised().expect("an error was raised");
-    let cell = tvm_ffi::core::error_cell(&err).expect("an Error object");
+    let cell = tvm_ffi::runtime::error_cell(&err).expect("an Error object");
     // SAFETY: the cell's arrays describe the error's own storage.
     let text = |a: TVMFFIByteArray| unsafe {
-        String::from_utf8_lossy(tvm_ffi::core::byte_slice(a)).into_owned()
+        String::from_utf8_lossy(tvm_ffi::runtime::byte_slice(a)).into_owned()
     };
     (text(cell.kind), text(cell.message))
 }
 
 #[test]
 fn a_panic_in_a_function_becomes_an_internal_error() {
-    let f = Function::from_closure(|_| -> tvm_ffi::core::Result<Any> { panic!("kaboom") });
+    let f = Function::from_closure(|_| -> tvm_ffi::runtime::Result<Any> { panic!("kaboom") });
     let mut result = TVMFFIAny::NONE;
     // SAFETY: a live function, no arguments, a writable result.
     let code =

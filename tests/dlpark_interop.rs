@@ -3,7 +3,7 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use tvm_ffi::abi::*;
-use tvm_ffi::core::tensor::{dl_tensor, from_dlpark, to_dlpark};
+use tvm_ffi::runtime::tensor::{dl_tensor, from_dlpark, to_dlpark};
 
 static DELETED: AtomicUsize = AtomicUsize::new(0);
 

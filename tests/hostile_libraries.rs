@@ -16,10 +16,10 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
-use tvm_ffi::core::registry::get_global;
-use tvm_ffi::core::{Any, Function};
-use tvm_ffi::core::{TextKind, make_text};
 use tvm_ffi::module::library_bin::{LibraryBin, ModuleEntry, write};
+use tvm_ffi::runtime::registry::get_global;
+use tvm_ffi::runtime::{Any, Function};
+use tvm_ffi::runtime::{TextKind, make_text};
 
 /// A fresh directory for this test's files.
 fn workdir(name: &str) -> PathBuf {
@@ -328,7 +328,7 @@ fn option_like_object_names_are_refused_by_the_library_builder() {
     let dir = workdir("builder");
     let out = make_text(dir.join("out.so").as_os_str().as_bytes(), TextKind::Str);
     for name in ["-nostdlib", "-o/tmp/evil", ""] {
-        let objects = tvm_ffi::core::new_array(vec![make_text(name.as_bytes(), TextKind::Str)]);
+        let objects = tvm_ffi::runtime::new_array(vec![make_text(name.as_bytes(), TextKind::Str)]);
         let objects = Any::from(objects);
         let err = f
             .call(&[blob.view(), objects.view(), out.view()])
@@ -382,7 +382,7 @@ fn a_rebuilt_library_loads_anew_while_the_old_image_stays_mapped() {
                 Any::from(false).view(),
             ])
             .unwrap();
-        let f = tvm_ffi::core::Function::from_object(f.view().to_object().unwrap()).unwrap();
+        let f = tvm_ffi::runtime::Function::from_object(f.view().to_object().unwrap()).unwrap();
         (f.call(&[]).unwrap().view().as_i64().unwrap(), f)
     };
     build_versioned(&dir, 1, &lib);
@@ -815,8 +815,8 @@ extern "C" fn capture_backtrace() {
     unsafe {
         tvm_ffi::capi::TVMFFIErrorSetRaisedFromCStr(c"ValueError".as_ptr(), c"boom".as_ptr())
     };
-    let raised = tvm_ffi::core::take_raised().unwrap();
-    let cell = tvm_ffi::core::error_cell(&raised).unwrap();
+    let raised = tvm_ffi::runtime::take_raised().unwrap();
+    let cell = tvm_ffi::runtime::error_cell(&raised).unwrap();
     // SAFETY: the error's backtrace bytes, alive with `raised`.
     let text = unsafe {
         std::slice::from_raw_parts(cell.backtrace.data.cast::<u8>(), cell.backtrace.size)

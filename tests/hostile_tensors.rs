@@ -5,8 +5,8 @@
 //! JSON graph), never a crash. The reference crashes in structural hashing.
 
 use tvm_ffi::abi::*;
-use tvm_ffi::core::registry::get_global;
-use tvm_ffi::core::{Any, ObjectRef};
+use tvm_ffi::runtime::registry::get_global;
+use tvm_ffi::runtime::{Any, ObjectRef};
 
 /// A leaked shape and the bytes the tensors below point into.
 fn leaked_shape(dims: &[i64]) -> *mut i64 {

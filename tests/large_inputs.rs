@@ -10,11 +10,11 @@ mod common;
 
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use tvm_ffi::core::registry::{Registration, get_global, set_global};
-use tvm_ffi::core::{Any, Function, Result, TextKind, make_text, new_list};
 use tvm_ffi::module::emit::build_shared_library;
 use tvm_ffi::module::library_bin::{LibraryBin, ModuleEntry, write};
 use tvm_ffi::module::{Module, ModuleKind, property};
+use tvm_ffi::runtime::registry::{Registration, get_global, set_global};
+use tvm_ffi::runtime::{Any, Function, Result, TextKind, make_text, new_list};
 
 /// A fresh directory for this test's files.
 fn workdir(name: &str) -> PathBuf {
@@ -292,7 +292,7 @@ fn stringify_memory_probe() {
     let items = (0..100)
         .map(|i| make_text(&vec![b'a' + (i % 26) as u8; 2 << 20], TextKind::Str))
         .collect();
-    let array = Any::from(tvm_ffi::core::new_array(items));
+    let array = Any::from(tvm_ffi::runtime::new_array(items));
     let stringify = get_global(b"ffi.json.Stringify").unwrap();
     let before = peak_rss_kib();
     let out = stringify.call(&[array.view(), Any::NONE.view()]).unwrap();

@@ -29,7 +29,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
-/// A module path from the crate root, e.g. `["core", "object", "any"]`.
+/// A module path from the crate root, e.g. `["runtime", "object", "any"]`.
 type ModPath = Vec<String>;
 
 /// One source file of the tree and what it declares.
@@ -226,7 +226,7 @@ fn named_paths(file: &File, modules: &BTreeSet<ModPath>) -> Vec<ModPath> {
                 i = use_tree(&t, i + 2, base, &mut out);
                 continue;
             }
-            // A path through a child module (`any::Any` in a facade, `core::x` at the root).
+            // A path through a child module (`any::Any` in a facade, `runtime::x` at the root).
             name if t.get(i + 1).is_some_and(|s| s == "::")
                 && (i == 0 || t[i - 1] != "::")
                 && modules.contains(&[here.clone(), vec![name.to_owned()]].concat()) =>

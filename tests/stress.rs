@@ -11,8 +11,8 @@ use std::path::Path;
 use std::sync::Barrier;
 use tvm_ffi::abi::*;
 use tvm_ffi::capi::*;
-use tvm_ffi::core::{Any, Function};
-use tvm_ffi::core::{TextKind, make_text};
+use tvm_ffi::runtime::{Any, Function};
+use tvm_ffi::runtime::{TextKind, make_text};
 
 const THREADS: usize = 8;
 const ROUNDS: i64 = 2000;
@@ -34,7 +34,7 @@ fn global(name: &str) -> Option<Function> {
     );
     let obj = ::core::ptr::NonNull::new(out.cast::<TVMFFIObject>())?;
     // SAFETY: GetGlobal hands us a new reference.
-    Function::from_object(unsafe { tvm_ffi::core::ObjectRef::from_raw(obj) })
+    Function::from_object(unsafe { tvm_ffi::runtime::ObjectRef::from_raw(obj) })
 }
 
 /// Calls `f` through `TVMFFIFunctionCall`, expecting an int.
@@ -83,7 +83,7 @@ fn build_library(dir: &Path) -> std::path::PathBuf {
     lib
 }
 
-fn ref_count(obj: &tvm_ffi::core::ObjectRef) -> u64 {
+fn ref_count(obj: &tvm_ffi::runtime::ObjectRef) -> u64 {
     // SAFETY: a live object; the low 32 bits are the strong count.
     unsafe {
         (*obj.as_ptr())
@@ -160,10 +160,10 @@ fn eight_threads_through_the_c_api() {
                     let err =
                         ::core::ptr::NonNull::new(err.cast::<TVMFFIObject>()).expect("raised");
                     // SAFETY: MoveFromRaised hands over a reference.
-                    let err = unsafe { tvm_ffi::core::ObjectRef::from_raw(err) };
-                    let cell = tvm_ffi::core::error_cell(&err).unwrap();
+                    let err = unsafe { tvm_ffi::runtime::ObjectRef::from_raw(err) };
+                    let cell = tvm_ffi::runtime::error_cell(&err).unwrap();
                     // SAFETY: the cell describes the error's own storage.
-                    let got = unsafe { tvm_ffi::core::byte_slice(cell.message) };
+                    let got = unsafe { tvm_ffi::runtime::byte_slice(cell.message) };
                     assert_eq!(got, message.as_bytes());
 
                     // Streams are per thread.

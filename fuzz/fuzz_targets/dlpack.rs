@@ -8,7 +8,7 @@
 use libfuzzer_sys::fuzz_target;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use tvm_ffi::abi::*;
-use tvm_ffi::core::tensor::{dl_tensor, from_dlpack_versioned};
+use tvm_ffi::runtime::tensor::{dl_tensor, from_dlpack_versioned};
 
 static DELETED: AtomicUsize = AtomicUsize::new(0);
 

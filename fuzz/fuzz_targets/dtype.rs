@@ -6,7 +6,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use tvm_ffi::core::dtype::{from_string, to_string};
+use tvm_ffi::runtime::dtype::{from_string, to_string};
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(text) = from_string(data).and_then(to_string) {

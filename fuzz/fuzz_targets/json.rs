@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use tvm_ffi::core::json::{parse, stringify};
+use tvm_ffi::runtime::json::{parse, stringify};
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(value) = parse(data) {

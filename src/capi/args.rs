@@ -1,22 +1,22 @@
 //! The argument checks and the call wrapper every entry point uses.
 
 use crate::abi::{TVMFFIByteArray, TVMFFIObject};
-use crate::core::{Error, Result};
+use crate::runtime::{Error, Result};
 use core::ffi::{CStr, c_char, c_int};
 use core::ptr::NonNull;
 
 /// Runs an entry point body: 0 on success, -1 (or -2) with the error raised
-/// (the protocol of [`crate::core::model::boundary`]).
+/// (the protocol of [`crate::runtime::model::boundary`]).
 #[inline]
 pub(super) fn ffi_call(f: impl FnOnce() -> Result<()>) -> c_int {
-    crate::core::model::boundary::catch_to_code(f)
+    crate::runtime::model::boundary::catch_to_code(f)
 }
 
 /// Runs the body of an entry point that returns a value rather than a code
 /// (void, a pointer): a panic raises an `InternalError` and gives `fallback`.
 #[inline]
 pub(super) fn ffi_call_or<T>(fallback: T, f: impl FnOnce() -> T) -> T {
-    crate::core::model::boundary::catch_or(fallback, f)
+    crate::runtime::model::boundary::catch_or(fallback, f)
 }
 
 /// The error for a NULL argument `name` (out of line: hot paths only
@@ -31,7 +31,7 @@ pub(super) fn null_arg(name: &str) -> Error {
 #[cold]
 #[inline(never)]
 pub(super) fn raise_null(name: &str) -> c_int {
-    crate::core::model::boundary::raise_code(null_arg(name))
+    crate::runtime::model::boundary::raise_code(null_arg(name))
 }
 
 /// A required pointer argument as a reference.
@@ -75,7 +75,7 @@ pub(super) unsafe fn arg_bytes<'a>(p: *const TVMFFIByteArray, name: &str) -> Res
         return Err(null_data(name, arr.size));
     }
     // SAFETY: per the contract; (NULL, 0) is the empty slice.
-    Ok(unsafe { crate::core::model::bytes::byte_slice(*arr) })
+    Ok(unsafe { crate::runtime::model::bytes::byte_slice(*arr) })
 }
 
 /// The bytes of a required NUL-terminated C string argument.

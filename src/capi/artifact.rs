@@ -6,11 +6,11 @@
 
 use super::args::{arg_cstr, arg_handle, arg_out, ffi_call, null_arg};
 use crate::abi::*;
-use crate::core::model::error::{Error, Result};
-use crate::core::model::object::ObjectRef;
-use crate::core::model::string::{TextKind, make_text};
 use crate::module::artifact::set::{Artifact, ArtifactSet, artifact_from_constants};
 use crate::module::artifact::{export as artifact_export, load as artifact_load};
+use crate::runtime::model::error::{Error, Result};
+use crate::runtime::model::object::ObjectRef;
+use crate::runtime::model::string::{TextKind, make_text};
 use core::ffi::{c_char, c_int, c_void};
 use std::borrow::Cow;
 use std::path::Path;
@@ -41,7 +41,7 @@ unsafe fn arg_text<'a>(p: *const c_char, name: &str) -> Result<&'a str> {
 /// `p` is NULL or NUL-terminated.
 unsafe fn arg_path<'a>(p: *const c_char, name: &str) -> Result<Cow<'a, Path>> {
     // SAFETY: per the contract.
-    Ok(crate::core::model::os::path_from_bytes(unsafe {
+    Ok(crate::runtime::model::os::path_from_bytes(unsafe {
         arg_cstr(p, name)
     }?))
 }
@@ -59,7 +59,7 @@ unsafe fn optional_map(p: TVMFFIObjectHandle, name: &str) -> Result<Option<Objec
     if m.type_index() != kTVMFFIMap {
         return Err(Error::type_error(format!(
             "`{name}` must be an ffi.Map, got {}",
-            crate::core::model::type_table::type_key_of(m.type_index())
+            crate::runtime::model::type_table::type_key_of(m.type_index())
         )));
     }
     Ok(Some(m))

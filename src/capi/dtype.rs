@@ -2,7 +2,7 @@
 
 use super::args::{arg_bytes, arg_out, arg_ref, ffi_call};
 use crate::abi::*;
-use crate::core::value::dtype;
+use crate::runtime::value::dtype;
 use core::ffi::c_int;
 
 /// Parses a dtype string (`int32`, `float16x4`, `bfloat16`, `bool`,
@@ -38,7 +38,7 @@ pub unsafe extern "C" fn TVMFFIDataTypeToString(
     ffi_call(|| {
         // SAFETY: per the contract.
         let (value, out) = unsafe { (arg_ref(dtype, "dtype")?, arg_out(out, "out")?) };
-        *out = crate::core::Any::from(dtype::to_string_object(*value)?).into_raw();
+        *out = crate::runtime::Any::from(dtype::to_string_object(*value)?).into_raw();
         Ok(())
     })
 }

@@ -2,7 +2,7 @@
 
 use super::args::{arg_cstr, ffi_call, ffi_call_or};
 use crate::abi::{DLPackManagedTensorAllocator, DLTensor, TVMFFIObjectHandle};
-use crate::core::value::env;
+use crate::runtime::value::env;
 use core::ffi::{c_char, c_int, c_void};
 
 /// A device stream handle (e.g. `cudaStream_t`).

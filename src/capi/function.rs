@@ -2,8 +2,8 @@
 
 use super::args::{arg_bytes, arg_handle, arg_out, arg_ref, ffi_call, null_arg, raise_null};
 use crate::abi::*;
-use crate::core::model::boundary::raise_code;
-use crate::core::{AnyView, Error, Function, ObjectRef, call::registry};
+use crate::runtime::model::boundary::raise_code;
+use crate::runtime::{AnyView, Error, Function, ObjectRef, call::registry};
 use core::ffi::{c_int, c_void};
 
 /// Creates a Function from a C callback. Calls run `safe_call(self, args,
@@ -97,7 +97,7 @@ pub unsafe extern "C" fn TVMFFIFunctionCall(
         return raise_func_null();
     };
     // SAFETY: a non-NULL handle is a live object per the contract.
-    let Ok(cell) = (unsafe { crate::core::model::object::cell_at::<TVMFFIFunctionCell>(obj) })
+    let Ok(cell) = (unsafe { crate::runtime::model::object::cell_at::<TVMFFIFunctionCell>(obj) })
     else {
         // SAFETY: `func` is live, per the contract.
         return unsafe { raise_not_function(func) };
@@ -153,7 +153,7 @@ pub unsafe extern "C" fn TVMFFIFunctionGetGlobal(
 }
 
 /// Checks that a borrowed handle is a Function and takes a reference to it.
-fn function_ref(handle: TVMFFIObjectHandle, name: &str) -> crate::core::Result<Function> {
+fn function_ref(handle: TVMFFIObjectHandle, name: &str) -> crate::runtime::Result<Function> {
     // SAFETY: the caller guarantees the handle is NULL (rejected) or live.
     let obj = unsafe { ObjectRef::from_borrowed(arg_handle(handle, name)?) };
     let type_index = obj.type_index();

@@ -1,8 +1,8 @@
 //! `TVMFFIHandleInitOnce` / `TVMFFIHandleDeinitOnce`.
 
 use super::args::{ffi_call, null_arg};
-use crate::core::model::boundary::failed_call;
-use crate::core::model::init_once::{deinit_once, init_once};
+use crate::runtime::model::boundary::failed_call;
+use crate::runtime::model::init_once::{deinit_once, init_once};
 use core::ffi::{c_int, c_void};
 use core::sync::atomic::AtomicPtr;
 

@@ -6,9 +6,9 @@
 //! safe to load beside another `libtvm_ffi.so`.
 
 use crate::abi::TVMFFIAny;
-use crate::core::model::boundary::raise_code;
-use crate::core::model::error::{error_cell, take_raised};
-use crate::core::{Error, call::registry};
+use crate::runtime::model::boundary::raise_code;
+use crate::runtime::model::error::{error_cell, take_raised};
+use crate::runtime::{Error, call::registry};
 use core::ffi::{c_char, c_int, c_void};
 use std::ffi::CString;
 
@@ -68,7 +68,7 @@ fn relay_error_to_host() {
     let text = |a: Option<crate::abi::TVMFFIByteArray>| {
         // SAFETY: the cell's arrays describe the error's own storage.
         let bytes = a
-            .map(|a| unsafe { crate::core::model::bytes::byte_slice(a) })
+            .map(|a| unsafe { crate::runtime::model::bytes::byte_slice(a) })
             .unwrap_or(b"");
         CString::new(
             bytes

@@ -2,8 +2,8 @@
 
 use super::args::{arg_out, ffi_call, raise_null};
 use crate::abi::*;
-use crate::core::model::object::{dec_ref, inc_ref, new_object};
-use crate::core::{Error, model::allocator};
+use crate::runtime::model::object::{dec_ref, inc_ref, new_object};
+use crate::runtime::{Error, model::allocator};
 use core::ffi::{c_int, c_void};
 use core::ptr::NonNull;
 

@@ -2,8 +2,8 @@
 
 use super::args::{arg_bytes, arg_out, ffi_call};
 use crate::abi::*;
-use crate::core::value::scalar::{big_int_from_bytes, big_int_words};
-use crate::core::{AnyView, Error};
+use crate::runtime::value::scalar::{big_int_from_bytes, big_int_words};
+use crate::runtime::{AnyView, Error};
 use core::ffi::c_int;
 
 /// Makes an integer from the bytes of little-endian two's-complement 64-bit

@@ -2,9 +2,9 @@
 
 use super::args::{arg_bytes, raise_null};
 use crate::abi::*;
-use crate::core::model::boundary::raise_code;
-use crate::core::model::string::{SMALL_MAX, TextKind, write_heap_text, write_small_text};
-use crate::core::{Error, ErrorKind};
+use crate::runtime::model::boundary::raise_code;
+use crate::runtime::model::string::{SMALL_MAX, TextKind, write_heap_text, write_small_text};
+use crate::runtime::{Error, ErrorKind};
 use core::ffi::c_int;
 
 /// Shared body of the two constructors.

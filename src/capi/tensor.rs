@@ -2,12 +2,12 @@
 
 use super::args::{arg_handle, arg_out, arg_ref, ffi_call, null_arg};
 use crate::abi::*;
-use crate::core::model::boundary::raise_code;
-use crate::core::{ObjectRef, value::tensor};
+use crate::runtime::model::boundary::raise_code;
+use crate::runtime::{ObjectRef, value::tensor};
 use core::ffi::c_int;
 
 /// A new reference to a borrowed handle argument.
-fn borrowed(handle: TVMFFIObjectHandle, name: &str) -> crate::core::Result<ObjectRef> {
+fn borrowed(handle: TVMFFIObjectHandle, name: &str) -> crate::runtime::Result<ObjectRef> {
     // SAFETY: the caller guarantees the handle is NULL (rejected) or live.
     Ok(unsafe { ObjectRef::from_borrowed(arg_handle(handle, name)?) })
 }
@@ -19,7 +19,7 @@ fn borrowed(handle: TVMFFIObjectHandle, name: &str) -> crate::core::Result<Objec
 unsafe fn import<M>(
     from: *mut M,
     out: *mut TVMFFIObjectHandle,
-    wrap: impl FnOnce(*mut M) -> crate::core::Result<ObjectRef>,
+    wrap: impl FnOnce(*mut M) -> crate::runtime::Result<ObjectRef>,
 ) -> c_int {
     // SAFETY: per the contract.
     let made = unsafe { arg_out(out, "out") }.and_then(|out| {

@@ -2,7 +2,7 @@
 
 use super::args::{arg_bytes, arg_out, arg_ref, ffi_call};
 use crate::abi::*;
-use crate::core::{AnyView, model::type_table};
+use crate::runtime::{AnyView, model::type_table};
 use core::ffi::c_int;
 
 /// Finds the type index of a type key.

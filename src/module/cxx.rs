@@ -8,10 +8,10 @@
 
 use super::object::{Module, ModuleKind};
 use crate::abi::*;
-use crate::core::model::boundary::{catch_or, catch_to_code};
-use crate::core::model::error::{Error, Result};
-use crate::core::model::string::{TextKind, make_text};
-use crate::core::{Any, AnyView, Function, ObjectRef, value::seq};
+use crate::runtime::model::boundary::{catch_or, catch_to_code};
+use crate::runtime::model::error::{Error, Result};
+use crate::runtime::model::string::{TextKind, make_text};
+use crate::runtime::{Any, AnyView, Function, ObjectRef, value::seq};
 use core::ffi::{CStr, c_char, c_int, c_void};
 use core::mem::ManuallyDrop;
 use core::ptr::NonNull;

@@ -9,10 +9,10 @@
 
 use super::cxx::{function_handle, module_arg, text_arg, write_text};
 use crate::abi::*;
-use crate::core::model::boundary::catch_to_code;
-use crate::core::model::error::{Error, ErrorKind};
-use crate::core::model::string::{TextKind, make_text};
-use crate::core::{Any, AnyView, Function, ObjectRef, call::registry};
+use crate::runtime::model::boundary::catch_to_code;
+use crate::runtime::model::error::{Error, ErrorKind};
+use crate::runtime::model::string::{TextKind, make_text};
+use crate::runtime::{Any, AnyView, Function, ObjectRef, call::registry};
 use core::ffi::{CStr, c_char, c_int};
 use core::ptr::NonNull;
 

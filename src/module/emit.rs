@@ -8,7 +8,7 @@
 //!
 //! ```
 //! use std::os::unix::ffi::OsStrExt;
-//! use tvm_ffi::core::{TextKind, make_text};
+//! use tvm_ffi::runtime::{TextKind, make_text};
 //! use tvm_ffi::module::emit::{build_shared_library, c_compiler};
 //! use tvm_ffi::module::inspect::inspect;
 //! use tvm_ffi::module::library_bin::{LIB_KIND, LibraryBin, ModuleEntry, write};
@@ -60,7 +60,7 @@
 use super::library_bin::{self, LIB_KIND, LibraryBin, ModuleEntry};
 use super::object::Module;
 use super::symbols::{LIBRARY_BIN, LIBRARY_KIND};
-use crate::core::model::error::{Error, Result};
+use crate::runtime::model::error::{Error, Result};
 use std::ffi::OsStr;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -254,7 +254,7 @@ pub(super) fn make_private_dir() -> Result<std::path::PathBuf> {
         h.write_u32(attempt);
         h.write_u32(std::process::id());
         let dir = base.join(format!("tvm-ffi-rs-{:016x}", h.finish()));
-        match crate::core::model::os::create_private_dir(&dir) {
+        match crate::runtime::model::os::create_private_dir(&dir) {
             Ok(()) => return Ok(dir),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
             Err(e) => {

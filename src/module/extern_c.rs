@@ -12,8 +12,8 @@
 use super::object::{Module, ModuleKind};
 use super::symbols::property;
 use crate::abi::*;
-use crate::core::model::error::{Error, Result};
-use crate::core::{Any, Function, ObjectRef};
+use crate::runtime::model::error::{Error, Result};
+use crate::runtime::{Any, Function, ObjectRef};
 use core::ffi::{c_char, c_int, c_void};
 use std::ffi::CString;
 

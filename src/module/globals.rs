@@ -7,16 +7,16 @@ use super::library_bin::{self, LIB_KIND, LibraryBin, ModuleEntry};
 use super::object::Module;
 use super::symbols::LOAD_FROM_FILE_PREFIX;
 use crate::abi::*;
-use crate::core::call::registry::Globals;
-use crate::core::call::signature::typed_fn;
-use crate::core::call::signature::{
+use crate::runtime::call::registry::Globals;
+use crate::runtime::call::signature::typed_fn;
+use crate::runtime::call::signature::{
     ArrayRet, BytesAny, BytesArg, ModuleT, Obj, ObjType, Owned, Param, Schema, Str, StrRet,
     obj_type,
 };
-use crate::core::model::error::{Error, Result};
-use crate::core::model::os;
-use crate::core::model::string::{TextKind, make_text};
-use crate::core::{Any, AnyView, Function, ObjectRef, call::registry, value::seq};
+use crate::runtime::model::error::{Error, Result};
+use crate::runtime::model::os;
+use crate::runtime::model::string::{TextKind, make_text};
+use crate::runtime::{Any, AnyView, Function, ObjectRef, call::registry, value::seq};
 use core::ffi::c_void;
 use std::borrow::Cow;
 use std::path::Path;
@@ -85,7 +85,9 @@ pub fn load_from_file(path: &[u8]) -> Result<Module> {
         out.view()
             .to_object()
             .filter(|o| o.type_index() == kTVMFFIModule)
-            .ok_or_else(|| crate::core::reflect::field::convert_error(out.view(), "ffi.Module"))?,
+            .ok_or_else(|| {
+                crate::runtime::reflect::field::convert_error(out.view(), "ffi.Module")
+            })?,
     )
 }
 
@@ -116,7 +118,7 @@ pub fn register(g: &mut Globals<'_>) {
                     let s = v.as_str_bytes().ok_or_else(|| {
                         Error::type_error(format!(
                             "Cannot convert from type `{}` to `str`",
-                            crate::core::model::type_table::type_key_of(v.type_index())
+                            crate::runtime::model::type_table::type_key_of(v.type_index())
                         ))
                     })?;
                     String::from_utf8_lossy(s).into_owned()
@@ -275,9 +277,9 @@ fn write_blob(entries: &ObjectRef) -> Result<Vec<u8>> {
         // SAFETY: stored elements are valid.
         let (kind, payload, children) = unsafe {
             (
-                crate::core::AnyView::from_raw(kind),
-                crate::core::AnyView::from_raw(payload),
-                crate::core::AnyView::from_raw(children),
+                crate::runtime::AnyView::from_raw(kind),
+                crate::runtime::AnyView::from_raw(payload),
+                crate::runtime::AnyView::from_raw(children),
             )
         };
         let kind = kind.as_str_bytes().ok_or_else(bad)?.to_vec();
@@ -291,7 +293,7 @@ fn write_blob(entries: &ObjectRef) -> Result<Vec<u8>> {
             .iter()
             .map(|c| {
                 // SAFETY: stored elements are valid.
-                unsafe { crate::core::AnyView::from_raw(c) }
+                unsafe { crate::runtime::AnyView::from_raw(c) }
                     .as_i64()
                     .and_then(|c| usize::try_from(c).ok())
                     .ok_or_else(bad)

@@ -5,7 +5,7 @@
 
 use super::library_bin::{self, LIB_KIND};
 use super::symbols::*;
-use crate::core::model::error::{Error, Result};
+use crate::runtime::model::error::{Error, Result};
 use object::{Object, ObjectSection, ObjectSymbol};
 
 /// What a library or object file carries, read without loading it.

@@ -11,10 +11,10 @@ use super::loader::{self, FileId, Handle};
 use super::object::{Module, ModuleKind};
 use super::symbols::*;
 use crate::abi::*;
-use crate::core::model::error::{Error, Result};
-use crate::core::model::os;
-use crate::core::model::string::{TextKind, make_text};
-use crate::core::{Any, Function, call::function, call::registry, model::type_table};
+use crate::runtime::model::error::{Error, Result};
+use crate::runtime::model::os;
+use crate::runtime::model::string::{TextKind, make_text};
+use crate::runtime::{Any, Function, call::function, call::registry, model::type_table};
 use core::ffi::{c_int, c_void};
 use core::mem::ManuallyDrop;
 use core::ops::Range;
@@ -265,7 +265,7 @@ unsafe extern "C" fn lib_function_call(
 
 unsafe extern "C" fn lib_function_drop(this: *mut c_void) {
     // A panicking drop of the module is contained.
-    crate::core::model::boundary::catch_or((), || {
+    crate::runtime::model::boundary::catch_or((), || {
         // SAFETY: `this` came from `Box::into_raw` below; dropped once.
         drop(unsafe { Box::from_raw(this.cast::<LibFunction>()) })
     });
@@ -635,7 +635,7 @@ fn bootstrap_outcome(symbols: &Symbols) -> Result<bool> {
             "{} has constants for its native code but no `__tvm_ffi___init_constants` function",
             symbols.describe()
         ))),
-        -1 => Err(crate::core::model::error::take_raised().map_or_else(
+        -1 => Err(crate::runtime::model::error::take_raised().map_or_else(
             || {
                 Error::runtime(format!(
                     "the constants bootstrap of {} failed",

@@ -1,4 +1,4 @@
-//! Modules and the artifacts that carry them. It uses the core and `abi`.
+//! Modules and the artifacts that carry them. It uses `runtime` and `abi`.
 //!
 //! - The formats: the symbol names of the ABI (`symbols`), the
 //!   `__tvm_ffi__library_bin` container
@@ -24,7 +24,7 @@
 //!   Format.
 //!
 //! ```
-//! use tvm_ffi::core::{Any, Function, Result, TextKind, make_text};
+//! use tvm_ffi::runtime::{Any, Function, Result, TextKind, make_text};
 //! use tvm_ffi::module::{Module, ModuleKind, property};
 //!
 //! // A module kind of a Rust compiler: one function, `answer`.
@@ -48,7 +48,7 @@
 //! let answer = m.get_function_named(&name("answer"), true)?.expect("defined");
 //! assert_eq!(answer.call(&[])?.view().as_i64(), Some(42));
 //! assert!(m.get_function_named(&name("question"), true)?.is_none());
-//! # Ok::<(), tvm_ffi::core::Error>(())
+//! # Ok::<(), tvm_ffi::runtime::Error>(())
 //! ```
 // Layers, lowest first: symbols, library_bin, image, trust, inspect, object, cxx, extern_c, emit, loader, library, globals, cxx_core, artifact.
 

@@ -8,11 +8,11 @@
 //! lookup cache) are implemented here.
 
 use crate::abi::*;
-use crate::core::model::any::Any;
-use crate::core::model::error::{Error, Result};
-use crate::core::model::object::{Cell, ObjectRef};
-use crate::core::model::string::{TextKind, make_text};
-use crate::core::{Function, value::map, value::seq};
+use crate::runtime::model::any::Any;
+use crate::runtime::model::error::{Error, Result};
+use crate::runtime::model::object::{Cell, ObjectRef};
+use crate::runtime::model::string::{TextKind, make_text};
+use crate::runtime::{Function, value::map, value::seq};
 use core::ffi::c_void;
 use core::mem::ManuallyDrop;
 use core::ptr::NonNull;
@@ -90,7 +90,7 @@ unsafe impl Cell for ModuleCell {
 fn not_a_module(type_index: i32) -> Error {
     Error::type_error(format!(
         "expected an ffi.Module, got {}",
-        crate::core::model::type_table::type_key_of(type_index)
+        crate::runtime::model::type_table::type_key_of(type_index)
     ))
 }
 
@@ -193,7 +193,7 @@ impl Module {
             .unwrap_or(&[])
             .iter()
             // SAFETY: the array holds valid values.
-            .filter_map(|v| unsafe { crate::core::AnyView::from_raw(v) }.to_object())
+            .filter_map(|v| unsafe { crate::runtime::AnyView::from_raw(v) }.to_object())
             .filter_map(|o| Module::from_object(o).ok())
             .collect()
     }
@@ -220,7 +220,7 @@ impl Module {
                 Some(array) => seq::elements(array, kTVMFFIArray)?
                     .iter()
                     // SAFETY: stored elements are valid.
-                    .map(|v| unsafe { crate::core::AnyView::from_raw(v) }.to_owned_any())
+                    .map(|v| unsafe { crate::runtime::AnyView::from_raw(v) }.to_owned_any())
                     .collect::<Result<_>>()?,
                 None => Vec::new(),
             };
@@ -391,11 +391,13 @@ impl Module {
         })?;
         let f = match found {
             Some(f) => f,
-            None => crate::core::call::registry::get_global(name.as_bytes()).ok_or_else(|| {
-                Error::runtime(format!(
-                    "Cannot find function {name} in the imported modules or global registry."
-                ))
-            })?,
+            None => {
+                crate::runtime::call::registry::get_global(name.as_bytes()).ok_or_else(|| {
+                    Error::runtime(format!(
+                        "Cannot find function {name} in the imported modules or global registry."
+                    ))
+                })?
+            }
         };
         let ptr = f.as_object().as_non_null();
         let value = Any::from(f.into_object());

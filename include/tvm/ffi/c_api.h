@@ -936,7 +936,7 @@ void TVMFFIErrorSetRaisedFromCStrParts(const char *kind,
  * A call that answered -1 has raised an error by the time its caller can
  * fetch it: where a C callee answers a failure without raising, this
  * library raises a `RuntimeError` as the call returns
- * (`core::model::boundary::failed_call`), not here.
+ * (`runtime::model::boundary::failed_call`), not here.
  *
  * # Safety
  * `result` is NULL (nothing happens) or writable.

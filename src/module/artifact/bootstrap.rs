@@ -14,12 +14,12 @@
 //! module for the record entry, so the official runtime loads the library.
 #![forbid(unsafe_code)]
 
-use crate::core::model::error::{Error, Result};
 use crate::module::artifact::native::NATIVE_LOADER;
 use crate::module::artifact::set::{ArtifactSet, CONSTANTS_LOADER};
 use crate::module::library_bin;
 use crate::module::symbols::CONSTANTS_STATUS;
 use crate::module::{artifact::params, artifact::set_record};
+use crate::runtime::model::error::{Error, Result};
 use std::collections::{BTreeSet, HashSet};
 use std::fmt::Write as _;
 

@@ -6,10 +6,6 @@
 //! set (`mlf`) is written and read here as well.
 #![forbid(unsafe_code)]
 
-use crate::core::call::registry::Globals;
-use crate::core::call::signature::typed_fn;
-use crate::core::call::signature::{Obj, Owned, Str};
-use crate::core::model::error::{Error, Result};
 use crate::module::artifact::bootstrap;
 use crate::module::artifact::native::{NATIVE_LOADER, build_native_library};
 use crate::module::artifact::set::{Artifact, ArtifactSet, ArtifactSetT};
@@ -18,6 +14,10 @@ use crate::module::image::map_file;
 use crate::module::inspect::embedded_library_bin;
 use crate::module::library_bin::{self, LIB_KIND, LibraryBin, ModuleEntry};
 use crate::module::{artifact::mlf, artifact::set_record};
+use crate::runtime::call::registry::Globals;
+use crate::runtime::call::signature::typed_fn;
+use crate::runtime::call::signature::{Obj, Owned, Str};
+use crate::runtime::model::error::{Error, Result};
 use std::path::Path;
 
 /// The `__tvm_ffi__library_bin` of an exported set: the library itself
@@ -161,7 +161,7 @@ fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         let mut h = std::collections::hash_map::RandomState::new().build_hasher();
         h.write_u32(attempt);
         let temp = dir.join(format!(".tvm-ffi-extract-{:016x}", h.finish()));
-        match crate::core::model::os::create_new_file(&temp, 0o644) {
+        match crate::runtime::model::os::create_new_file(&temp, 0o644) {
             Ok(file) => break (temp, file),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 64 => attempt += 1,
             Err(e) => return Err(e),
@@ -178,7 +178,7 @@ fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 
 /// Registers the export and read-back globals.
 pub(crate) fn register_globals(g: &mut Globals<'_>) {
-    let path_arg = |s: &Str<'_>| crate::core::model::os::path_from_bytes(s.0).into_owned();
+    let path_arg = |s: &Str<'_>| crate::runtime::model::os::path_from_bytes(s.0).into_owned();
     g.add(typed_fn!("ffi.ArtifactSetExportLibrary", |set: Obj<
         '_,
         ArtifactSetT,

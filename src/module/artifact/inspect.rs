@@ -6,16 +6,16 @@
 //! anything else the size and SHA-256.
 #![forbid(unsafe_code)]
 
-use crate::core::call::registry::{self, Globals};
-use crate::core::call::signature::typed_fn;
-use crate::core::call::signature::{Obj, StrRet};
-use crate::core::model::any::Any;
-use crate::core::model::error::{Error, Result};
-use crate::core::model::string::{TextKind, str_bytes_of};
-use crate::core::value::dtype;
-use crate::core::value::json;
 use crate::module::artifact::params;
 use crate::module::artifact::set::{Artifact, ArtifactT};
+use crate::runtime::call::registry::{self, Globals};
+use crate::runtime::call::signature::typed_fn;
+use crate::runtime::call::signature::{Obj, StrRet};
+use crate::runtime::model::any::Any;
+use crate::runtime::model::error::{Error, Result};
+use crate::runtime::model::string::{TextKind, str_bytes_of};
+use crate::runtime::value::dtype;
+use crate::runtime::value::json;
 use object::{Object, ObjectSymbol};
 use std::fmt::Write as _;
 

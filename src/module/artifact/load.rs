@@ -21,19 +21,19 @@
 //!    functions can run.
 
 use crate::abi::kTVMFFIMap;
-use crate::core::call::registry::Globals;
-use crate::core::call::signature::typed_fn;
-use crate::core::call::signature::{BytesArg, ModuleT, Obj, Owned};
-use crate::core::model::any::Any;
-use crate::core::model::error::{Error, Result};
-use crate::core::model::string::{TextKind, make_text};
-use crate::core::{call::registry, value::map, value::seq, value::tensor};
 use crate::module::artifact::native::{NATIVE_LOADER, build_native_library};
 use crate::module::artifact::set::{Artifact, ArtifactSet, ArtifactSetT, CONSTANTS_LOADER};
 use crate::module::emit::with_scratch_dir;
 use crate::module::library::{load_own, main_program};
 use crate::module::object::Module;
 use crate::module::{artifact::params, artifact::set_record};
+use crate::runtime::call::registry::Globals;
+use crate::runtime::call::signature::typed_fn;
+use crate::runtime::call::signature::{BytesArg, ModuleT, Obj, Owned};
+use crate::runtime::model::any::Any;
+use crate::runtime::model::error::{Error, Result};
+use crate::runtime::model::string::{TextKind, make_text};
+use crate::runtime::{call::registry, value::map, value::seq, value::tensor};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Custom loaders are globals named this prefix plus the loader name.
@@ -130,7 +130,7 @@ fn run_loader(loader: &str, artifacts: &[Artifact]) -> Result<Module> {
         .ok_or_else(|| {
             Error::type_error(format!(
                 "`{name}` must return an ffi.Module, got {}",
-                crate::core::model::type_table::type_key_of(result.view().type_index())
+                crate::runtime::model::type_table::type_key_of(result.view().type_index())
             ))
         })
 }

@@ -24,11 +24,11 @@
 #![forbid(unsafe_code)]
 
 use crate::abi::{kTVMFFIArray, kTVMFFIMap};
-use crate::core::model::any::Any;
-use crate::core::model::error::{Error, Result};
-use crate::core::model::string::{TextKind, make_text, str_bytes_of};
-use crate::core::{value::json, value::map, value::seq};
 use crate::module::artifact::set::{Artifact, ArtifactSet, CONSTANTS_LOADER};
+use crate::runtime::model::any::Any;
+use crate::runtime::model::error::{Error, Result};
+use crate::runtime::model::string::{TextKind, make_text, str_bytes_of};
+use crate::runtime::{value::json, value::map, value::seq};
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Component, Path};

@@ -4,9 +4,9 @@
 //! next to them), so generated code needs no installed headers.
 #![forbid(unsafe_code)]
 
-use crate::core::model::error::{Error, Result};
 use crate::module::artifact::set::Artifact;
 use crate::module::emit::run_c_compiler;
+use crate::runtime::model::error::{Error, Result};
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 

@@ -24,8 +24,8 @@
 #![forbid(unsafe_code)]
 
 use crate::abi::DLDataType;
-use crate::core::model::error::{Error, ErrorKind, Result};
-use crate::core::value::tensor::compact_byte_size;
+use crate::runtime::model::error::{Error, ErrorKind, Result};
+use crate::runtime::value::tensor::compact_byte_size;
 
 /// The magic bytes that start the format.
 pub const MAGIC: &[u8; 8] = b"TVMFFIPR";

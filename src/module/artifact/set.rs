@@ -38,23 +38,23 @@
 //! // Loading needs a loader for `npu_graph`: its absence is a clear error.
 //! let err = load::load_set(&set).unwrap_err();
 //! assert!(err.to_string().contains("ffi.Artifact.loader.npu_graph"));
-//! # Ok::<(), tvm_ffi::core::Error>(())
+//! # Ok::<(), tvm_ffi::runtime::Error>(())
 //! ```
 
 use crate::abi::*;
-use crate::core::call::registry::Globals;
-use crate::core::call::signature::typed_fn;
-use crate::core::call::signature::{ArrayT, MapT, Obj, ObjType, Owned, Schema, Str};
-use crate::core::model::any::{Any, AnyView};
-use crate::core::model::error::{Error, Result};
-use crate::core::model::object::{Cell, FrozenCell, ObjectRef, new_object};
-use crate::core::model::string::{TextKind, make_text, str_bytes_of};
-use crate::core::model::type_table::{Table, with_table};
-use crate::core::reflect::field::Storage;
-use crate::core::reflect::reflected::AnyField;
-use crate::core::reflect::type_def::TypeDef;
-use crate::core::{value::map, value::seq, value::tensor};
 use crate::module::artifact::params;
+use crate::runtime::call::registry::Globals;
+use crate::runtime::call::signature::typed_fn;
+use crate::runtime::call::signature::{ArrayT, MapT, Obj, ObjType, Owned, Schema, Str};
+use crate::runtime::model::any::{Any, AnyView};
+use crate::runtime::model::error::{Error, Result};
+use crate::runtime::model::object::{Cell, FrozenCell, ObjectRef, new_object};
+use crate::runtime::model::string::{TextKind, make_text, str_bytes_of};
+use crate::runtime::model::type_table::{Table, with_table};
+use crate::runtime::reflect::field::Storage;
+use crate::runtime::reflect::reflected::AnyField;
+use crate::runtime::reflect::type_def::TypeDef;
+use crate::runtime::{value::map, value::seq, value::tensor};
 use core::mem::offset_of;
 use std::sync::OnceLock;
 
@@ -283,7 +283,7 @@ fn as_text(v: AnyView<'_>) -> Option<&str> {
 
 /// The type key of a value, for messages.
 fn key_of(v: AnyView<'_>) -> String {
-    crate::core::model::type_table::type_key_of(v.type_index())
+    crate::runtime::model::type_table::type_key_of(v.type_index())
 }
 
 /// The pairs of a `Map<str, Any>` argument named `field`.
@@ -341,7 +341,7 @@ fn expect_type<K: ObjType>(obj: ObjectRef, key: &str) -> Result<ObjectRef> {
     } else {
         Err(Error::type_error(format!(
             "expected an {key}, got {}",
-            crate::core::model::type_table::type_key_of(obj.type_index())
+            crate::runtime::model::type_table::type_key_of(obj.type_index())
         )))
     }
 }

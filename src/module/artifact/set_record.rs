@@ -27,12 +27,12 @@
 #![forbid(unsafe_code)]
 
 use crate::abi::{kTVMFFIArray, kTVMFFIInt, kTVMFFIMap};
-use crate::core::model::any::Any;
-use crate::core::model::error::{Error, Result};
-use crate::core::model::object::ObjectRef;
-use crate::core::model::string::{TextKind, make_text, static_bytes, str_bytes_of};
-use crate::core::{value::json, value::map, value::seq};
 use crate::module::artifact::set::{Artifact, ArtifactSet};
+use crate::runtime::model::any::Any;
+use crate::runtime::model::error::{Error, Result};
+use crate::runtime::model::object::ObjectRef;
+use crate::runtime::model::string::{TextKind, make_text, static_bytes, str_bytes_of};
+use crate::runtime::{value::json, value::map, value::seq};
 
 /// The magic bytes that start a record.
 pub const MAGIC: &[u8; 8] = b"TVMFFIAS";

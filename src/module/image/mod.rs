@@ -16,8 +16,8 @@
 //! - [`own_shared_object`]: the path of this library when it is loaded as a
 //!   shared object (what native code built at run time links against).
 
-use crate::core::model::error::{Error, Result};
-use crate::core::model::os;
+use crate::runtime::model::error::{Error, Result};
+use crate::runtime::model::os;
 use object::elf;
 use object::read::elf::{FileHeader, ProgramHeader};
 use std::fs::File;

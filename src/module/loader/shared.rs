@@ -2,8 +2,8 @@
 //! library that cannot be loaded, the system loader's for a file it cannot
 //! open, and opening the file to check.
 
-use crate::core::model::error::{Error, ErrorKind, Result};
 use crate::module::image;
+use crate::runtime::model::error::{Error, ErrorKind, Result};
 use std::fs::{File, Metadata};
 use std::path::Path;
 

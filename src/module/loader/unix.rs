@@ -54,8 +54,8 @@
 //! breakpoints in it once the name is corrected afterwards.
 
 use super::shared::{cannot_open, load_error, open_library_file};
-use crate::core::model::error::Result;
 use crate::module::{image, trust};
+use crate::runtime::model::error::Result;
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::os::unix::ffi::OsStrExt;
@@ -377,7 +377,7 @@ fn load_link(path: &Path, file: &File) -> Result<Option<Handle>> {
     };
     let kept = PrivateCopy::link(link.clone());
     let lib = dlopen(&link, path)?;
-    crate::core::model::backtrace::show_file_as(
+    crate::runtime::model::backtrace::show_file_as(
         link.as_os_str().as_bytes(),
         path.as_os_str().as_bytes(),
     );
@@ -498,7 +498,7 @@ impl Drop for PrivateCopy {
 }
 
 extern "C" fn remove_live_copies() {
-    crate::core::model::boundary::catch_or((), || {
+    crate::runtime::model::boundary::catch_or((), || {
         for dir in core::mem::take(&mut *lock(&LIVE_COPIES)) {
             let _ = std::fs::remove_dir_all(dir);
         }
@@ -569,7 +569,7 @@ fn load_copy(path: &Path, file: &File, bytes: Option<&[u8]>) -> Result<Handle> {
             copy_into(&mut out)?;
             drop(out);
             let lib = dlopen(&copy, path)?;
-            crate::core::model::backtrace::show_file_as(
+            crate::runtime::model::backtrace::show_file_as(
                 copy.as_os_str().as_bytes(),
                 path.as_os_str().as_bytes(),
             );
@@ -604,7 +604,7 @@ fn load_memfd(path: &Path, copy: File) -> Result<Handle> {
     let lib = dlopen(&name, path).inspect_err(|_| {
         lock(&SPELLINGS_IN_USE).remove(&spelled);
     })?;
-    crate::core::model::backtrace::show_file_as(&spelled, path.as_os_str().as_bytes());
+    crate::runtime::model::backtrace::show_file_as(&spelled, path.as_os_str().as_bytes());
     Ok(Handle::new(lib, None, Some(spelled)))
 }
 

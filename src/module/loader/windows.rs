@@ -26,8 +26,8 @@
 //!   <path>", without the system's reason.
 
 use super::shared::{cannot_open, load_error, open_library_file, system_refused};
-use crate::core::model::error::Result;
 use crate::module::image;
+use crate::runtime::model::error::Result;
 use std::path::Path;
 
 /// The library type of this system's loader.

@@ -2,8 +2,8 @@
 //! language calls it by name), then looked up and called as C or Python
 //! would.
 
-use tvm_ffi::core::registry::{self, Registration};
-use tvm_ffi::core::{Any, Error, Function, Result};
+use tvm_ffi::runtime::registry::{self, Registration};
+use tvm_ffi::runtime::{Any, Error, Function, Result};
 
 fn main() -> Result<()> {
     let add = Function::from_closure(|args| {
