@@ -8,6 +8,9 @@
 //! libraries in directories others can write, and the backtrace machinery
 //! facing a library mapped where an unloaded one was, debug sections
 //! claiming absurd sizes and an absurd traceback limit.
+//!
+//! One file (about 950 lines): every case runs in a child process through
+//! the one harness below (`in_child`, `child_probe`).
 
 mod common;
 

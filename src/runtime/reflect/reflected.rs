@@ -9,6 +9,10 @@
 //! official headers (its own allocation, its own deleter), so every payload
 //! here is a `#[repr(C)]` mirror of the reference's class layout and code
 //! reading them goes by layout only.
+//!
+//! One file (about 1,000 lines): it is a table, one entry per built-in type
+//! in the reference's registration order, which fixes the dynamic indices;
+//! split, that order would span files.
 
 use crate::abi::*;
 use crate::runtime::call::function::Function;

@@ -17,6 +17,10 @@
 //! in a separate allocation released through `data_deleter` (libc `free`), a
 //! state the reference produces too; foreign code may swap in storage of its
 //! own, so destruction always goes through `data_deleter` when there is one.
+//!
+//! One file for both layouts (over 900 lines): their probes, growth and
+//! erasure follow `container/map_base.h` step by step and share its helpers;
+//! apart, a step of one layout would sit away from its twin.
 
 use crate::abi::*;
 use crate::runtime::model::any::{Any, AnyView};
