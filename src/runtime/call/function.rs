@@ -111,6 +111,15 @@ impl Drop for ExternC {
 #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
 static MAIN_FLOOR: AtomicUsize = AtomicUsize::new(usize::MAX);
 
+/// The offset of an [`ExternC`] field from the function object's handle,
+/// for the naked trampolines' operands.
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+macro_rules! extern_c_at {
+    ($field:ident) => {
+        ObjBox::<ExternC>::PAYLOAD_OFFSET + core::mem::offset_of!(ExternC, $field)
+    };
+}
+
 /// The call of an [`ExternC`] function's C callee from a naked trampoline,
 /// with `rdi` the live function object and the other arguments in place:
 /// pushes the callee's address (which also aligns the stack for the call),
@@ -171,8 +180,8 @@ unsafe extern "C" fn extern_c_trampoline(
         main_floor = sym MAIN_FLOOR,
         owner = sym extern_c_owner,
         failed = sym failed_call,
-        safe_call = const ObjBox::<ExternC>::PAYLOAD_OFFSET + core::mem::offset_of!(ExternC, safe_call),
-        this = const ObjBox::<ExternC>::PAYLOAD_OFFSET + core::mem::offset_of!(ExternC, this),
+        safe_call = const extern_c_at!(safe_call),
+        this = const extern_c_at!(this),
     )
 }
 
@@ -206,10 +215,10 @@ unsafe extern "C" fn extern_c_owner(
         ".cfi_endproc",
         slow = sym extern_c_slow,
         failed = sym failed_call,
-        owner = const ObjBox::<ExternC>::PAYLOAD_OFFSET + core::mem::offset_of!(ExternC, owner),
-        floor = const ObjBox::<ExternC>::PAYLOAD_OFFSET + core::mem::offset_of!(ExternC, floor),
-        safe_call = const ObjBox::<ExternC>::PAYLOAD_OFFSET + core::mem::offset_of!(ExternC, safe_call),
-        this = const ObjBox::<ExternC>::PAYLOAD_OFFSET + core::mem::offset_of!(ExternC, this),
+        owner = const extern_c_at!(owner),
+        floor = const extern_c_at!(floor),
+        safe_call = const extern_c_at!(safe_call),
+        this = const extern_c_at!(this),
     )
 }
 
