@@ -48,7 +48,7 @@ pub(crate) const BUILTIN_TYPES: &[fn(&mut runtime::model::type_table::Table)] =
 /// module layer's. The registry runs them when it is first touched.
 pub(crate) const BUILTIN_GLOBALS: &[fn(&mut runtime::call::registry::Globals<'_>)] = &[
     runtime::builtins::register,
-    module::globals::register,
+    module::load::globals::register,
     module::artifact::set::register_globals,
     module::artifact::load::register_globals,
     module::artifact::export::register_globals,

@@ -165,7 +165,10 @@ pub unsafe extern "C" fn TVMFFIEnvModRegisterContextSymbol(
     ffi_call(|| {
         // SAFETY: per the contract.
         let name = unsafe { arg_cstr(name, "name") }?;
-        crate::module::library::register_context_symbol(&String::from_utf8_lossy(name), symbol);
+        crate::module::load::library::register_context_symbol(
+            &String::from_utf8_lossy(name),
+            symbol,
+        );
         Ok(())
     })
 }
@@ -185,7 +188,10 @@ pub unsafe extern "C" fn TVMFFIEnvModRegisterSystemLibSymbol(
     ffi_call(|| {
         // SAFETY: per the contract.
         let name = unsafe { arg_cstr(name, "name") }?;
-        crate::module::library::register_system_symbol(&String::from_utf8_lossy(name), symbol);
+        crate::module::load::library::register_system_symbol(
+            &String::from_utf8_lossy(name),
+            symbol,
+        );
         Ok(())
     })
 }

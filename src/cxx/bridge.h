@@ -3,7 +3,7 @@
 // Both directions use plain C signatures: 0 on success, nonzero with an
 // error raised in TVM-FFI's thread-local slot. Nothing here is exported from
 // libtvm_ffi.so (the version script keeps these names local). The Rust side
-// mirrors every struct in src/module/cxx.rs and src/module/cxx_core.rs with
+// mirrors every struct in src/module/objects/cxx.rs and src/module/load/cxx_core.rs with
 // the same field order and checks the sizes at compile time; the
 // static_asserts below do the same here.
 #ifndef TVM_FFI_RS_CXX_BRIDGE_H_

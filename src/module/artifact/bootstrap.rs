@@ -16,8 +16,8 @@
 
 use crate::module::artifact::native::NATIVE_LOADER;
 use crate::module::artifact::set::{ArtifactSet, CONSTANTS_LOADER};
-use crate::module::library_bin;
-use crate::module::symbols::CONSTANTS_STATUS;
+use crate::module::format::library_bin;
+use crate::module::format::symbols::CONSTANTS_STATUS;
 use crate::module::{artifact::params, artifact::set_record};
 use crate::runtime::model::error::{Error, Result};
 use std::collections::{BTreeSet, HashSet};
@@ -257,7 +257,7 @@ mod tests {
             }
             let path = dir.join(format!("{name}.c"));
             std::fs::write(&path, c).unwrap();
-            let status = std::process::Command::new(crate::module::emit::c_compiler())
+            let status = std::process::Command::new(crate::module::load::emit::c_compiler())
                 .args([
                     "-std=c11", "-Wall", "-Wextra", "-Werror", "-fPIC", "-c", "-I",
                 ])

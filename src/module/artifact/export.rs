@@ -9,10 +9,10 @@
 use crate::module::artifact::bootstrap;
 use crate::module::artifact::native::{NATIVE_LOADER, build_native_library};
 use crate::module::artifact::set::{Artifact, ArtifactSet, ArtifactSetT};
-use crate::module::emit::{check_operand, to_object_file, with_scratch_dir};
-use crate::module::image::map_file;
-use crate::module::inspect::embedded_library_bin;
-use crate::module::library_bin::{self, LIB_KIND, LibraryBin, ModuleEntry};
+use crate::module::format::image::map_file;
+use crate::module::format::inspect::embedded_library_bin;
+use crate::module::format::library_bin::{self, LIB_KIND, LibraryBin, ModuleEntry};
+use crate::module::load::emit::{check_operand, to_object_file, with_scratch_dir};
 use crate::module::{artifact::mlf, artifact::set_record};
 use crate::runtime::call::registry::Globals;
 use crate::runtime::call::signature::typed_fn;

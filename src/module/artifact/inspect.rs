@@ -144,7 +144,7 @@ mod tests {
             text.ends_with("{\n  \"a\": [\n    1,\n    2\n  ]\n}\n"),
             "{text}"
         );
-        let obj = crate::module::emit::to_object_file(&[1, 2, 3]).unwrap();
+        let obj = crate::module::load::emit::to_object_file(&[1, 2, 3]).unwrap();
         let o = Artifact::builder("c", "native", "lib.o")
             .content(&obj)
             .format("o")

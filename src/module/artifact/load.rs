@@ -23,9 +23,9 @@
 use crate::abi::kTVMFFIMap;
 use crate::module::artifact::native::{NATIVE_LOADER, build_native_library};
 use crate::module::artifact::set::{Artifact, ArtifactSet, ArtifactSetT, CONSTANTS_LOADER};
-use crate::module::emit::with_scratch_dir;
-use crate::module::library::{load_own, main_program};
-use crate::module::object::Module;
+use crate::module::load::emit::with_scratch_dir;
+use crate::module::load::library::{load_own, main_program};
+use crate::module::objects::module::Module;
 use crate::module::{artifact::params, artifact::set_record};
 use crate::runtime::call::registry::Globals;
 use crate::runtime::call::signature::typed_fn;
@@ -103,7 +103,7 @@ fn codegen_ids(artifacts: &[Artifact]) -> BTreeSet<String> {
 fn load_native(native: &[Artifact]) -> Result<Module> {
     with_scratch_dir(|dir| {
         let output = dir.join("native.so");
-        let own = crate::module::image::own_shared_object();
+        let own = crate::module::format::image::own_shared_object();
         let link: Vec<&std::path::Path> = own.iter().map(|p| p.as_path()).collect();
         build_native_library(dir, native, &link, &output)?;
         load_own(&output)

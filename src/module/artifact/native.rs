@@ -5,7 +5,7 @@
 #![forbid(unsafe_code)]
 
 use crate::module::artifact::set::Artifact;
-use crate::module::emit::run_c_compiler;
+use crate::module::load::emit::run_c_compiler;
 use crate::runtime::model::error::{Error, Result};
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};

@@ -5,7 +5,7 @@
 //! `ffi.ArraySize(0: ffi.Array) -> int`. Expected `ffi.Array` but got `int` ``.
 //!
 //! Parameters convert through [`Param`], results through [`Ret`]; the
-//! [`typed_fn!`](crate::typed_fn) macro ties a closure's typed parameters to
+//! [`typed_fn!`](typed_fn) macro ties a closure's typed parameters to
 //! both.
 #![forbid(unsafe_code)]
 

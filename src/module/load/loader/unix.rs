@@ -26,7 +26,7 @@
 //!   file of another user under `fs.protected_hardlinks`), a private copy.
 //! - **A private copy**, where the real path cannot be trusted: a directory
 //!   on its way another user can write without the sticky bit, a file
-//!   another user owns or may write ([`trust`](super::trust)); a file
+//!   another user owns or may write ([`trust`]); a file
 //!   rewritten in place since it was mapped (the loader would hand back the
 //!   old image for that inode); or every file when `TVM_FFI_LOAD_PRIVATE=1`.
 //!   The checked bytes are copied into a fresh private directory under the
@@ -54,7 +54,8 @@
 //! breakpoints in it once the name is corrected afterwards.
 
 use super::shared::{cannot_open, load_error, open_library_file};
-use crate::module::{image, trust};
+use crate::module::format::image;
+use crate::module::load::trust;
 use crate::runtime::model::error::Result;
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
@@ -403,7 +404,7 @@ impl Links {
     /// reload) and removed at exit; None where it cannot be made.
     fn dir(&mut self) -> Option<PathBuf> {
         if self.dir.is_none() {
-            let made = crate::module::emit::make_private_dir().ok()?;
+            let made = crate::module::load::emit::make_private_dir().ok()?;
             remove_at_exit(made.clone());
             self.dir = Some(made);
         }
@@ -551,7 +552,7 @@ fn load_copy(path: &Path, file: &File, bytes: Option<&[u8]>) -> Result<Handle> {
         image::check_loadable(path, out, len).map_err(|e| load_error(path, e))
     };
     let file_name = path.file_name().unwrap_or(path.as_os_str());
-    if let Ok(dir) = crate::module::emit::make_private_dir() {
+    if let Ok(dir) = crate::module::load::emit::make_private_dir() {
         let copy_dir = PrivateCopy::new(dir);
         let copy = copy_dir.path.join(file_name);
         let mut out = {

@@ -2,7 +2,7 @@
 //! library that cannot be loaded, the system loader's for a file it cannot
 //! open, and opening the file to check.
 
-use crate::module::image;
+use crate::module::format::image;
 use crate::runtime::model::error::{Error, ErrorKind, Result};
 use std::fs::{File, Metadata};
 use std::path::Path;

@@ -6,7 +6,7 @@
 //! nonzero code; every call into C++ turns a nonzero code back into an
 //! [`Error`]. No exception or panic crosses in either direction.
 
-use super::object::{Module, ModuleKind};
+use super::module::{Module, ModuleKind};
 use crate::abi::*;
 use crate::runtime::model::boundary::{catch_or, catch_to_code};
 use crate::runtime::model::error::{Error, Result};
@@ -268,7 +268,7 @@ struct KindState {
 /// The kind state behind a callback's `state`.
 ///
 /// # Safety
-/// `state` is a `KindState` made by [`new_module`] and not yet dropped.
+/// `state` is a `KindState` made by [`Module::of_kind`] and not yet dropped.
 unsafe fn state<'a>(state: *mut c_void) -> &'a KindState {
     // SAFETY: per the contract.
     unsafe { &*state.cast::<KindState>() }
@@ -278,7 +278,7 @@ unsafe fn state<'a>(state: *mut c_void) -> &'a KindState {
 ///
 /// # Safety
 /// `cell` points to a live TVMFFIAny.
-pub(super) unsafe fn text_arg(cell: *const TVMFFIAny) -> Result<String> {
+pub(crate) unsafe fn text_arg(cell: *const TVMFFIAny) -> Result<String> {
     // SAFETY: per the contract.
     let view = unsafe { AnyView::from_raw(&*cell) };
     view.as_str_bytes()
@@ -290,19 +290,19 @@ pub(super) unsafe fn text_arg(cell: *const TVMFFIAny) -> Result<String> {
 ///
 /// # Safety
 /// `handle` is NULL or a live module object for the call.
-pub(super) unsafe fn module_arg(handle: *mut TVMFFIObject) -> Result<ManuallyDrop<Module>> {
+pub(crate) unsafe fn module_arg(handle: *mut TVMFFIObject) -> Result<ManuallyDrop<Module>> {
     let handle = NonNull::new(handle).ok_or_else(|| Error::value("NULL module"))?;
     // SAFETY: per the contract.
     unsafe { Module::borrowed(handle) }
 }
 
 /// An optional function as an owned handle (NULL for none).
-pub(super) fn function_handle(f: Option<Function>) -> *mut TVMFFIObject {
+pub(crate) fn function_handle(f: Option<Function>) -> *mut TVMFFIObject {
     f.map_or(core::ptr::null_mut(), |f| f.into_object().into_raw_ptr())
 }
 
 /// Writes an optional text result.
-pub(super) fn write_text(out: *mut TVMFFIAny, text: Option<Vec<u8>>) {
+pub(crate) fn write_text(out: *mut TVMFFIAny, text: Option<Vec<u8>>) {
     let value = text.map_or(Any::NONE, |t| make_text(&t, TextKind::Str));
     // SAFETY: the C++ caller passes a writable slot.
     unsafe { out.write(value.into_raw()) };
@@ -425,7 +425,7 @@ unsafe extern "C" fn kind_inspect_source(
 
 unsafe extern "C" fn kind_drop(s: *mut c_void) {
     // SAFETY: called once, when the module dies; the state came from
-    // `Box::into_raw` in `new_module`. A panicking Drop is contained (leaked).
+    // `Box::into_raw` in `Module::of_kind`. A panicking Drop is contained (leaked).
     catch_or((), || drop(unsafe { Box::from_raw(s.cast::<KindState>()) }));
 }
 

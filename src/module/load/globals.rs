@@ -3,10 +3,10 @@
 
 use super::emit;
 use super::library::{load_dso, release, system_lib};
-use super::library_bin::{self, LIB_KIND, LibraryBin, ModuleEntry};
-use super::object::Module;
-use super::symbols::LOAD_FROM_FILE_PREFIX;
 use crate::abi::*;
+use crate::module::format::library_bin::{self, LIB_KIND, LibraryBin, ModuleEntry};
+use crate::module::format::symbols::LOAD_FROM_FILE_PREFIX;
+use crate::module::objects::module::Module;
 use crate::runtime::call::registry::Globals;
 use crate::runtime::call::signature::typed_fn;
 use crate::runtime::call::signature::{
@@ -206,7 +206,7 @@ pub fn register(g: &mut Globals<'_>) {
             // SAFETY: the caller passes C callbacks of the documented
             // signatures (module::extern_c), the contract of this global.
             let kind = unsafe {
-                super::extern_c::ExternCModule::new(
+                crate::module::objects::extern_c::ExternCModule::new(
                     lossy(kind),
                     this,
                     get_function,
@@ -314,7 +314,7 @@ fn write_blob(entries: &ObjectRef) -> Result<Vec<u8>> {
 }
 
 /// `[[kind, payload size, [child, ...]], ...]` of a decoded tree.
-fn describe_tree(modules: &[super::inspect::ModuleSummary]) -> Any {
+fn describe_tree(modules: &[crate::module::format::inspect::ModuleSummary]) -> Any {
     let rows = modules
         .iter()
         .map(|m| {
@@ -346,15 +346,17 @@ fn register_artifacts(g: &mut Globals<'_>) {
                 .modules
                 .iter()
                 .zip(&tree.imports)
-                .map(|(m, imports)| super::inspect::ModuleSummary {
-                    kind: String::from_utf8_lossy(m.kind).into_owned(),
-                    size: if m.kind == LIB_KIND {
-                        0
-                    } else {
-                        m.payload.map_or(0, <[u8]>::len)
+                .map(
+                    |(m, imports)| crate::module::format::inspect::ModuleSummary {
+                        kind: String::from_utf8_lossy(m.kind).into_owned(),
+                        size: if m.kind == LIB_KIND {
+                            0
+                        } else {
+                            m.payload.map_or(0, <[u8]>::len)
+                        },
+                        imports: imports.clone(),
                     },
-                    imports: imports.clone(),
-                })
+                )
                 .collect();
             Ok(describe_tree(&summary))
         }
@@ -393,8 +395,8 @@ fn register_artifacts(g: &mut Globals<'_>) {
     g.add(typed_fn!("ffi.InspectFile", |path: Str<'_>| -> Any {
         // Regular files only, mapped: the file's length bounds what is read,
         // and a FIFO or a device is refused rather than read forever.
-        let data = super::image::map_file(&path_arg(path))?;
-        let found = super::inspect::inspect(&data)?;
+        let data = crate::module::format::image::map_file(&path_arg(path))?;
+        let found = crate::module::format::inspect::inspect(&data)?;
         let functions =
             seq::new_array(found.functions.iter().map(|f| text(f.as_bytes())).collect());
         let modules = found

@@ -9,9 +9,9 @@
 //! void deleter(void* self);
 //! ```
 
-use super::object::{Module, ModuleKind};
-use super::symbols::property;
+use super::module::{Module, ModuleKind};
 use crate::abi::*;
+use crate::module::format::symbols::property;
 use crate::runtime::model::error::{Error, Result};
 use crate::runtime::{Any, Function, ObjectRef};
 use core::ffi::{c_char, c_int, c_void};

@@ -291,7 +291,7 @@ impl Module {
 
     /// The base `ModuleObj::ImportModule`: appends `other`; a RuntimeError
     /// if that would create a cycle (`self` reachable from `other`).
-    pub(super) fn import_base(&self, other: &Module) -> Result<()> {
+    pub(crate) fn import_base(&self, other: &Module) -> Result<()> {
         let cycle = other
             .first_in_tree(true, |m| Ok((m.handle() == self.handle()).then_some(())))?
             .is_some();
@@ -305,7 +305,7 @@ impl Module {
     /// check of `ImportModule`, as the reference's loader of an embedded
     /// tree fills `imports_`; the caller checks the finished graph with
     /// [`Module::import_cycle`].
-    pub(super) fn append_imports(&self, children: &[&Module]) -> Result<()> {
+    pub(crate) fn append_imports(&self, children: &[&Module]) -> Result<()> {
         if children.is_empty() {
             return Ok(());
         }
@@ -314,7 +314,7 @@ impl Module {
 
     /// Whether the imports reachable from `roots` form a cycle: one walk
     /// over them all, linear in the modules and imports.
-    pub(super) fn import_cycle(roots: &[&Module]) -> bool {
+    pub(crate) fn import_cycle(roots: &[&Module]) -> bool {
         // Per module: on the current path (true) or finished (false).
         let mut state = std::collections::HashMap::new();
         for root in roots {
@@ -346,7 +346,7 @@ impl Module {
     }
 
     /// The base `ModuleObj::ClearImports`.
-    pub(super) fn clear_imports_base(&self) {
+    pub(crate) fn clear_imports_base(&self) {
         let old = {
             let _guard = IMPORTS_LOCK.lock().unwrap_or_else(|e| e.into_inner());
             let new = seq::new_array(Vec::new()).into_raw_ptr();
@@ -364,7 +364,7 @@ impl Module {
     /// The lookup behind [`Module::lookup_from_imports`], run under its lock:
     /// the cache, else the imports, else the global registry; the result is
     /// cached in `import_lookup_cache_`, which keeps it alive.
-    pub(super) fn lookup_from_imports_locked(&self, name: &str) -> Result<NonNull<TVMFFIObject>> {
+    pub(crate) fn lookup_from_imports_locked(&self, name: &str) -> Result<NonNull<TVMFFIObject>> {
         let key = make_text(name.as_bytes(), TextKind::Str);
         // SAFETY: the cell of a live module; only the field's address is taken.
         let slot = unsafe { &raw mut (*self.cell()).import_lookup_cache };

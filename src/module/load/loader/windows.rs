@@ -14,7 +14,7 @@
 //!
 //! What differs from Unix, and why:
 //! - Who may write the file or its directories is not checked (ACLs decide
-//!   that on Windows, see [`trust`](crate::module::trust)): the hold above
+//!   that on Windows, see [`trust`](crate::module::load::trust)): the hold above
 //!   is what keeps the checked file and the mapped one the same.
 //! - The loader answers a path with the image it already has under that
 //!   name, even if a new file was renamed into the path since: a path
@@ -26,7 +26,7 @@
 //!   <path>", without the system's reason.
 
 use super::shared::{cannot_open, load_error, open_library_file, system_refused};
-use crate::module::image;
+use crate::module::format::image;
 use crate::runtime::model::error::Result;
 use std::path::Path;
 

@@ -7,8 +7,8 @@
 //! to the C++ layer by an initialiser that runs when the library is loaded,
 //! before any C++ entry point can be called.
 
-use super::cxx::{function_handle, module_arg, text_arg, write_text};
 use crate::abi::*;
+use crate::module::objects::cxx::{function_handle, module_arg, text_arg, write_text};
 use crate::runtime::model::boundary::catch_to_code;
 use crate::runtime::model::error::{Error, ErrorKind};
 use crate::runtime::model::string::{TextKind, make_text};

@@ -57,9 +57,9 @@
 //! ```
 #![forbid(unsafe_code)]
 
-use super::library_bin::{self, LIB_KIND, LibraryBin, ModuleEntry};
-use super::object::Module;
-use super::symbols::{LIBRARY_BIN, LIBRARY_KIND};
+use crate::module::format::library_bin::{self, LIB_KIND, LibraryBin, ModuleEntry};
+use crate::module::format::symbols::{LIBRARY_BIN, LIBRARY_KIND};
+use crate::module::objects::module::Module;
 use crate::runtime::model::error::{Error, Result};
 use std::ffi::OsStr;
 use std::fmt::Write as _;
@@ -223,7 +223,7 @@ pub(crate) fn run_c_compiler(args: &[&OsStr], cwd: Option<&Path>) -> Result<()> 
 /// unpredictable name and mode 0700, never an existing directory or a link
 /// another user planted, so whatever is written, compiled and loaded there
 /// is this process's own.
-pub(super) fn with_scratch_dir<T>(f: impl FnOnce(&Path) -> Result<T>) -> Result<T> {
+pub(crate) fn with_scratch_dir<T>(f: impl FnOnce(&Path) -> Result<T>) -> Result<T> {
     let dir = make_private_dir()?;
     let result = f(&dir);
     let _ = std::fs::remove_dir_all(&dir);
@@ -238,7 +238,7 @@ pub(super) fn with_scratch_dir<T>(f: impl FnOnce(&Path) -> Result<T>) -> Result<
 /// ([`trust`](super::trust)): in a directory others may write without the
 /// sticky bit (or below one), another user could rename our directory away
 /// and put theirs, with their library, in its place.
-pub(super) fn make_private_dir() -> Result<std::path::PathBuf> {
+pub(crate) fn make_private_dir() -> Result<std::path::PathBuf> {
     use std::hash::{BuildHasher, Hasher};
     let base = std::env::temp_dir();
     super::trust::check_dir_chain(&base).map_err(|why| {

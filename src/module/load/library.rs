@@ -5,12 +5,12 @@
 //! [`load_dso`]): no object can outlive the code it points into, and a
 //! released library is unloaded only when nothing registered runs its code.
 
-use super::image;
-use super::library_bin::{self, LIB_KIND};
 use super::loader::{self, FileId, Handle};
-use super::object::{Module, ModuleKind};
-use super::symbols::*;
 use crate::abi::*;
+use crate::module::format::image;
+use crate::module::format::library_bin::{self, LIB_KIND};
+use crate::module::format::symbols::*;
+use crate::module::objects::module::{Module, ModuleKind};
 use crate::runtime::model::error::{Error, Result};
 use crate::runtime::model::os;
 use crate::runtime::model::string::{TextKind, make_text};
@@ -405,7 +405,7 @@ static OPENED: LazyLock<Mutex<HashMap<Vec<u8>, Opened>>> = LazyLock::new(Default
 /// name a regular file whose ELF headers and loadable segments lie within
 /// it; the system loader maps it from its real path, or from a private copy
 /// where the path cannot be trusted or the file was rewritten in place
-/// since it was mapped ([`loader`](super::loader) says what each route
+/// since it was mapped ([`loader`] says what each route
 /// guarantees).
 ///
 /// A library stays mapped for the life of the process unless [`release`]d:
@@ -479,7 +479,7 @@ impl Drop for LoadingPath {
 /// Loads a library this library just built in a private directory (see
 /// [`emit::make_private_dir`](super::emit)): no one else can change it,
 /// so it is opened by its path, uncopied.
-pub(super) fn load_own(path: &Path) -> Result<Module> {
+pub(crate) fn load_own(path: &Path) -> Result<Module> {
     let lib = loader::dlopen(path, path)?;
     dso_module(Image::new(Handle::plain(lib), true), path)
 }
