@@ -182,8 +182,7 @@ fn a_cycle_made_by_a_loader_sharing_its_module_is_refused() {
         2,
         vec![vec![1], vec![2], vec![]],
     )
-    .err()
-    .expect("refused");
+    .expect_err("refused");
     assert_eq!(
         err.to_string(),
         "RuntimeError: Cyclic dependency detected during import"

@@ -95,10 +95,11 @@ fn scratch_directories_are_private_and_fresh() {
                 for e in std::fs::read_dir(&tmp).unwrap().flatten() {
                     let name = e.file_name();
                     let name = name.to_string_lossy();
-                    if name.starts_with("tvm-ffi-rs-") && name.len() == "tvm-ffi-rs-".len() + 16 {
-                        if let Ok(m) = std::fs::symlink_metadata(e.path()) {
-                            return Some((m.is_dir(), m.permissions().mode() & 0o777));
-                        }
+                    if name.starts_with("tvm-ffi-rs-")
+                        && name.len() == "tvm-ffi-rs-".len() + 16
+                        && let Ok(m) = std::fs::symlink_metadata(e.path())
+                    {
+                        return Some((m.is_dir(), m.permissions().mode() & 0o777));
                     }
                 }
             }
@@ -131,9 +132,7 @@ fn scratch_directories_are_private_and_fresh() {
         .format("c")
         .build()
         .unwrap();
-    let err = load_set(&ArtifactSet::new(vec![kernel], None).unwrap())
-        .err()
-        .expect("refused");
+    let err = load_set(&ArtifactSet::new(vec![kernel], None).unwrap()).expect_err("refused");
     assert!(
         err.to_string().contains(&format!(
             "refusing to make a private directory under {}: {} can be written by other users \

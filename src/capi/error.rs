@@ -156,13 +156,13 @@ pub unsafe extern "C" fn TVMFFIErrorCreateWithCauseAndExtraContext(
             NonNull::new(h.cast()).map(|p| unsafe { ObjectRef::from_borrowed(p) })
         };
         let cause = borrow(cause_chain);
-        if let Some(c) = &cause {
-            if c.type_index() != kTVMFFIError {
-                return Err(Error::type_error(format!(
-                    "`cause_chain` must be an ffi.Error, got type index {}",
-                    c.type_index()
-                )));
-            }
+        if let Some(c) = &cause
+            && c.type_index() != kTVMFFIError
+        {
+            return Err(Error::type_error(format!(
+                "`cause_chain` must be an ffi.Error, got type index {}",
+                c.type_index()
+            )));
         }
         *out = new_error(kind, message, backtrace, cause, borrow(extra_context))
             .into_raw()

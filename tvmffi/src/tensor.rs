@@ -389,10 +389,8 @@ impl<'a, T: Element> FromAny<'a> for Slice<'a, T> {
         // SAFETY: as above.
         let data = unsafe { cpu_slice::<T>(dl) }.ok()?;
         // SAFETY: as above.
-        Some(Slice {
-            data,
-            shape: unsafe { shape_of(dl) },
-        })
+        let shape = unsafe { shape_of(dl) };
+        Some(Slice { data, shape })
     }
     fn describe(v: AnyView<'_>) -> String {
         match Tensor::from_view(v) {

@@ -312,10 +312,7 @@ fn sys_mirrors_the_runtime_abi() {
         sys::FIELD_HAS_DEFAULT,
         i64::from(abi::kTVMFFIFieldFlagBitMaskHasDefault)
     );
-    assert_eq!(
-        sys::SEQ_HASH_TREE_NODE,
-        abi::kTVMFFISEqHashKindTreeNode as i32
-    );
+    assert_eq!(sys::SEQ_HASH_TREE_NODE, abi::kTVMFFISEqHashKindTreeNode);
     assert_eq!(size_of::<sys::RawAny>(), size_of::<abi::TVMFFIAny>());
     assert_eq!(
         size_of::<sys::ObjectHeader>(),

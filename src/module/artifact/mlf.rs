@@ -106,10 +106,10 @@ pub fn export(set: &ArtifactSet) -> Result<Vec<u8>> {
     let mut seen = std::collections::HashSet::new();
     let mut targets = Vec::new();
     for a in &artifacts {
-        if let Some(t) = a.meta_str("target") {
-            if seen.insert(t.clone()) {
-                targets.push(t);
-            }
+        if let Some(t) = a.meta_str("target")
+            && seen.insert(t.clone())
+        {
+            targets.push(t);
         }
     }
     let empty_map = || map::new_map(kTVMFFIMap, Vec::new()).map(Any::from);

@@ -166,10 +166,11 @@ pub fn inspect(data: &[u8]) -> Result<Inspection> {
     let file = parse(data)?;
     let mut out = Inspection::default();
     for sym in defined(&file) {
-        if let Some(f) = sym.name.strip_prefix(FUNCTION_PREFIX) {
-            if !f.starts_with('_') && sym.code {
-                out.functions.push(f.to_string());
-            }
+        if let Some(f) = sym.name.strip_prefix(FUNCTION_PREFIX)
+            && !f.starts_with('_')
+            && sym.code
+        {
+            out.functions.push(f.to_string());
         }
     }
     // A function appears in several tables: sorted, then deduplicated

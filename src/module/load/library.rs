@@ -341,12 +341,12 @@ pub fn register_context_symbol(name: &str, ptr: *mut c_void) {
 /// Registers a system library symbol (warns when it moves).
 pub fn register_system_symbol(name: &str, ptr: *mut c_void) {
     let mut table = SYSTEM_SYMBOLS.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(&old) = table.get(name) {
-        if old != ptr as usize {
-            eprintln!(
-                "Warning: SystemLib symbol {name} overridden to a different address {ptr:?} -> {old:#x}"
-            );
-        }
+    if let Some(&old) = table.get(name)
+        && old != ptr as usize
+    {
+        eprintln!(
+            "Warning: SystemLib symbol {name} overridden to a different address {ptr:?} -> {old:#x}"
+        );
     }
     table.insert(name.to_string(), ptr as usize);
 }

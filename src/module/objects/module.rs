@@ -373,13 +373,13 @@ impl Module {
         let cache = NonNull::new(unsafe { *slot })
             // SAFETY: as above; the module holds the map meanwhile.
             .map(|p| ManuallyDrop::new(unsafe { ObjectRef::from_raw(p) }));
-        if let Some(cache) = &cache {
-            if let Some(hit) = map::get_borrowed(cache, key.view())? {
-                // The cache keeps its own reference alive.
-                return hit
-                    .as_object_ptr()
-                    .ok_or_else(|| Error::runtime("import cache holds a non-object"));
-            }
+        if let Some(cache) = &cache
+            && let Some(hit) = map::get_borrowed(cache, key.view())?
+        {
+            // The cache keeps its own reference alive.
+            return hit
+                .as_object_ptr()
+                .ok_or_else(|| Error::runtime("import cache holds a non-object"));
         }
         // The imports (not this module itself), depth-first.
         let me = self.handle();

@@ -171,10 +171,10 @@ fn compare_level(
     if depth >= MAX_DEPTH {
         return Err(too_deep("RecursiveCompare"));
     }
-    if lti >= kTVMFFIStaticObjectEnd {
-        if let Some(result) = custom_compare(ctx, &lo, &ro, pair)? {
-            return Ok(result);
-        }
+    if lti >= kTVMFFIStaticObjectEnd
+        && let Some(result) = custom_compare(ctx, &lo, &ro, pair)?
+    {
+        return Ok(result);
     }
     ctx.on_stack
         .lock()

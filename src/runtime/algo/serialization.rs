@@ -756,7 +756,7 @@ pub fn base64_encode(data: &[u8]) -> String {
 /// decode table on characters beyond `z`; ours rejects any non-alphabet
 /// character with a `ValueError`.
 pub fn base64_decode(text: &[u8]) -> Result<Vec<u8>> {
-    if text.len() % 4 != 0 {
+    if !text.len().is_multiple_of(4) {
         return Err(Error::value("invalid base64 encoding"));
     }
     let value = |c: u8| -> Result<u32> {

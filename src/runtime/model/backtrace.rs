@@ -229,28 +229,28 @@ static CXA_DEMANGLE: LazyLock<Option<CxaDemangle>> = LazyLock::new(|| {
 /// `__cxa_demangle`, exactly as the reference prints them, others (Rust
 /// names) as the `backtrace` crate demangles them.
 fn readable(raw: &[u8]) -> String {
-    if raw.starts_with(b"_Z") {
-        if let (Some(demangle), Ok(c)) = (*CXA_DEMANGLE, std::ffi::CString::new(raw)) {
-            let mut status = 0;
-            // SAFETY: a NUL-terminated input; NULL buffer asks for a malloc'd result.
-            let out = unsafe {
-                demangle(
-                    c.as_ptr(),
-                    core::ptr::null_mut(),
-                    core::ptr::null_mut(),
-                    &mut status,
-                )
-            };
-            if !out.is_null() {
-                // SAFETY: a NUL-terminated string malloc'd by __cxa_demangle.
-                let text = unsafe { std::ffi::CStr::from_ptr(out) }
-                    .to_string_lossy()
-                    .into_owned();
-                // SAFETY: we own the buffer.
-                unsafe { free(out.cast()) };
-                if status == 0 {
-                    return text;
-                }
+    if raw.starts_with(b"_Z")
+        && let (Some(demangle), Ok(c)) = (*CXA_DEMANGLE, std::ffi::CString::new(raw))
+    {
+        let mut status = 0;
+        // SAFETY: a NUL-terminated input; NULL buffer asks for a malloc'd result.
+        let out = unsafe {
+            demangle(
+                c.as_ptr(),
+                core::ptr::null_mut(),
+                core::ptr::null_mut(),
+                &mut status,
+            )
+        };
+        if !out.is_null() {
+            // SAFETY: a NUL-terminated string malloc'd by __cxa_demangle.
+            let text = unsafe { std::ffi::CStr::from_ptr(out) }
+                .to_string_lossy()
+                .into_owned();
+            // SAFETY: we own the buffer.
+            unsafe { free(out.cast()) };
+            if status == 0 {
+                return text;
             }
         }
     }
@@ -578,11 +578,11 @@ pub fn capture(location: Option<(&str, u32, &str)>, cross_boundary: bool) -> Str
     let mut count = 0usize;
     let limit = *LIMIT;
     let mut skip_caller = location.is_some();
-    if let Some((file, line, func)) = location {
-        if !excluded(Some(file), func) {
-            push_line(&mut out, file, line, func);
-            count += 1;
-        }
+    if let Some((file, line, func)) = location
+        && !excluded(Some(file), func)
+    {
+        push_line(&mut out, file, line, func);
+        count += 1;
     }
     // This library's own frames come first (and are left out): room for
     // them. Most stacks fit the small buffer; a full one is walked again

@@ -229,7 +229,7 @@ impl InitPlan {
             set[fi] = true;
         }
         if let Some(marker) = marker {
-            if (args.len() - marker - 1) % 2 != 0 {
+            if !(args.len() - marker - 1).is_multiple_of(2) {
                 return Err(
                     self.error("KWARGS requires an even number of key-value arguments".into())
                 );

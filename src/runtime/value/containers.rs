@@ -26,7 +26,7 @@ fn all_args(args: Args<'_>) -> Result<Vec<Any>> {
 
 /// Pairs `k0, v0, k1, v1, ...` of a packed call.
 fn pairs(name: &str, args: Args<'_>) -> Result<Vec<(Any, Any)>> {
-    if args.len() % 2 != 0 {
+    if !args.len().is_multiple_of(2) {
         return Err(Error::new(
             ErrorKind::InternalError,
             format!(

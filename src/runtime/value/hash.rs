@@ -144,13 +144,13 @@ pub fn any_hash(view: AnyView<'_>) -> Result<u64> {
             hash_bytes(str_bytes_of(view, TextKind::Bytes).unwrap_or(&[])),
         ),
         t => {
-            if is_object_index(t) {
-                if let Some(entry) = column_entry(COLUMNS.hash, t) {
-                    return Ok(hash_combine(
-                        t as u64,
-                        call_custom(entry, &[view], kTVMFFIInt)? as u64,
-                    ));
-                }
+            if is_object_index(t)
+                && let Some(entry) = column_entry(COLUMNS.hash, t)
+            {
+                return Ok(hash_combine(
+                    t as u64,
+                    call_custom(entry, &[view], kTVMFFIInt)? as u64,
+                ));
             }
             // SAFETY: every value has 8 bytes of payload.
             hash_combine(t as u64, unsafe { value.value.v_uint64 })

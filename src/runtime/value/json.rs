@@ -182,10 +182,10 @@ impl Parser<'_> {
         if text.is_empty() {
             return Err(self.error("Expecting value"));
         }
-        if !text.contains(['.', 'e', 'E']) {
-            if let Ok(i) = text.parse::<i64>() {
-                return Ok(Any::from(i));
-            }
+        if !text.contains(['.', 'e', 'E'])
+            && let Ok(i) = text.parse::<i64>()
+        {
+            return Ok(Any::from(i));
         }
         // strtod accepts what Rust's parser does for these characters, bar
         // a leading '+' (which strtod also takes).
@@ -553,31 +553,31 @@ impl Writer {
     /// parts repeat (a list holding the same long string a million times)
     /// can ask for more output than memory holds; that is a MemoryError.
     fn reserve(&mut self, n: usize) -> Result<()> {
-        if self.out.len().saturating_add(n) > SIZE_CHECK_AT {
-            if let Some(root) = self.root.take() {
-                let total = compact_size(root.view(), &mut Default::default(), 0);
-                let wanted = usize::try_from(total).unwrap_or(usize::MAX);
-                // More than the machine's memory is refused even where the
-                // allocator would promise it (overcommit).
-                let physical = crate::runtime::model::os::physical_memory()
-                    .map_or(usize::MAX, |m| usize::try_from(m).unwrap_or(usize::MAX));
-                (wanted <= physical)
-                    .then(|| {
-                        self.out
-                            .try_reserve_exact(wanted.saturating_sub(self.out.len()))
-                            .ok()
-                    })
-                    .flatten()
-                    .ok_or_else(|| {
-                        Error::new(
-                            crate::runtime::model::error::ErrorKind::MemoryError,
-                            format!(
-                                "json.Stringify: the output would take at least {total} bytes, \
+        if self.out.len().saturating_add(n) > SIZE_CHECK_AT
+            && let Some(root) = self.root.take()
+        {
+            let total = compact_size(root.view(), &mut Default::default(), 0);
+            let wanted = usize::try_from(total).unwrap_or(usize::MAX);
+            // More than the machine's memory is refused even where the
+            // allocator would promise it (overcommit).
+            let physical = crate::runtime::model::os::physical_memory()
+                .map_or(usize::MAX, |m| usize::try_from(m).unwrap_or(usize::MAX));
+            (wanted <= physical)
+                .then(|| {
+                    self.out
+                        .try_reserve_exact(wanted.saturating_sub(self.out.len()))
+                        .ok()
+                })
+                .flatten()
+                .ok_or_else(|| {
+                    Error::new(
+                        crate::runtime::model::error::ErrorKind::MemoryError,
+                        format!(
+                            "json.Stringify: the output would take at least {total} bytes, \
                                  more than memory holds"
-                            ),
-                        )
-                    })?;
-            }
+                        ),
+                    )
+                })?;
         }
         self.out.try_reserve(n).map_err(|_| {
             Error::new(

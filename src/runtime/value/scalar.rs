@@ -138,7 +138,7 @@ pub fn big_int_from_words(words: &[i64]) -> Any {
 
 /// Makes an integer from the raw bytes of its words.
 pub fn big_int_from_bytes(bytes: &[u8]) -> Result<Any> {
-    if bytes.len() % 8 != 0 {
+    if !bytes.len().is_multiple_of(8) {
         return Err(Error::value(
             "BigInt content must contain whole 64-bit words",
         ));

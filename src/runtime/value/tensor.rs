@@ -187,9 +187,11 @@ fn is_aligned(t: &DLTensor, alignment: u64) -> bool {
         1..=3 | kDLCUDAManaged | kDLROCM | kDLROCMHost
     );
     if direct {
-        (t.data as u64).wrapping_add(t.byte_offset) % alignment == 0
+        (t.data as u64)
+            .wrapping_add(t.byte_offset)
+            .is_multiple_of(alignment)
     } else {
-        t.byte_offset % alignment == 0
+        t.byte_offset.is_multiple_of(alignment)
     }
 }
 
