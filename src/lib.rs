@@ -62,3 +62,7 @@ pub(crate) const BUILTIN_SET_RECORD_LOADER: fn(
     &module::Module,
     bool,
 ) -> runtime::Result<()> = module::artifact::load::attach_record;
+
+// `BUILTIN_ABI_EXPORTS`: every symbol of the ABI with its definition's
+// address, for the soname stub (written by build.rs).
+include!(concat!(env!("OUT_DIR"), "/abi_exports.rs"));

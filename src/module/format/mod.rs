@@ -2,10 +2,13 @@
 //! `__tvm_ffi__library_bin` container ([`library_bin`], reader and writer),
 //! shared-object images (`image`: mapping, segments, embedded blobs, per
 //! system) and what a library file holds, read without loading it
-//! ([`inspect`]). Nothing here loads or runs code.
-// Layers, lowest first: symbols, library_bin, image, inspect.
+//! ([`inspect`]), and the soname stub that stands for `libtvm_ffi.so` when
+//! the runtime is linked into a program (`soname_stub`). Nothing here loads
+//! or runs code.
+// Layers, lowest first: symbols, library_bin soname_stub, image, inspect.
 
 pub(crate) mod image;
 pub mod inspect;
 pub mod library_bin;
+pub(crate) mod soname_stub;
 pub(crate) mod symbols;

@@ -2,9 +2,13 @@
 //! checks before and after it maps the file, and the route it takes (in
 //! place or from a private copy). Each system's file says what its route
 //! guarantees.
-// Layers, lowest first: shared, unix windows.
+// Layers, lowest first: shared memfd, soname, unix windows.
 
+#[cfg(unix)]
+mod memfd;
 mod shared;
+#[cfg(target_os = "linux")]
+mod soname;
 #[cfg(unix)]
 mod unix;
 #[cfg(windows)]

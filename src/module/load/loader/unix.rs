@@ -53,6 +53,7 @@
 //! loads: its initialisers' `dladdr` names `/proc`, and gdb loses its
 //! breakpoints in it once the name is corrected afterwards.
 
+use super::memfd::{memfd, seal};
 use super::shared::{cannot_open, load_error, open_library_file};
 use crate::module::format::image;
 use crate::module::load::trust;
@@ -162,6 +163,9 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// `dlopen(name)` (`RTLD_LAZY | RTLD_LOCAL`); errors name `path`, the path
 /// the caller gave, wherever `dlerror` named `name`.
 pub(in crate::module) fn dlopen(name: &Path, path: &Path) -> Result<libloading::os::unix::Library> {
+    #[cfg(target_os = "linux")]
+    super::soname::provide(crate::BUILTIN_ABI_EXPORTS)
+        .map_err(|why| load_error(path, format!(": {why}")))?;
     // SAFETY: loading a library runs its initialisers; that is what the
     // caller asks for.
     unsafe { libloading::os::unix::Library::open(Some(name), libc::RTLD_LAZY | libc::RTLD_LOCAL) }
@@ -607,50 +611,6 @@ fn load_memfd(path: &Path, copy: File) -> Result<Handle> {
     })?;
     crate::runtime::model::backtrace::show_file_as(&spelled, path.as_os_str().as_bytes());
     Ok(Handle::new(lib, None, Some(spelled)))
-}
-
-/// A new anonymous memory file named after `path`, sealable.
-#[cfg(target_os = "linux")]
-fn memfd(path: &Path) -> std::io::Result<File> {
-    use std::os::fd::FromRawFd;
-    let name = path.file_name().unwrap_or(path.as_os_str()).as_bytes();
-    // A path holds no NUL, so neither does its file name.
-    let name = std::ffi::CString::new(name).unwrap_or_default();
-    // SAFETY: a NUL-terminated name; the flags are memfd_create's.
-    let fd =
-        unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING) };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: a descriptor memfd_create just made, owned from here on.
-    Ok(unsafe { File::from_raw_fd(fd) })
-}
-
-/// Seals a memory file against any change.
-#[cfg(target_os = "linux")]
-fn seal(copy: &File) -> std::io::Result<()> {
-    use std::os::fd::AsRawFd;
-    let seals = libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_WRITE | libc::F_SEAL_SEAL;
-    // SAFETY: adds seals to a memfd we own.
-    if unsafe { libc::fcntl(copy.as_raw_fd(), libc::F_ADD_SEALS, seals) } != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(())
-}
-
-/// Outside Linux there are no memory files: a copy needs `TMPDIR`.
-#[cfg(not(target_os = "linux"))]
-fn memfd(_path: &Path) -> std::io::Result<File> {
-    Err(std::io::Error::new(
-        std::io::ErrorKind::Unsupported,
-        "no private directory under TMPDIR and no memfd_create outside Linux",
-    ))
-}
-
-/// See [`memfd`].
-#[cfg(not(target_os = "linux"))]
-fn seal(_copy: &File) -> std::io::Result<()> {
-    Ok(())
 }
 
 #[cfg(test)]

@@ -1,0 +1,120 @@
+//! `libtvm_ffi.so` for a runtime linked statically into a program.
+//!
+//! Extensions (C++ ones built with the official headers, the official Rust
+//! crate's, `tvmffi`'s) carry `NEEDED libtvm_ffi.so` and bind the ABI's
+//! symbols through it. When this runtime is that shared object, nothing is
+//! to be done. When it is linked into a program (a Rust host on the runtime
+//! rlib, a C program on `libtvm_ffi.a`), the system loader would search its
+//! path for a `libtvm_ffi.so`: it fails, or maps another runtime beside
+//! this one. So before the first library is loaded, the
+//! [soname stub](crate::module::format::soname_stub) is loaded in its
+//! place: the loader matches every later `NEEDED libtvm_ffi.so` to it and
+//! binds the ABI's symbols to this runtime's definitions. Nothing on the
+//! loader path is read, and the program needs no `--export-dynamic`.
+
+use super::memfd::{memfd, seal};
+use crate::module::format::soname_stub::{self, AbiExport};
+use crate::module::load::emit::make_private_dir;
+use core::ffi::{CStr, c_void};
+use std::io::Write;
+use std::os::fd::AsRawFd;
+use std::path::Path;
+use std::sync::OnceLock;
+
+/// The soname extensions link against.
+const SONAME: &CStr = c"libtvm_ffi.so";
+
+/// Makes sure an object named `libtvm_ffi.so` is loaded, loading the stub
+/// for `exports` (this runtime's ABI symbols) when none is. Runs once per
+/// process; a failure (why no library can bind to this runtime) is
+/// remembered and given to every load.
+pub(super) fn provide(exports: &'static [AbiExport]) -> Result<(), String> {
+    static DONE: OnceLock<Result<(), String>> = OnceLock::new();
+    DONE.get_or_init(|| provide_once(exports)).clone()
+}
+
+fn provide_once(exports: &[AbiExport]) -> Result<(), String> {
+    // SAFETY: RTLD_NOLOAD maps nothing and runs no initialiser; it only
+    // takes a reference to an object already loaded, dropped here.
+    let present = unsafe { libc::dlopen(SONAME.as_ptr(), libc::RTLD_LAZY | libc::RTLD_NOLOAD) };
+    if !present.is_null() {
+        // This runtime as the shared object, or another one: either way the
+        // loader has its `libtvm_ffi.so` and extensions bind to it as they
+        // would without us.
+        // SAFETY: the reference taken above.
+        unsafe { libc::dlclose(present) };
+        return Ok(());
+    }
+    let Some(probe) = exports.first() else {
+        return Err("the runtime lists no ABI symbols".into());
+    };
+    let symbols: Vec<(&[u8], u64, bool)> = exports
+        .iter()
+        .map(|e| (e.name.to_bytes(), e.addr as u64, e.data))
+        .collect();
+    let bytes = soname_stub::write(SONAME.to_bytes(), &symbols);
+    let handle = load_stub(&bytes)?;
+    // SAFETY: a live handle and a NUL-terminated name.
+    let found = unsafe { libc::dlsym(handle, probe.name.as_ptr()) };
+    if found.cast_const() != probe.addr {
+        // SAFETY: the handle just opened; nothing has bound to the stub.
+        unsafe { libc::dlclose(handle) };
+        return Err(format!(
+            "this runtime is linked into the program, and the system loader does not take the \
+             absolute symbols of the libtvm_ffi.so that stands for it as they are (glibc before \
+             2.28): {} resolved to {found:p}, not {:p}; link the program against libtvm_ffi.so \
+             instead",
+            probe.name.to_string_lossy(),
+            probe.addr
+        ));
+    }
+    // The stub stays for the life of the process: extensions bind to it.
+    Ok(())
+}
+
+/// Loads the stub's bytes with RTLD_GLOBAL (libraries that reference the
+/// ABI without naming `libtvm_ffi.so` bind to it too): from a sealed memory
+/// file by its `/proc` name, or else from a private directory, removed once
+/// the image is mapped.
+fn load_stub(bytes: &[u8]) -> Result<*mut c_void, String> {
+    let failed = |e: &dyn std::fmt::Display| format!("cannot make the libtvm_ffi.so stub: {e}");
+    let file = memfd(Path::new("libtvm_ffi.so"));
+    if let Ok(mut file) = file {
+        file.write_all(bytes).map_err(|e| failed(&e))?;
+        seal(&file).map_err(|e| failed(&e))?;
+        let name = format!("/proc/{}/fd/{}", std::process::id(), file.as_raw_fd());
+        if Path::new(&name).exists() {
+            return dlopen_global(Path::new(&name));
+        }
+    }
+    let dir = make_private_dir().map_err(|e| failed(&e))?;
+    let path = dir.join("libtvm_ffi.so");
+    let loaded = std::fs::write(&path, bytes)
+        .map_err(|e| failed(&e))
+        .and_then(|()| dlopen_global(&path));
+    let _ = std::fs::remove_file(&path);
+    let _ = std::fs::remove_dir(&dir);
+    loaded
+}
+
+fn dlopen_global(path: &Path) -> Result<*mut c_void, String> {
+    use std::os::unix::ffi::OsStrExt;
+    let name = std::ffi::CString::new(path.as_os_str().as_bytes()).map_err(|e| e.to_string())?;
+    // SAFETY: the stub has no initialisers and no relocations: mapping it
+    // runs no code.
+    let handle = unsafe { libc::dlopen(name.as_ptr(), libc::RTLD_NOW | libc::RTLD_GLOBAL) };
+    if handle.is_null() {
+        // SAFETY: dlerror's message is NUL-terminated, or NULL.
+        let why = unsafe { libc::dlerror() };
+        let why = if why.is_null() {
+            "unknown error".into()
+        } else {
+            // SAFETY: as above.
+            unsafe { CStr::from_ptr(why) }
+                .to_string_lossy()
+                .into_owned()
+        };
+        return Err(format!("cannot load the libtvm_ffi.so stub: {why}"));
+    }
+    Ok(handle)
+}
