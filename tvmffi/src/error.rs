@@ -198,6 +198,7 @@ impl std::error::Error for Error {
 /// line in its backtrace:
 ///
 /// ```
+/// # extern crate tvm_ffi_runtime;
 /// use tvmffi::{Result, bail};
 ///
 /// fn size(n: i64) -> Result<u64> {
@@ -223,6 +224,7 @@ macro_rules! bail {
 /// Returns early with an error of the given kind unless `cond` holds:
 ///
 /// ```
+/// # extern crate tvm_ffi_runtime;
 /// use tvmffi::{Result, ensure};
 ///
 /// fn size(n: i64) -> Result<u64> {

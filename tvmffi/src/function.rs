@@ -46,6 +46,7 @@ impl Function {
     /// reference's `TypeError`, a panic a `RuntimeError`.
     ///
     /// ```
+    /// # extern crate tvm_ffi_runtime;
     /// # use tvmffi::{Function, Result};
     /// # fn main() -> Result<()> {
     /// let f = Function::from_typed("greet", |n: i64, who: String| -> Result<String> {

@@ -2,6 +2,17 @@
 //! Rust: extension libraries that Python (`tvm_ffi.load_module`), C and C++
 //! load, and programs that host the runtime.
 //!
+//! ```toml
+//! # An extension (a library Python, C or C++ loads):
+//! [lib]
+//! crate-type = ["cdylib"]
+//!
+//! [dependencies]
+//! tvmffi = "0.1"
+//! # A program hosting the runtime adds:
+//! # tvmffi-host = "0.1"
+//! ```
+//!
 //! # Two modes
 //!
 //! * **Extension** (default): your `cdylib` is loaded *into* a process that
@@ -10,14 +21,17 @@
 //!   needs no library at build time and exports only your
 //!   `__tvm_ffi_<name>` symbols. Loaded where no runtime is, `dlopen`
 //!   refuses it ("undefined symbol: TVMFFI...").
-//! * **Host** (feature `host`): the tvm-ffi-rs runtime is linked into your
-//!   program. The API is the same. A program that also loads extension
-//!   libraries links with `-Wl,--export-dynamic` so they find the runtime.
-//!   Two runtimes in one process are refused with an error naming both.
+//! * **Host**: your program also depends on
+//!   [`tvmffi-host`](https://docs.rs/tvmffi-host), which links the
+//!   tvm-ffi-rs runtime in (`use tvmffi_host as _;`). The API is the same.
+//!   Extensions of every kind load into it with no build script or linker
+//!   flag. A library that links a runtime in and is loaded into a process
+//!   with another is refused with an error naming both.
 //!
 //! # Export a function
 //!
 //! ```
+//! # extern crate tvm_ffi_runtime;
 //! use tvmffi::{export, bail, Result};
 //!
 //! /// Adds one to `x`.
@@ -48,6 +62,7 @@
 //! # Define an object type
 //!
 //! ```
+//! # extern crate tvm_ffi_runtime;
 //! use tvmffi::{Object, ObjectRef, Writable};
 //!
 //! #[derive(Object, Default)]
@@ -74,6 +89,7 @@
 //! # Hand over a tensor
 //!
 //! ```
+//! # extern crate tvm_ffi_runtime;
 //! use tvmffi::{export, Slice, Tensor, Result};
 //!
 //! #[export]
@@ -97,6 +113,7 @@
 //! # Load a module and call it
 //!
 //! ```no_run
+//! # extern crate tvm_ffi_runtime;
 //! # fn main() -> tvmffi::Result<()> {
 //! let m = tvmffi::Module::load("build/libkernels.so")?;
 //! let y: i64 = m.function("add_one")?.call((41,))?;
@@ -113,6 +130,7 @@
 //! every language.
 //!
 //! ```
+//! # extern crate tvm_ffi_runtime;
 //! use tvmffi::{Function, Result, ensure};
 //!
 //! # fn main() -> Result<()> {
@@ -134,9 +152,12 @@
 //! # }
 //! ```
 //!
-//! (The examples run as doctests in host mode: `cargo test --doc -p tvmffi
-//! --features host`.)
+//! (The examples run as doctests in a host: `cargo test --doc -p tvmffi`.)
 // Layers, lowest first: sys, types, handle, error, runtime, any, convert, export, function, containers, object, tensor, module.
+
+// The tests run in a host: the runtime linked in.
+#[cfg(test)]
+use tvm_ffi_runtime as _;
 
 // The C functions and types this crate calls: public only so that
 // `tests/host.rs` can check them against the runtime's own definitions;

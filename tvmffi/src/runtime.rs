@@ -3,16 +3,13 @@
 
 use crate::error::Result;
 
-// Host mode: the runtime's C functions come from the tvm-ffi-rs rlib.
-#[cfg(feature = "host")]
-use tvm_ffi_runtime as _;
-
-/// Fails when the process has a second TVM-FFI runtime besides the one this
-/// crate calls: objects, errors and type indices of one are meaningless to
-/// the other. Only host mode can get there (an extension binds to the
-/// process's runtime and embeds none); checked once.
+/// Fails when the process has a second TVM-FFI runtime besides one linked
+/// into the object holding this code (a program on `tvmffi-host`, or a
+/// library that wrongly depends on it): objects, errors and type indices of
+/// one are meaningless to the other. An extension that embeds no runtime
+/// passes whatever the process holds. Checked once.
 pub fn check_single_runtime() -> Result<()> {
-    #[cfg(all(feature = "host", target_os = "linux"))]
+    #[cfg(target_os = "linux")]
     {
         use std::sync::OnceLock;
         static VERDICT: OnceLock<core::result::Result<(), String>> = OnceLock::new();
@@ -25,7 +22,7 @@ pub fn check_single_runtime() -> Result<()> {
     Ok(())
 }
 
-#[cfg(all(feature = "host", target_os = "linux"))]
+#[cfg(target_os = "linux")]
 fn find_other_runtime() -> core::result::Result<(), String> {
     use core::ffi::{CStr, c_int, c_void};
     // The object this code is linked into holds our runtime.
@@ -51,6 +48,7 @@ fn find_other_runtime() -> core::result::Result<(), String> {
     }
     // SAFETY: the callback matches the loader's contract.
     unsafe { libc::dl_iterate_phdr(Some(collect), (&mut names as *mut Vec<Vec<u8>>).cast()) };
+    let mut definers: Vec<(usize, String)> = Vec::new();
     for name in names {
         let Ok(cname) = std::ffi::CString::new(name) else {
             continue;
@@ -71,22 +69,29 @@ fn find_other_runtime() -> core::result::Result<(), String> {
         let definer = (!sym.is_null()).then(|| object_of(sym)).flatten();
         // SAFETY: the reference taken above.
         unsafe { libc::dlclose(handle) };
-        if let (Some(other), Some(ours)) = (&definer, &ours)
-            && other.0 != ours.0
+        if let Some(d) = definer
+            && !definers.iter().any(|(base, _)| *base == d.0)
         {
-            return Err(format!(
-                "two TVM-FFI runtimes in one process: {} links one in (tvmffi feature `host`) \
-                 and {} is loaded too; build libraries that are loaded into a TVM-FFI process \
-                 without the `host` feature, so they use the process's runtime",
-                ours.1, other.1
-            ));
+            definers.push(d);
         }
     }
-    Ok(())
+    let Some(ours) = ours else { return Ok(()) };
+    if !definers.iter().any(|(base, _)| *base == ours.0) {
+        return Ok(());
+    }
+    match definers.iter().find(|(base, _)| *base != ours.0) {
+        Some((_, other)) => Err(format!(
+            "two TVM-FFI runtimes in one process: {} links one in (it depends on tvmffi-host) \
+             and {other} is loaded too; a library loaded into a TVM-FFI process depends on \
+             tvmffi only, and uses the process's runtime",
+            ours.1
+        )),
+        None => Ok(()),
+    }
 }
 
 /// The base address and file name of the loaded object holding `addr`.
-#[cfg(all(feature = "host", target_os = "linux"))]
+#[cfg(target_os = "linux")]
 fn object_of(addr: *mut core::ffi::c_void) -> Option<(usize, String)> {
     // SAFETY: dladdr only reads the loader's tables; `info` is writable.
     let mut info: libc::Dl_info = unsafe { core::mem::zeroed() };

@@ -1,7 +1,7 @@
 //! The TVM-FFI C ABI as this crate calls it: the `#[repr(C)]` types (sizes
 //! and offsets asserted below, the same as `tvm/ffi/c_api.h`) and the C
-//! functions, which come from the process's `libtvm_ffi` (extension mode) or
-//! from the runtime linked into the program (feature `host`).
+//! functions, which come from the process's `libtvm_ffi` (an extension) or
+//! from the runtime linked into the program (a host, through `tvmffi-host`).
 //!
 //! Every function here is `unsafe` to call: each contract is the C
 //! header's. The safe modules of this crate are the only callers.
@@ -249,7 +249,7 @@ const _: () = {
 /// process has loaded, ours or the official one.
 macro_rules! c_functions {
     ($(fn $name:ident($($arg:ident: $ty:ty),*) $(-> $ret:ty)?;)*) => {
-        #[cfg_attr(all(windows, not(feature = "host")), link(name = "tvm_ffi", kind = "raw-dylib"))]
+        #[cfg_attr(windows, link(name = "tvm_ffi", kind = "raw-dylib"))]
         unsafe extern "C" {
             $(
                 #[doc = concat!("`", stringify!($name), "` (see `tvm/ffi/c_api.h`).")]

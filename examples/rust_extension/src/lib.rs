@@ -4,7 +4,10 @@
 //! (`__tvm_ffi_<name>` with their docs and type schemas).
 
 use std::collections::HashMap;
+// Only with the feature tests/rust-api/extension uses to show the refusal.
 use tvmffi::{Object, ObjectRef, Result, Slice, Tensor, Writable, bail, ensure, export};
+#[cfg(feature = "runtime-inside-by-mistake")]
+use tvmffi_host as _;
 
 /// Adds one to `x`.
 #[export]

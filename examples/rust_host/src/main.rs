@@ -4,6 +4,7 @@
 //! `rust-host-example [path/to/librust_ext.so]`.
 
 use tvmffi::{Any, Error, Function, Module, Object, ObjectRef, Result, Tensor, Writable, ensure};
+use tvmffi_host as _; // the runtime, linked into this program
 
 /// An object type defined by the host.
 #[derive(Object, Default, Debug)]

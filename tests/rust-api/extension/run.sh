@@ -10,10 +10,12 @@
 #     trip, keyword construction, field writes, error kinds and messages,
 #     a panic);
 #   - loaded where no runtime is, dlopen refuses it (even RTLD_LAZY); built with the runtime
-#     inside (feature `host`) and loaded into a process that has one, its
-#     calls fail with the "two TVM-FFI runtimes" error;
-#   - tvmffi's tests and doctests pass in host mode, its docs build without
-#     a warning;
+#     inside (a dependency on tvmffi-host by mistake) and loaded into a
+#     process that has one, its calls fail with the "two TVM-FFI runtimes" error;
+#   - `cargo build --workspace` (hosts and extensions in one build) leaves
+#     every extension without a runtime: no TVMFFI* definitions;
+#   - tvmffi's and tvmffi-host's tests and doctests pass, their docs build
+#     without a warning;
 #   - the host example (tasks 2-5 of issue 33) prints what
 #     tests/rust-api/extension/host.expected holds.
 # Usage: run.sh VENV OUR_LIBRARY. Prints "rust-extension: N passed".
@@ -30,25 +32,27 @@ fail() { echo "FAILED: $1"; exit 1; }
 cd "$root"
 
 # Debug builds in the rlib dependent's target directory, whose runtime rlib
-# (tests/packaging/rust-dependent, built just before) they reuse. Each in its own
-# cargo invocation: cargo unifies features across the packages of one
-# build, and the host's `host` feature would put the runtime into the
-# extension (which the refusal below shows).
+# (tests/packaging/rust-dependent, built just before) they reuse.
 export CARGO_TARGET_DIR="$root/target/rust-dependent"
 built="$CARGO_TARGET_DIR/debug"
-cargo build --locked --quiet -p rust-extension-example --features tvmffi/host
+cargo build --locked --quiet -p rust-extension-example --features runtime-inside-by-mistake
 cp "$built/librust_ext.so" "$out/librust_ext_with_runtime.so"
-cargo build --locked --quiet -p rust-extension-example
-cargo build --locked --quiet -p rust-host-example
+# Hosts and extensions in one build, as a workspace builds them.
+cargo build --locked --quiet --workspace --exclude tvm-ffi-rs
+for so in librust_ext.so libtask1_ours.so; do
+  defined="$(nm -D --defined-only "$built/$so" | awk '$3 ~ /^TVMFFI/' | wc -l)"
+  [ "$defined" = 0 ] || fail "cargo build --workspace put a runtime into $so ($defined TVMFFI* definitions)"
+done
+ok "cargo build --workspace: the extensions built beside the hosts define no TVMFFI* symbol"
 ext="$out/librust_ext.so"
 cp "$built/librust_ext.so" "$ext"
 
-cargo test --locked -p tvmffi --features host > "$out/tvmffi-test.log" 2>&1 \
-  || { cat "$out/tvmffi-test.log"; fail "cargo test -p tvmffi --features host"; }
+cargo test --locked -p tvmffi -p tvmffi-host > "$out/tvmffi-test.log" 2>&1 \
+  || { cat "$out/tvmffi-test.log"; fail "cargo test -p tvmffi -p tvmffi-host"; }
 grep "^test result" "$out/tvmffi-test.log"
-ok "tvmffi's own tests and doctests (host mode)"
-RUSTDOCFLAGS="-D warnings" cargo doc --locked --quiet --no-deps -p tvmffi -p tvmffi-macros
-ok "cargo doc of tvmffi and tvmffi-macros: no warnings"
+ok "tvmffi's and tvmffi-host's own tests and doctests"
+RUSTDOCFLAGS="-D warnings" cargo doc --locked --quiet --no-deps -p tvmffi -p tvmffi-host -p tvmffi-macros
+ok "cargo doc of tvmffi, tvmffi-host and tvmffi-macros: no warnings"
 
 grep -rnw unsafe examples/rust_extension/src examples/rust_host/src && fail "unsafe in the examples"
 ok "no unsafe in the examples (and #![forbid(unsafe_code)] through their lints)"

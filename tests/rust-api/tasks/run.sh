@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The five tasks of issue 33, written with the official `tvm-ffi` crate
+# The five tasks, written with the official `tvm-ffi` crate
 # (tests/rust-api/tasks/official, on the official library) and with tvmffi
 # (tests/rust-api/tasks/ours): builds and runs both, prints their output, checks
 # that docs/rust.md's comparison table is what tests/rust-api/tasks/count.py
@@ -36,14 +36,28 @@ for which in official ours; do
 done
 ok "one program on the official crate and tvmffi together: no name collision, one runtime (official library and ours)"
 
-# Debug builds reusing the runtime rlib of tests/packaging/rust-dependent, in separate
-# invocations: the library must not get the host's `host` feature.
+# Debug builds reusing the runtime rlib of tests/packaging/rust-dependent; the
+# library and the host in one build (only the host depends on tvmffi-host).
 dep_target="$root/target/rust-dependent"
-CARGO_TARGET_DIR="$dep_target" cargo build --locked --quiet -p rust-tasks-ours-ext
-CARGO_TARGET_DIR="$dep_target" cargo build --locked --quiet -p rust-tasks-ours-host
+CARGO_TARGET_DIR="$dep_target" cargo build --locked --quiet -p rust-tasks-ours-ext -p rust-tasks-ours-host
 for t in 2 3 4; do "$dep_target/debug/task$t" | sed "s/^/  tvmffi task $t: /"; done
 "$dep_target/debug/task5" "$dep_target/debug/libtask1_ours.so" | sed "s/^/  tvmffi task 5: /"
 ok "tvmffi's five tasks build and run"
+
+# One Rust host (no build script, no linker flags) loading a C++ extension
+# built with the official headers, the official crate's task 1 and
+# tvmffi's, calling across them; the official runtime on the loader path
+# or not, the same transcript.
+CARGO_TARGET_DIR="$dep_target" cargo build --locked --quiet -p rust-mixed-host
+for path in "" "$official_lib"; do
+  LD_LIBRARY_PATH="$path" "$dep_target/debug/rust-mixed-host" "$official_lib/libtvm_ffi_testing.so" \
+    "$bin/libtask1_official.so" "$dep_target/debug/libtask1_ours.so" > "$root/target/mixed-host.txt" \
+    || fail "the mixed host (LD_LIBRARY_PATH=$path)"
+  diff -u "$here/../mixed-host/expected.txt" "$root/target/mixed-host.txt" \
+    || fail "the mixed host's transcript (LD_LIBRARY_PATH=$path)"
+done
+sed "s/^/  mixed host: /" "$root/target/mixed-host.txt"
+ok "one Rust host loads a C++ extension, the official crate's and tvmffi's, calls across them, with the official runtime on LD_LIBRARY_PATH and without"
 
 table="$(python3 "$here/count.py")"
 echo "$table"
@@ -68,14 +82,20 @@ package() { # cargo package arguments...
 # here are rebuilt with the same versions on every run, so drop both first
 # (these crates never come from crates.io; their path builds in this
 # directory are rebuilt when next used).
-rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/{tvmffi,tvmffi-macros,tvm-ffi-rs-rlib}-0.1.0
+rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/{tvmffi,tvmffi-host,tvmffi-macros,tvm-ffi-rs-rlib}-0.1.0
 for kind in .fingerprint build deps; do
-  rm -rf "$dep_target/debug/$kind"/{tvmffi-,tvmffi_macros-,tvmffi-macros-,libtvmffi-,libtvmffi_macros-,tvm-ffi-rs-rlib-,libtvm_ffi-,tvm_ffi-}*
+  rm -rf "$dep_target/debug/$kind"/{tvmffi-,tvmffi_macros-,tvmffi-macros-,tvmffi_host-,tvmffi-host-,libtvmffi-,libtvmffi_macros-,libtvmffi_host-,tvm-ffi-rs-rlib-,libtvm_ffi-,tvm_ffi-}*
 done
 package --no-verify -p tvm-ffi-rs
-package -p tvm-ffi-rs-rlib -p tvmffi-macros -p tvmffi
-for crate in tvm-ffi-rs tvm-ffi-rs-rlib tvmffi-macros tvmffi; do
+# The four Rust-facing crates as `cargo publish --dry-run` checks them
+# (docs/rust.md): packaged, each built from its package against the others.
+CARGO_TARGET_DIR="$dep_target" cargo publish --dry-run --locked --allow-dirty \
+  -p tvm-ffi-rs-rlib -p tvmffi-macros -p tvmffi -p tvmffi-host > "$root/target/publish-check.log" 2>&1 \
+  || { cat "$root/target/publish-check.log"; fail "cargo publish --dry-run"; }
+! grep -q "^warning: manifest" "$root/target/publish-check.log" \
+  || fail "a manifest lacks metadata: $(grep '^warning: manifest' "$root/target/publish-check.log")"
+for crate in tvm-ffi-rs tvm-ffi-rs-rlib tvmffi-macros tvmffi tvmffi-host; do
   [ -f "$dep_target/package/$crate-0.1.0.crate" ] || fail "cargo package: no $crate"
 done
-ok "cargo package: tvm-ffi-rs, tvm-ffi-rs-rlib, tvmffi-macros and tvmffi (the last three built from their packages)"
+ok "cargo package of tvm-ffi-rs; cargo publish --dry-run of tvm-ffi-rs-rlib, tvmffi-macros, tvmffi and tvmffi-host (each built from its package), no metadata warning"
 echo "rust-tasks: $passed passed"

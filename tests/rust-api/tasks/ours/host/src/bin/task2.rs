@@ -1,5 +1,6 @@
 // Task 2: a global from a closure with mixed arguments, called by name; an error.
 use tvmffi::{Function, Result, ensure};
+use tvmffi_host as _; // the runtime, linked into this program
 
 fn main() -> Result<()> {
     let greet = Function::from_typed(

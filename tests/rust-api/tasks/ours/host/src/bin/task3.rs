@@ -1,5 +1,6 @@
 // Task 3: an object type whose fields other languages see (repr, equality).
 use tvmffi::{Function, Object, ObjectRef, Result};
+use tvmffi_host as _; // the runtime, linked into this program
 
 #[derive(Object, Default)]
 #[type_key = "demo.Point"]

@@ -1,5 +1,6 @@
 // Task 5: load a module (task 1's library) and call it.
 use tvmffi::{Module, Result};
+use tvmffi_host as _; // the runtime, linked into this program
 
 fn main() -> Result<()> {
     let path = std::env::args().nth(1).expect("the library to load");
