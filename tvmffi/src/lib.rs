@@ -153,7 +153,7 @@
 //! ```
 //!
 //! (The examples run as doctests in a host: `cargo test --doc -p tvmffi`.)
-// Layers, lowest first: sys, types, handle, error, runtime, any, convert, export, function, containers, object, tensor, module.
+// Layers, lowest first: sys, types, handle, error, runtime, any, convert, export, function, containers, object, tensor, kernel, module.
 
 // The tests run in a host: the runtime linked in.
 #[cfg(test)]
@@ -172,6 +172,7 @@ mod error;
 mod export;
 mod function;
 mod handle;
+mod kernel;
 mod module;
 mod object;
 mod runtime;
@@ -182,9 +183,10 @@ pub use any::{Any, AnyView};
 pub use convert::{Bytes, FromAny, IntoAny, IntoResult, TypeSchema};
 pub use error::{Error, Result};
 pub use function::{Function, IntoArgs, TypedClosure};
+pub use kernel::{DeviceView, Slice, SliceMut, current_stream};
 pub use module::Module;
 pub use object::{FieldValue, ObjectRef, ObjectType, Writable};
-pub use tensor::{DataType, Device, Element, Slice, Tensor};
+pub use tensor::{DataType, Device, Element, Tensor};
 pub use tvmffi_macros::{Object, export, function};
 
 /// What the macros expand to; not part of the API.

@@ -289,4 +289,5 @@ c_functions! {
     fn TVMFFIGetTypeInfo(type_index: i32) -> *const TypeInfo;
     fn TVMFFITypeRegisterField(type_index: i32, info: *const FieldInfo) -> c_int;
     fn TVMFFITypeRegisterMetadata(type_index: i32, metadata: *const TypeMetadata) -> c_int;
+    fn TVMFFIEnvGetStream(device_type: i32, device_id: i32) -> *mut c_void;
 }

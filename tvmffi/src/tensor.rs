@@ -1,9 +1,7 @@
 //! [`Tensor`]: an n-dimensional array shared with every framework through
-//! DLPack (NumPy, PyTorch, JAX, dlpark), and [`Slice`], the typed kernel
-//! parameter that checks dtype, device and layout while converting.
+//! DLPack (NumPy, PyTorch, JAX, dlpark), its data types and devices.
 
-use crate::any::{Any, AnyView};
-use crate::convert::{FromAny, TypeSchema};
+use crate::any::Any;
 use crate::error::{Error, Result, check};
 use crate::handle::Obj;
 use crate::sys::{self, DLDataType, DLDevice, DLManagedTensorVersioned, DLTensor, Handle, RawAny};
@@ -210,7 +208,7 @@ impl Tensor {
         unsafe { dlpark::versioned::Dlpack::from_raw(out.cast()) }
             .map_err(|e| Error::runtime_error(format!("dlpark refused the tensor: {e}")))
     }
-    fn dl(&self) -> &DLTensor {
+    pub(crate) fn dl(&self) -> &DLTensor {
         // SAFETY: a tensor's cell is its DLTensor, alive while we hold it.
         unsafe { &*self.0.cell::<DLTensor>() }
     }
@@ -273,7 +271,7 @@ fn numel(shape: &[i64]) -> Result<u64> {
 
 /// # Safety
 /// `dl` is a valid DLTensor whose shape holds `ndim` entries.
-unsafe fn shape_of(dl: &DLTensor) -> &[i64] {
+pub(crate) unsafe fn shape_of(dl: &DLTensor) -> &[i64] {
     if dl.ndim <= 0 || dl.shape.is_null() {
         return &[];
     }
@@ -285,7 +283,26 @@ unsafe fn shape_of(dl: &DLTensor) -> &[i64] {
 ///
 /// # Safety
 /// `dl` is a valid DLTensor whose data lives as long as `dl` is borrowed.
-unsafe fn cpu_slice<T: Element>(dl: &DLTensor) -> core::result::Result<&[T], String> {
+pub(crate) unsafe fn cpu_slice<T: Element>(dl: &DLTensor) -> core::result::Result<&[T], String> {
+    // SAFETY: the caller's promise.
+    let (data, numel) = unsafe { cpu_elements::<T>(dl) }?;
+    if numel == 0 {
+        return Ok(&[]);
+    }
+    // SAFETY: `numel` elements of `T` at `data`, alive while `dl` is
+    // borrowed (the caller's promise).
+    Ok(unsafe { core::slice::from_raw_parts(data, numel) })
+}
+
+/// Where the elements of a contiguous CPU tensor of `T` start and how many
+/// there are (a dangling, aligned start when there are none), or why the
+/// tensor is not one.
+///
+/// # Safety
+/// `dl` is a valid DLTensor.
+pub(crate) unsafe fn cpu_elements<T: Element>(
+    dl: &DLTensor,
+) -> core::result::Result<(*mut T, usize), String> {
     let dtype = DataType(dl.dtype);
     if dtype != T::DTYPE {
         return Err(format!("a tensor of {dtype}"));
@@ -313,7 +330,7 @@ unsafe fn cpu_slice<T: Element>(dl: &DLTensor) -> core::result::Result<&[T], Str
         }
     }
     if numel == 0 {
-        return Ok(&[]);
+        return Ok((core::ptr::NonNull::dangling().as_ptr(), 0));
     }
     let addr = (dl.data as usize).checked_add(dl.byte_offset as usize);
     match addr {
@@ -322,9 +339,7 @@ unsafe fn cpu_slice<T: Element>(dl: &DLTensor) -> core::result::Result<&[T], Str
                 && a % align_of::<T>() == 0
                 && numel <= (isize::MAX as u64) / size_of::<T>() as u64 =>
         {
-            // SAFETY: a CPU tensor of `numel` elements of `T` at `a`, alive
-            // while `dl` is borrowed (the caller's promise).
-            Ok(unsafe { core::slice::from_raw_parts(a as *const T, numel as usize) })
+            Ok((a as *mut T, numel as usize))
         }
         _ => Err("a tensor with NULL, misaligned or out-of-range data".to_owned()),
     }
@@ -341,66 +356,5 @@ impl core::fmt::Debug for Tensor {
             self.dtype(),
             self.device()
         )
-    }
-}
-
-/// A kernel parameter: the elements of a contiguous CPU tensor of `T`,
-/// borrowed for the call. Converting checks dtype, device and layout; a
-/// mismatch is the call's `TypeError`.
-pub struct Slice<'a, T> {
-    data: &'a [T],
-    shape: &'a [i64],
-}
-
-impl<T> Slice<'_, T> {
-    /// The tensor's shape.
-    pub fn shape(&self) -> &[i64] {
-        self.shape
-    }
-}
-
-impl<T> core::ops::Deref for Slice<'_, T> {
-    type Target = [T];
-    fn deref(&self) -> &[T] {
-        self.data
-    }
-}
-
-impl<'a, T: Element> FromAny<'a> for Slice<'a, T> {
-    fn schema() -> TypeSchema {
-        TypeSchema::named("ffi.Tensor", T::SLICE_TEXT)
-    }
-    fn from_view(v: AnyView<'a>) -> Option<Self> {
-        let raw = v.raw();
-        let dl: &'a DLTensor = if raw.type_index == sys::DLTENSOR_PTR && raw.bits != 0 {
-            // SAFETY: a DLTensor* argument is valid for the call ('a).
-            unsafe { &*(raw.bits as *const DLTensor) }
-        } else if crate::types::is_instance(raw.type_index, sys::TENSOR) && raw.bits != 0 {
-            // SAFETY: a tensor's cell is its DLTensor; the view keeps the
-            // tensor alive for 'a.
-            unsafe {
-                &*(raw.bits as *const u8)
-                    .add(size_of::<sys::ObjectHeader>())
-                    .cast::<DLTensor>()
-            }
-        } else {
-            return None;
-        };
-        // SAFETY: as above.
-        let data = unsafe { cpu_slice::<T>(dl) }.ok()?;
-        // SAFETY: as above.
-        let shape = unsafe { shape_of(dl) };
-        Some(Slice { data, shape })
-    }
-    fn describe(v: AnyView<'_>) -> String {
-        match Tensor::from_view(v) {
-            Some(t) => format!(
-                "ffi.Tensor<{}, device ({}, {})>",
-                t.dtype(),
-                t.device().kind,
-                t.device().id
-            ),
-            None => v.type_key(),
-        }
     }
 }

@@ -5,7 +5,9 @@
 
 use std::collections::HashMap;
 // Only with the feature tests/rust-api/extension uses to show the refusal.
-use tvmffi::{Object, ObjectRef, Result, Slice, Tensor, Writable, bail, ensure, export};
+use tvmffi::{
+    DeviceView, Object, ObjectRef, Result, Slice, SliceMut, Tensor, Writable, bail, ensure, export,
+};
 #[cfg(feature = "runtime-inside-by-mistake")]
 use tvmffi_host as _;
 
@@ -24,6 +26,34 @@ fn greet(who: &str, times: i64) -> Result<String> {
         "times must be non-negative, got {times}"
     );
     Ok(vec![format!("hello {who}"); times as usize].join(" "))
+}
+
+/// Writes `x + 1` into `y`, a float32 array of the same shape that the
+/// caller allocated (the in-place kernel of every TVM-FFI example).
+#[export]
+fn add_one_into(x: Slice<f32>, mut y: SliceMut<f32>) -> Result<()> {
+    y.expect_shape("y", x.shape())?;
+    for (y, x) in y.iter_mut().zip(x.iter()) {
+        *y = x + 1.0;
+    }
+    Ok(())
+}
+
+/// What a device kernel launch sees of a tensor on any device: where its
+/// data is, its layout and the caller's current stream on that device.
+#[export]
+fn locate(x: DeviceView) -> String {
+    let device = x.device();
+    format!(
+        "data {:#x} on device ({}, {}), shape {:?}, strides {:?}, dtype {}, stream {:#x}",
+        x.data_ptr() as usize,
+        device.kind,
+        device.id,
+        x.shape(),
+        x.strides(),
+        x.dtype(),
+        x.stream() as usize
+    )
 }
 
 /// Computes `a * x + y` over two float32 arrays of one shape, into a new

@@ -60,7 +60,7 @@ ok "no unsafe in the examples (and #![forbid(unsafe_code)] through their lints)"
 exports="$(nm -D --defined-only "$ext" | awk '{ print $3 }')"
 strays="$(echo "$exports" | grep -v '^__tvm_ffi_' || true)"
 [ -z "$strays" ] || fail "the extension exports more than its functions: $strays"
-[ "$(echo "$exports" | grep -c '^__tvm_ffi_[a-z]')" = 9 ] || fail "expected 9 functions in: $exports"
+[ "$(echo "$exports" | grep -c '^__tvm_ffi_[a-z]')" = 11 ] || fail "expected 11 functions in: $exports"
 needed="$(readelf -d "$ext" | awk '/NEEDED/ { print $5 }' | tr -d '[]' | tr '\n' ' ')"
 case "$needed" in *tvm_ffi*) fail "the extension depends on a libtvm_ffi: $needed" ;; esac
 strip -o "$out/stripped.so" "$ext"
@@ -78,7 +78,10 @@ for line in "add_one(41): int 42" "round trip equal: True" "structural_equal(p, 
   "saxpy result: shape (2, 3) dtype float32 values [[1.0, 3.0, 5.0], [7.0, 9.0, 11.0]]" \
   "Point(1, label='d') (default y): Point rust_ext.Point(x=1, y=0.5, label=\"d\")" \
   "fail(7): raised ValueError: failed with code 7" "fail(7) traceback names lib.rs: True" \
-  "panics('boom'): raised RuntimeError: panic in \`panics\`: boom" "add_one(1) after the panic: int 2"; do
+  "panics('boom'): raised RuntimeError: panic in \`panics\`: boom" "add_one(1) after the panic: int 2" \
+  "y after add_one_into: [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]" "x untouched: [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]" \
+  "add_one_into(x, y of shape (3, 2)): raised ValueError: argument \`y\` has shape [3, 2], expected [2, 3]" \
+  "locate(CUDA tensor) on stream 0x5eed: String 'data 0x7f0000001100 on device (2, 0), shape [2, 3], strides Some([3, 1]), dtype float32, stream 0x5eed'"; do
   grep -qxF "$line" "$out/official.txt" || fail "the transcript lacks: $line"
 done
 ok "transcripts on the official library and on ours are identical ($(wc -l < "$out/ours.txt") lines)"
