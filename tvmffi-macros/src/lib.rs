@@ -1,6 +1,7 @@
 //! The procedural macros of `tvmffi`: [`macro@export`] turns a typed Rust
-//! function into a TVM-FFI export, [`macro@Object`] a struct into a
-//! reflected object type. Use them through `tvmffi`.
+//! function into a TVM-FFI export, [`macro@global`] into a global registered
+//! when the library loads, [`macro@Object`] a struct into a reflected object
+//! type. Use them through `tvmffi`.
 
 use proc_macro::TokenStream;
 use proc_macro2::{Span, TokenStream as Tokens};
@@ -35,6 +36,48 @@ pub fn export(attr: TokenStream, item: TokenStream) -> TokenStream {
         .into()
 }
 
+/// Registers a function as the global `name` when the library (or program)
+/// is loaded: `tvm_ffi.get_global_func(name)` finds it right after
+/// `tvm_ffi.load_module`, with no registration call. Parameters and result
+/// as for [`macro@export`].
+///
+/// ```ignore
+/// #[tvmffi::global("my_ext.scale")]
+/// fn scale(x: f64, by: f64) -> f64 {
+///     x * by
+/// }
+/// ```
+///
+/// A later load of a library registering the same name replaces the
+/// function. The library stays loaded for the life of the process (the
+/// global's code must outlive every reference to it).
+#[proc_macro_attribute]
+pub fn global(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let name = parse_macro_input!(attr as LitStr).value();
+    let func = parse_macro_input!(item as ItemFn);
+    expand_global(&func, &name)
+        .unwrap_or_else(Error::into_compile_error)
+        .into()
+}
+
+fn expand_global(func: &ItemFn, name: &str) -> syn::Result<Tokens> {
+    let types = plain_fn_params(func, "#[global]")?;
+    let ident = &func.sig.ident;
+    let ret = return_type(func);
+    let signature = signature(name, &types, &ret);
+    let call = call_with_args(&quote!(#ident), &types);
+    let register = at_load(quote!({
+        ::tvmffi::__private::register_global_at_load(
+            #name,
+            ::tvmffi::Function::from_packed(#signature, |args: &::tvmffi::__private::Args<'_>| #call),
+        )
+    }));
+    Ok(quote! {
+        #func
+        #register
+    })
+}
+
 fn parse_export_name(attr: TokenStream) -> syn::Result<String> {
     let mut name = None;
     let parser = syn::meta::parser(|meta| {
@@ -49,19 +92,47 @@ fn parse_export_name(attr: TokenStream) -> syn::Result<String> {
     name.ok_or_else(|| Error::new(Span::call_site(), "expected `name = \"...\"`"))
 }
 
-fn expand_export(func: &ItemFn, name: &str) -> syn::Result<Tokens> {
+/// The parameter types of a plain, safe, synchronous, non-generic free
+/// function, which `what` (`#[export]`, `#[global]`) turns into a TVM-FFI
+/// function.
+fn plain_fn_params(func: &ItemFn, what: &str) -> syn::Result<Vec<syn::Type>> {
     if !func.sig.generics.params.is_empty() {
         return Err(Error::new(
             func.sig.generics.span(),
-            "#[export] functions cannot be generic",
+            format!("{what} functions cannot be generic"),
         ));
     }
     if func.sig.asyncness.is_some() || func.sig.unsafety.is_some() {
         return Err(Error::new(
             func.sig.span(),
-            "#[export] functions are plain, safe, synchronous functions",
+            format!("{what} functions are plain, safe, synchronous functions"),
         ));
     }
+    let mut types = Vec::new();
+    for arg in &func.sig.inputs {
+        match arg {
+            FnArg::Typed(t) => types.push((*t.ty).clone()),
+            FnArg::Receiver(r) => {
+                return Err(Error::new(
+                    r.span(),
+                    format!("{what} functions take no `self`"),
+                ));
+            }
+        }
+    }
+    Ok(types)
+}
+
+/// The function's result type (`()` when it declares none).
+fn return_type(func: &ItemFn) -> Tokens {
+    match &func.sig.output {
+        ReturnType::Default => quote!(()),
+        ReturnType::Type(_, t) => quote!(#t),
+    }
+}
+
+fn expand_export(func: &ItemFn, name: &str) -> syn::Result<Tokens> {
+    let types = plain_fn_params(func, "#[export]")?;
     if !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
         return Err(Error::new(
             func.sig.ident.span(),
@@ -69,19 +140,7 @@ fn expand_export(func: &ItemFn, name: &str) -> syn::Result<Tokens> {
         ));
     }
     let ident = &func.sig.ident;
-    let mut types = Vec::new();
-    for arg in &func.sig.inputs {
-        match arg {
-            FnArg::Typed(t) => types.push((*t.ty).clone()),
-            FnArg::Receiver(r) => {
-                return Err(Error::new(r.span(), "#[export] functions take no `self`"));
-            }
-        }
-    }
-    let ret = match &func.sig.output {
-        ReturnType::Default => quote!(()),
-        ReturnType::Type(_, t) => quote!(#t),
-    };
+    let ret = return_type(func);
     let signature = signature(name, &types, &ret);
     let call = call_with_args(&quote!(#ident), &types);
     let call_sym = format_ident!("__tvm_ffi_{}", name);
@@ -317,6 +376,9 @@ fn expand_object(input: &DeriveInput) -> syn::Result<Tokens> {
             ) #with_default
         });
     }
+    let at_load = at_load(quote!({
+        let _ = <#ident as ::tvmffi::ObjectType>::type_index();
+    }));
     Ok(quote! {
         impl ::tvmffi::ObjectType for #ident {
             const TYPE_KEY: &'static str = #key;
@@ -328,19 +390,28 @@ fn expand_object(input: &DeriveInput) -> syn::Result<Tokens> {
                 ::tvmffi::__private::registered::<Self>(&REGISTRATION)
             }
         }
+        // Registers the type when the library (or program) is loaded,
+        // before any language looks its key up.
+        #at_load
+    })
+}
+
+/// A static initializer (the system's list of functions run when the
+/// library or program is loaded) that runs `body`, a block, with panics
+/// contained.
+fn at_load(body: Tokens) -> Tokens {
+    quote! {
         const _: () = {
-            // Registers the type when the library (or program) is loaded,
-            // before any language looks its key up.
             #[used]
             #[cfg_attr(any(target_os = "linux", target_os = "android", target_os = "freebsd"), unsafe(link_section = ".init_array"))]
             #[cfg_attr(target_vendor = "apple", unsafe(link_section = "__DATA,__mod_init_func"))]
             #[cfg_attr(windows, unsafe(link_section = ".CRT$XCU"))]
-            static REGISTER_AT_LOAD: extern "C" fn() = {
-                extern "C" fn register() {
-                    let _ = ::std::panic::catch_unwind(<#ident as ::tvmffi::ObjectType>::type_index);
+            static RUN_AT_LOAD: extern "C" fn() = {
+                extern "C" fn run_at_load() {
+                    let _ = ::std::panic::catch_unwind(|| #body);
                 }
-                register
+                run_at_load
             };
         };
-    })
+    }
 }

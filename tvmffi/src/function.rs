@@ -259,3 +259,46 @@ impl core::fmt::Debug for Any {
         self.view().fmt(f)
     }
 }
+
+/// Registers `f` as the global `name` from a library's static initializer
+/// (`#[tvmffi::global]`): replaces an earlier registration of the name, and
+/// keeps the library loaded for the life of the process, so the global
+/// never outlives its code. A failure is printed: nothing can raise while a
+/// library loads.
+#[doc(hidden)]
+pub fn register_global_at_load(name: &str, f: Result<Function>) {
+    match f.and_then(|f| f.register_global(name, true)) {
+        Ok(()) => keep_loaded(),
+        Err(e) => eprintln!(
+            "tvmffi: cannot register the global `{name}` when the library loads: {}: {}",
+            e.kind(),
+            e.message()
+        ),
+    }
+}
+
+/// Marks the shared object holding this code as never unloaded.
+fn keep_loaded() {
+    #[cfg(unix)]
+    {
+        static DONE: std::sync::Once = std::sync::Once::new();
+        DONE.call_once(|| {
+            // SAFETY: an all-zero Dl_info is a valid value to be filled in.
+            let mut info: libc::Dl_info = unsafe { core::mem::zeroed() };
+            let here = keep_loaded as *const () as *const core::ffi::c_void;
+            // SAFETY: dladdr only reads the loader's tables.
+            if unsafe { libc::dladdr(here, &mut info) } == 0 || info.dli_fname.is_null() {
+                return;
+            }
+            // SAFETY: RTLD_NOLOAD maps nothing new: it takes a reference to
+            // the loaded object named by its own path and marks it
+            // RTLD_NODELETE; the reference is kept.
+            unsafe {
+                libc::dlopen(
+                    info.dli_fname,
+                    libc::RTLD_LAZY | libc::RTLD_NOLOAD | libc::RTLD_NODELETE,
+                )
+            };
+        });
+    }
+}

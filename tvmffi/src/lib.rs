@@ -56,8 +56,25 @@
 //! `tvm_ffi.load_module("libmy_ext.so").add_one(41)` returns 42; its
 //! `__doc__` is the doc comment. A wrong argument raises the reference's
 //! `TypeError` (``Mismatched type on argument #0 when calling:
-//! `add_one(0: int) -> int`. Expected `int` but got `str` ``), an error
+//! `add_one(0: int) -> int`. Expected `int` but got `ffi.SmallStr` ``), an error
 //! its kind (`ValueError`), a panic a `RuntimeError`.
+//!
+//! # Register a global when the library loads
+//!
+//! ```
+//! # extern crate tvm_ffi_runtime;
+//! /// Found as `tvm_ffi.get_global_func("my_ext.scale")` right after
+//! /// `tvm_ffi.load_module`: no registration call.
+//! #[tvmffi::global("my_ext.scale")]
+//! fn scale(x: f64, by: f64) -> f64 {
+//!     x * by
+//! }
+//! # fn main() -> tvmffi::Result<()> {
+//! #     let f = tvmffi::Function::get_global("my_ext.scale")?;
+//! #     assert_eq!(f.call::<_, f64>((2.0, 3.0))?, 6.0);
+//! #     Ok(())
+//! # }
+//! ```
 //!
 //! # Define an object type
 //!
@@ -187,12 +204,13 @@ pub use kernel::{DeviceView, Slice, SliceMut, current_stream};
 pub use module::Module;
 pub use object::{FieldValue, ObjectRef, ObjectType, Writable};
 pub use tensor::{DataType, Device, Element, Tensor};
-pub use tvmffi_macros::{Object, export, function};
+pub use tvmffi_macros::{Object, export, function, global};
 
 /// What the macros expand to; not part of the API.
 #[doc(hidden)]
 pub mod __private {
     pub use crate::export::{Args, Signature, call_packed, return_metadata, return_text};
+    pub use crate::function::register_global_at_load;
     pub use crate::object::{FieldSpec, Registration, register, registered, value_offset};
     pub use crate::runtime::check_single_runtime;
     pub use crate::sys::RawAny;

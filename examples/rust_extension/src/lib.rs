@@ -7,6 +7,7 @@ use std::collections::HashMap;
 // Only with the feature tests/rust-api/extension uses to show the refusal.
 use tvmffi::{
     DeviceView, Object, ObjectRef, Result, Slice, SliceMut, Tensor, Writable, bail, ensure, export,
+    global,
 };
 #[cfg(feature = "runtime-inside-by-mistake")]
 use tvmffi_host as _;
@@ -26,6 +27,13 @@ fn greet(who: &str, times: i64) -> Result<String> {
         "times must be non-negative, got {times}"
     );
     Ok(vec![format!("hello {who}"); times as usize].join(" "))
+}
+
+/// Greets `who`: the global `rust_ext.hello`, registered when the library
+/// loads (no registration call).
+#[global("rust_ext.hello")]
+fn hello(who: &str) -> String {
+    format!("hello {who}, from Rust")
 }
 
 /// Writes `x + 1` into `y`, a float32 array of the same shape that the

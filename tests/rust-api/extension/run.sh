@@ -79,6 +79,7 @@ for line in "add_one(41): int 42" "round trip equal: True" "structural_equal(p, 
   "Point(1, label='d') (default y): Point rust_ext.Point(x=1, y=0.5, label=\"d\")" \
   "fail(7): raised ValueError: failed with code 7" "fail(7) traceback names lib.rs: True" \
   "panics('boom'): raised RuntimeError: panic in \`panics\`: boom" "add_one(1) after the panic: int 2" \
+  "global rust_ext.hello('tvm'): String 'hello tvm, from Rust'" \
   "y after add_one_into: [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]" "x untouched: [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]" \
   "add_one_into(x, y of shape (3, 2)): raised ValueError: argument \`y\` has shape [3, 2], expected [2, 3]" \
   "locate(CUDA tensor) on stream 0x5eed: String 'data 0x7f0000001100 on device (2, 0), shape [2, 3], strides Some([3, 1]), dtype float32, stream 0x5eed'"; do

@@ -27,8 +27,10 @@ def show(label, thunk):
 
 
 def main():
-    # Loading the library registers its types (before any class names them).
+    # Loading the library registers its types (before any class names them)
+    # and its globals.
     mod = tvm_ffi.load_module(sys.argv[1])
+    show("global rust_ext.hello('tvm')", lambda: tvm_ffi.get_global_func("rust_ext.hello")("tvm"))
 
     @tvm_ffi.register_object("rust_ext.Point")
     class Point(tvm_ffi.Object):

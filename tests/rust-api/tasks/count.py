@@ -14,14 +14,19 @@ TASKS = [
     ("3. an object type whose fields other languages see", "bin/task3.rs"),
     ("4. a tensor from Rust data, out through DLPack", "bin/task4.rs"),
     ("5. load a module and call it", "bin/task5.rs"),
+    ("6. an in-place kernel `add_one_into(x, y)` writing into `y`", "task6.rs"),
 ]
-OURS = {"task1.rs": "ext/src/task1.rs"}
+OURS = {"task1.rs": "ext/src/task1.rs", "task6.rs": "ext/src/task6.rs"}
 NOTES = {
     "task1.rs": ("", ""),
     "bin/task2.rs": ("", ""),
     "bin/task3.rs": ("fields not registered: repr `demo.Point`, equality a TypeError", "repr and equality by field"),
-    "bin/task4.rs": ("no DLPack export", "owned DLPack guard"),
+    "bin/task4.rs": ("no DLPack export in Rust (returned to Python, its tensors do reach `numpy.from_dlpack`)", "owned DLPack guard in Rust"),
     "bin/task5.rs": ("", ""),
+    "task6.rs": (
+        "`data_as_slice_mut(&self)`: `add_one_into(x, x)` runs with two aliasing Rust references",
+        "`SliceMut`: `add_one_into(x, x)` refused, errors name the argument",
+    ),
 }
 
 

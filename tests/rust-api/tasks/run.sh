@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The five tasks, written with the official `tvm-ffi` crate
+# The six tasks, written with the official `tvm-ffi` crate
 # (tests/rust-api/tasks/official, on the official library) and with tvmffi
 # (tests/rust-api/tasks/ours): builds and runs both, prints their output, checks
 # that docs/rust.md's comparison table is what tests/rust-api/tasks/count.py
@@ -43,6 +43,21 @@ CARGO_TARGET_DIR="$dep_target" cargo build --locked --quiet -p rust-tasks-ours-e
 for t in 2 3 4; do "$dep_target/debug/task$t" | sed "s/^/  tvmffi task $t: /"; done
 "$dep_target/debug/task5" "$dep_target/debug/libtask1_ours.so" | sed "s/^/  tvmffi task 5: /"
 ok "tvmffi's five tasks build and run"
+
+# Task 6 from Python with NumPy: each library's in-place kernel, on each
+# runtime (the same transcript on both).
+for lib in "$bin/libtask1_official.so" "$dep_target/debug/libtask1_ours.so"; do
+  "$venv/bin/python" "$here/in_place.py" "$lib" > "$root/target/in-place-official.txt"
+  PYTHONPATH="$root/target/suite/pkg-ours" "$venv/bin/python" "$here/in_place.py" "$lib" > "$root/target/in-place-ours.txt"
+  diff -u "$root/target/in-place-official.txt" "$root/target/in-place-ours.txt" \
+    || fail "task 6 of $(basename "$lib") differs between the runtimes"
+  grep -qxF "  y now: [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]" "$root/target/in-place-ours.txt" \
+    || fail "task 6 of $(basename "$lib") did not write y"
+  sed "s/^/  task 6 ($(basename "$lib")): /" "$root/target/in-place-ours.txt" | cut -c1-200
+done
+grep -q 'add_one_into(x, x) !! TypeError.*another argument already borrows' "$root/target/in-place-ours.txt" \
+  || fail "tvmffi's task 6 took x as its own output"
+ok "task 6, the in-place kernel, from NumPy on both runtimes: y written; strided, float64, misshaped y refused"
 
 # One Rust host (no build script, no linker flags) loading a C++ extension
 # built with the official headers, the official crate's task 1 and

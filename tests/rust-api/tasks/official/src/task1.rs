@@ -1,4 +1,5 @@
 // Task 1: a library exporting add_one(i64) and a tensor kernel.
+mod task6;
 use tvm_ffi::{tvm_ffi_dll_export_typed_func, Result, Tensor};
 
 fn add_one(x: i64) -> Result<i64> {

@@ -8,7 +8,8 @@ fn main() -> Result<()> {
         t.shape(),
         t.data_as_slice::<f32>()?
     );
-    // The crate has no DLPack export: a raw data pointer is all there is.
+    // The crate has no DLPack export in Rust: a raw data pointer is all there
+    // is (returned to Python, its tensors do reach numpy.from_dlpack).
     println!("data at {:p}, no DLPack handle to give away", t.data_ptr());
     Ok(())
 }
