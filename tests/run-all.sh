@@ -306,7 +306,7 @@ stage "a Rust crate on the rlib-only package: builds, runs, makes no C library, 
 tests/packaging/rust-dependent/run.sh | tee target/rust-dependent.log
 rust_dependent_passed=$(awk '/^rust-dependent:/ { print $2 }' target/rust-dependent.log)
 
-stage "Rust authors (tvmffi): the extension on both libraries, the host, the five tasks against the official crate, cargo package"
+stage "Rust authors (tvmffi): the extension on both libraries, hosts loading every kind of extension, the six tasks against the official crate, cargo publish --dry-run"
 # (After the crate above: these debug builds reuse its runtime rlib.)
 tests/rust-api/extension/run.sh "$venv" "$lib" | tee target/rust-extension.log
 tests/rust-api/tasks/run.sh "$venv" "$lib" | tee target/rust-tasks.log
