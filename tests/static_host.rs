@@ -5,6 +5,8 @@
 //! library exports binds to the program's own definition.
 #![cfg(target_os = "linux")]
 
+mod common;
+
 use core::ffi::{CStr, c_void};
 use object::{Object, ObjectSymbol};
 use std::ffi::CString;
@@ -101,7 +103,7 @@ fn the_loader_path_does_not_bring_in_another_runtime() {
         );
         return;
     }
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
+    let out = common::target_command(std::env::current_exe().unwrap())
         .args([
             "--exact",
             "the_loader_path_does_not_bring_in_another_runtime",
