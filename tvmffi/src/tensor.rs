@@ -16,7 +16,7 @@ pub struct Tensor(Obj);
 pub trait Element: Copy + Send + Sync + 'static {
     /// Its DLPack data type.
     const DTYPE: DataType;
-    /// `Tensor<float32, cpu, contiguous>`, as [`Slice`] errors name it.
+    /// `Tensor<float32, cpu, contiguous>`, as [`Slice`](crate::Slice) errors name it.
     const SLICE_TEXT: &'static str;
 }
 
