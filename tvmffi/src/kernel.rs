@@ -18,6 +18,7 @@
 
 use crate::any::AnyView;
 use crate::convert::{FromAny, TypeSchema};
+use crate::error::{Error, Result};
 use crate::sys::{self, DLTensor};
 use crate::tensor::{DataType, Device, Element, cpu_elements, shape_of};
 use core::cell::RefCell;
@@ -195,7 +196,7 @@ impl<T> SliceMut<'_, T> {
     }
     /// Fails with a `ValueError` naming the argument `name` unless the
     /// tensor has shape `shape`.
-    pub fn expect_shape(&self, name: &str, shape: &[i64]) -> crate::Result<()> {
+    pub fn expect_shape(&self, name: &str, shape: &[i64]) -> Result<()> {
         expect_shape(name, self.shape, shape)
     }
 }
@@ -203,16 +204,16 @@ impl<T> SliceMut<'_, T> {
 impl<T> Slice<'_, T> {
     /// Fails with a `ValueError` naming the argument `name` unless the
     /// tensor has shape `shape`.
-    pub fn expect_shape(&self, name: &str, shape: &[i64]) -> crate::Result<()> {
+    pub fn expect_shape(&self, name: &str, shape: &[i64]) -> Result<()> {
         expect_shape(name, self.shape, shape)
     }
 }
 
-fn expect_shape(name: &str, got: &[i64], want: &[i64]) -> crate::Result<()> {
+fn expect_shape(name: &str, got: &[i64], want: &[i64]) -> Result<()> {
     if got == want {
         Ok(())
     } else {
-        Err(crate::Error::value_error(format!(
+        Err(Error::value_error(format!(
             "argument `{name}` has shape {got:?}, expected {want:?}"
         )))
     }

@@ -101,7 +101,7 @@ fn closures_may_borrow_their_arguments() -> Result<()> {
     let err = f.call::<_, String>(("sum", ints)).unwrap_err();
     assert!(
         err.message()
-            .ends_with("but got `ffi.Tensor<int64, device (1, 0)>`"),
+            .ends_with("but got `a tensor of int64`"),
         "{}",
         err.message()
     );
