@@ -109,8 +109,9 @@ CARGO_TARGET_DIR="$dep_target" cargo publish --dry-run --locked --allow-dirty \
   || { cat "$root/target/publish-check.log"; fail "cargo publish --dry-run"; }
 ! grep -q "^warning: manifest" "$root/target/publish-check.log" \
   || fail "a manifest lacks metadata: $(grep '^warning: manifest' "$root/target/publish-check.log")"
-for crate in tvm-ffi-rs tvm-ffi-rs-rlib tvmffi-macros tvmffi tvmffi-host; do
-  [ -f "$dep_target/package/$crate-0.1.0.crate" ] || fail "cargo package: no $crate"
+[ -f "$dep_target/package/tvm-ffi-rs-0.1.0.crate" ] || fail "cargo package: no tvm-ffi-rs"
+for crate in tvm-ffi-rs-rlib tvmffi-macros tvmffi tvmffi-host; do
+  grep -q "^ *Uploading $crate v0.1.0" "$root/target/publish-check.log" || fail "cargo publish --dry-run: no $crate"
 done
 ok "cargo package of tvm-ffi-rs; cargo publish --dry-run of tvm-ffi-rs-rlib, tvmffi-macros, tvmffi and tvmffi-host (each built from its package), no metadata warning"
 echo "rust-tasks: $passed passed"
