@@ -10,5 +10,6 @@
 pub(crate) mod image;
 pub mod inspect;
 pub mod library_bin;
+#[cfg(target_os = "linux")]
 pub(crate) mod soname_stub;
 pub(crate) mod symbols;

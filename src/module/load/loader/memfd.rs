@@ -3,6 +3,7 @@
 //! when no private directory will do.
 
 use std::fs::File;
+#[cfg(target_os = "linux")]
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
