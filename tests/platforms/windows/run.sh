@@ -129,6 +129,6 @@ inspected="$("$run" "$root/target/$triple/debug/tvm-ffi-inspect.exe" \
   "$work/c-tests/plugin_with_bin.dll" "$rust_ext" 2>/dev/null | tr -d '\r')"
 echo "$inspected"
 grep -q 'functions (3):' <<<"$inspected" && grep -q 'library_bin: 2 module(s)' <<<"$inspected" &&
-  grep -q 'functions (9):' <<<"$inspected" || fail "tvm-ffi-inspect.exe misreads the Windows libraries"
+  grep -q 'functions (11):' <<<"$inspected" || fail "tvm-ffi-inspect.exe misreads the Windows libraries"
 ok "tvm-ffi-inspect.exe lists the functions and the embedded tree of plugin_with_bin.dll and rust_ext.dll"
 echo "windows: $((passed + cargo_passed + ctest_passed)) passed"
