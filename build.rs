@@ -85,7 +85,10 @@ fn main() {
         let shim = install_link_shim(Path::new(&root));
         println!("cargo:rustc-cdylib-link-arg=-B{}/", shim.display());
     }
-    if target_os == "windows" && builds_cdylib && std::env::var("PROFILE").as_deref() == Ok("release") {
+    if target_os == "windows"
+        && builds_cdylib
+        && std::env::var("PROFILE").as_deref() == Ok("release")
+    {
         // No Windows tool reads DWARF: a release DLL carries its COFF symbol
         // table (function names for backtraces) and leaves the DWARF out,
         // some 17 MB of the 20 MB DLL.

@@ -100,8 +100,7 @@ fn closures_may_borrow_their_arguments() -> Result<()> {
     let ints = Tensor::from_vec(vec![1i64], &[1])?;
     let err = f.call::<_, String>(("sum", ints)).unwrap_err();
     assert!(
-        err.message()
-            .ends_with("but got `a tensor of int64`"),
+        err.message().ends_with("but got `a tensor of int64`"),
         "{}",
         err.message()
     );
