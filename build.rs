@@ -20,6 +20,7 @@ fn main() {
     println!("cargo:rerun-if-changed={root}/build.rs");
     println!("cargo:rerun-if-changed={root}/src/cxx");
     let target_os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
+    let target_abi = std::env::var("CARGO_CFG_TARGET_ABI").unwrap_or_default();
     // The C++ layer: ModuleObj's vtable and typeinfo, the exported C++
     // functions, and the exception <-> raised-error crossings.
     let mut cxx = cc::Build::new();
@@ -58,7 +59,12 @@ fn main() {
         ),
         Err(e) => panic!("compiling the C++ layer (src/cxx): {e}"),
     }
-    if target_os == "windows" {
+    if target_os == "windows" && target_abi == "llvm" {
+        // The LLVM mingw targets (aarch64-pc-windows-gnullvm, built with
+        // zig: scripts/zig-windows.sh): libc++, which the linker links in
+        // statically.
+        println!("cargo:rustc-link-lib=c++");
+    } else if target_os == "windows" {
         println!("cargo:rustc-link-lib=static:-bundle,+verbatim=libstdc++.a");
     }
     println!("cargo:include={root}/include");

@@ -50,9 +50,11 @@
 #      and qemu-user with apt when missing),
 #   4g. macOS: the library built and linked for both Apple targets with zig
 #      and ld64.lld, its exports, install name and dependencies checked
-#      against the official arm64 dylib (tests/platforms/macos/build.sh); it runs in
-#      the background once the official C++ unit tests are done, its log
-#      printed at the end,
+#      against the official arm64 dylib (tests/platforms/macos/build.sh), then
+#      Windows on ARM64: tvm_ffi.dll built with zig, its exports checked
+#      against the official win_arm64 DLL, a C program linked against it
+#      (tests/platforms/windows-arm64/build.sh); they run in the background
+#      once the official C++ unit tests are done, their log printed at the end,
 #   4h. Windows x86-64: tvm_ffi.dll built with mingw-w64, its exports
 #      checked against the official win_amd64 DLL, cargo test and the C
 #      tests (ours and official, transcript diffs) under Wine
@@ -236,8 +238,9 @@ cxx_suite_passed=$(awk '/^cxx-suite:/ { print $2 }' target/cxx-suite.log)
 # macOS beside the stages from here to the end (its own target directory,
 # target/macos-link): they leave part of a core idle, the fuzzers and the
 # Rust stages while their compilers' front ends run one crate at a time.
-background "macOS: the library built and linked for arm64 and x86-64 (zig, ld64.lld), exports, install name, dependencies" \
-  target/macos.log tests/platforms/macos/build.sh "$venv"
+# Then Windows on ARM64 (zig as well; its own target directory).
+background "macOS: the library built and linked for arm64 and x86-64 (zig, ld64.lld), exports, install name, dependencies; then Windows ARM64: tvm_ffi.dll built with zig, exports, a C program linked" \
+  target/macos.log bash -c 'tests/platforms/macos/build.sh "$1" && tests/platforms/windows-arm64/build.sh "$1"' _ "$venv"
 
 stage "artifacts through the official Python package on our library"
 PYTHONPATH="$PWD/target/suite/pkg-ours" "$venv/bin/python" tests/python/artifacts.py | tee target/artifacts-python.log
@@ -342,7 +345,7 @@ if command -v valgrind >/dev/null 2>&1; then
 fi
 wait_background
 windows_passed=$(awk '/^windows:/ { print ($2 == "skipped" ? 0 : $2) }' target/windows.log)
-macos_passed=$(awk '/^macos:/ { print ($2 == "skipped" ? 0 : $2) }' target/macos.log)
+macos_passed=$(awk '/^(macos|windows-arm64):/ { n += ($2 == "skipped" ? 0 : $2) } END { print n + 0 }' target/macos.log)
 echo "== all tests passed; seconds per stage (wall, CPU):"
 for i in "${!stage_names[@]}"; do
   printf "%6d %6d  %s\n" "${stage_secs[$i]}" "$((stage_cpus[$i] / 100))" "${stage_names[$i]}"

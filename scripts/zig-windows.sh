@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The C compiler, C++ compiler and linker for Windows on ARM64
+# (aarch64-pc-windows-gnullvm), from zig (PyPI's `ziglang`), which has
+# mingw-w64's headers and libraries for that target and libc++.
+#
+# Called through its links, whose names say the tool:
+#
+#   ZIG=path/to/zig                      (default: `zig` on PATH)
+#   CC_aarch64_pc_windows_gnullvm=scripts/zig-windows/cc
+#   CXX_aarch64_pc_windows_gnullvm=scripts/zig-windows/c++
+#   AR_aarch64_pc_windows_gnullvm=scripts/zig-windows/ar
+#   CARGO_TARGET_AARCH64_PC_WINDOWS_GNULLVM_LINKER=scripts/zig-windows/c++
+#
+# It drops what zig does not take from cc-rs and rustc: `--target=` (zig
+# is told its own), `-lmsvcrt` (zig's mingw for ARM64 is UCRT-only); a
+# module definition file rustc passes as `-Wl,FILE.def` goes in as an
+# input. Code is built without UBSan and stack protectors, which zig turns
+# on by default and whose runtimes a DLL should not carry.
+set -euo pipefail
+tool="$(basename "$0")"
+zig="${ZIG:-zig}"
+[ "$tool" = ar ] && exec "$zig" ar "$@"
+args=()
+for a in "$@"; do
+  case "$a" in
+    --target=*|-lmsvcrt) ;;
+    -Wl,*.def) args+=("${a#-Wl,}") ;;
+    *) args+=("$a") ;;
+  esac
+done
+exec "$zig" "$tool" -target aarch64-windows-gnu -fno-sanitize=undefined -fno-stack-protector "${args[@]}"

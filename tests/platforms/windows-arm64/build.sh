@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Windows on ARM64 from Linux: tvm_ffi.dll built for
+# aarch64-pc-windows-gnullvm with zig (PyPI's `ziglang`: mingw-w64's
+# headers and libraries for ARM64, libc++) as C and C++ compiler, archiver
+# and linker (scripts/zig-windows.sh), then checked:
+#   - an ARM64 DLL that imports only system DLLs and the UCRT;
+#   - it exports every C function the official win_arm64 DLL exports (the
+#     wheel's); the official DLL's MSVC-mangled C++ symbols are counted,
+#     not yet provided (a mingw-style build has Itanium C++ names);
+#   - a C program (c-tests/test_error.c) compiles and links against it
+#     through its import library.
+# Running it needs an ARM64 Windows machine: nothing runs here. A debug
+# build, warnings denied.
+# usage: tests/platforms/windows-arm64/build.sh VENV
+# Prints "windows-arm64: N passed" or "skipped".
+set -euo pipefail
+venv="$(cd "$1" && pwd)"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
+work="$root/target/windows-arm64"
+triple=aarch64-pc-windows-gnullvm
+mkdir -p "$work"
+skip() { echo "windows-arm64: skipped ($1)"; exit 0; }
+fail() { echo "FAILED: $1"; exit 1; }
+passed=0
+ok() { echo "ok: $1"; passed=$((passed + 1)); }
+
+"$venv/bin/python" -c "import ziglang, lief" 2>/dev/null ||
+  "$venv/bin/pip" install --quiet --disable-pip-version-check ziglang lief >"$work/pip.log" 2>&1 ||
+  skip "could not install ziglang and lief from PyPI (log: $work/pip.log)"
+export ZIG="$("$venv/bin/python" -c 'import ziglang, os; print(os.path.join(os.path.dirname(ziglang.__file__), "zig"))')"
+"$root/tests/tools/rustup-target.sh" "$work/rustup.log" "$triple" ||
+  skip "rustup could not add $triple (log: $work/rustup.log)"
+
+tools="$root/scripts/zig-windows"
+export CC_aarch64_pc_windows_gnullvm="$tools/cc" CXX_aarch64_pc_windows_gnullvm="$tools/c++"
+export AR_aarch64_pc_windows_gnullvm="$tools/ar" CARGO_TARGET_AARCH64_PC_WINDOWS_GNULLVM_LINKER="$tools/c++"
+export RUSTFLAGS="-D warnings" CARGO_PROFILE_DEV_DEBUG=0
+# Its own target directory: the x86-64 Windows stage builds beside it.
+export CARGO_TARGET_DIR="$work/cargo"
+(cd "$root" && cargo build --locked --quiet --lib --target "$triple")
+dll="$CARGO_TARGET_DIR/$triple/debug/tvm_ffi.dll"
+implib="$CARGO_TARGET_DIR/$triple/debug/libtvm_ffi.dll.a"
+[ -f "$implib" ] || fail "no import library beside $dll"
+ok "built for $triple: $(($(stat -c %s "$dll") / 1024)) KiB (debug, no debug information), with its import library"
+
+# The official win_arm64 DLL, from its wheel.
+"$venv/bin/pip" download --quiet --disable-pip-version-check --no-deps --only-binary=:all: \
+  --platform win_arm64 -d "$work/wheel" "apache-tvm-ffi==0.1.15.post2" >"$work/pip-wheel.log" 2>&1 || true
+official=""
+if wheel="$(ls "$work"/wheel/apache_tvm_ffi-*win_arm64*.whl 2>/dev/null | head -1)" && [ -n "$wheel" ]; then
+  rm -rf "$work/official"
+  "$venv/bin/python" -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' "$wheel" "$work/official"
+  official="$work/official/tvm_ffi/lib/tvm_ffi.dll"
+fi
+"$venv/bin/python" - "$dll" "$official" <<'PY' || exit 1
+import sys, lief
+ours = lief.parse(sys.argv[1])
+if ours.header.machine != lief.PE.Header.MACHINE_TYPES.ARM64:
+    sys.exit(f"FAILED: {sys.argv[1]} is not an ARM64 DLL: {ours.header.machine}")
+system = ("kernel32.dll", "ntdll.dll", "userenv.dll", "ws2_32.dll", "bcryptprimitives.dll")
+imports = sorted({i.name.lower() for i in ours.imports})
+strays = [n for n in imports if n not in system and not n.startswith("api-ms-win-")]
+if strays:
+    sys.exit(f"FAILED: the DLL needs DLLs beyond the system's: {strays}")
+print(f"ok: an ARM64 DLL needing only {', '.join(imports)}")
+exports = {e.name for e in ours.get_export().entries}
+if sys.argv[2]:
+    official = lief.parse(sys.argv[2])  # kept alive while its entries are read
+    theirs = {e.name for e in official.get_export().entries}
+    c_names = sorted(n for n in theirs if not n.startswith("?"))
+    missing = [n for n in c_names if n not in exports]
+    if missing:
+        sys.exit(f"FAILED: not exported: {missing}")
+    cxx = sum(1 for n in theirs if n.startswith("?"))
+    print(f"ok: exports all {len(c_names)} C functions of the official win_arm64 DLL "
+          f"(ours: {len(exports)} names; its {cxx} MSVC C++ symbols are not provided yet)")
+else:
+    print("note: the official win_arm64 wheel could not be downloaded: exports not compared")
+PY
+passed=$((passed + 1 + $([ -n "$official" ] && echo 1 || echo 0)))
+
+"$tools/cc" -I"$root/include" -I"$root/c-tests" "$root/c-tests/test_error.c" \
+  -L"$(dirname "$implib")" -ltvm_ffi -o "$work/test_error.exe"
+"$venv/bin/python" - "$work/test_error.exe" <<'PY'
+import sys, lief
+exe = lief.parse(sys.argv[1])
+assert exe.header.machine == lief.PE.Header.MACHINE_TYPES.ARM64, exe.header.machine
+assert "tvm_ffi.dll" in {i.name.lower() for i in exe.imports}, "the program does not import tvm_ffi.dll"
+PY
+ok "a C program (c-tests/test_error.c) compiles and links against it: an ARM64 executable importing tvm_ffi.dll"
+echo "windows-arm64: $passed passed"
