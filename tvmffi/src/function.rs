@@ -283,19 +283,16 @@ fn keep_loaded() {
     {
         static DONE: std::sync::Once = std::sync::Once::new();
         DONE.call_once(|| {
-            // SAFETY: an all-zero Dl_info is a valid value to be filled in.
-            let mut info: libc::Dl_info = unsafe { core::mem::zeroed() };
             let here = keep_loaded as *const () as *const core::ffi::c_void;
-            // SAFETY: dladdr only reads the loader's tables.
-            if unsafe { libc::dladdr(here, &mut info) } == 0 || info.dli_fname.is_null() {
+            let Some((_, name)) = crate::runtime::object_of(here) else {
                 return;
-            }
+            };
             // SAFETY: RTLD_NOLOAD maps nothing new: it takes a reference to
             // the loaded object named by its own path and marks it
             // RTLD_NODELETE; the reference is kept.
             unsafe {
                 libc::dlopen(
-                    info.dli_fname,
+                    name.as_ptr(),
                     libc::RTLD_LAZY | libc::RTLD_NOLOAD | libc::RTLD_NODELETE,
                 )
             };

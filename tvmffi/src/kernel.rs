@@ -135,6 +135,11 @@ impl<T> Slice<'_, T> {
     pub fn shape(&self) -> &[i64] {
         self.shape
     }
+    /// Fails with a `ValueError` naming the argument `name` unless the
+    /// tensor has shape `shape`.
+    pub fn expect_shape(&self, name: &str, shape: &[i64]) -> Result<()> {
+        expect_shape(name, self.shape, shape)
+    }
 }
 
 impl<T> core::ops::Deref for Slice<'_, T> {
@@ -194,14 +199,6 @@ impl<T> SliceMut<'_, T> {
     pub fn shape(&self) -> &[i64] {
         self.shape
     }
-    /// Fails with a `ValueError` naming the argument `name` unless the
-    /// tensor has shape `shape`.
-    pub fn expect_shape(&self, name: &str, shape: &[i64]) -> Result<()> {
-        expect_shape(name, self.shape, shape)
-    }
-}
-
-impl<T> Slice<'_, T> {
     /// Fails with a `ValueError` naming the argument `name` unless the
     /// tensor has shape `shape`.
     pub fn expect_shape(&self, name: &str, shape: &[i64]) -> Result<()> {

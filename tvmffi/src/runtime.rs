@@ -26,7 +26,7 @@ pub fn check_single_runtime() -> Result<()> {
 fn find_other_runtime() -> core::result::Result<(), String> {
     use core::ffi::{CStr, c_int, c_void};
     // The object this code is linked into holds our runtime.
-    let ours = object_of(check_single_runtime as *const () as *mut c_void);
+    let ours = object_of(check_single_runtime as *const () as *const c_void);
     let mut names: Vec<Vec<u8>> = Vec::new();
     unsafe extern "C" fn collect(
         info: *mut libc::dl_phdr_info,
@@ -48,7 +48,7 @@ fn find_other_runtime() -> core::result::Result<(), String> {
     }
     // SAFETY: the callback matches the loader's contract.
     unsafe { libc::dl_iterate_phdr(Some(collect), (&mut names as *mut Vec<Vec<u8>>).cast()) };
-    let mut definers: Vec<(usize, String)> = Vec::new();
+    let mut definers: Vec<(usize, std::ffi::CString)> = Vec::new();
     for name in names {
         let Ok(cname) = std::ffi::CString::new(name) else {
             continue;
@@ -82,17 +82,18 @@ fn find_other_runtime() -> core::result::Result<(), String> {
     match definers.iter().find(|(base, _)| *base != ours.0) {
         Some((_, other)) => Err(format!(
             "two TVM-FFI runtimes in one process: {} links one in (it depends on tvmffi-host) \
-             and {other} is loaded too; a library loaded into a TVM-FFI process depends on \
+             and {} is loaded too; a library loaded into a TVM-FFI process depends on \
              tvmffi only, and uses the process's runtime",
-            ours.1
+            ours.1.to_string_lossy(),
+            other.to_string_lossy()
         )),
         None => Ok(()),
     }
 }
 
 /// The base address and file name of the loaded object holding `addr`.
-#[cfg(target_os = "linux")]
-fn object_of(addr: *mut core::ffi::c_void) -> Option<(usize, String)> {
+#[cfg(unix)]
+pub(crate) fn object_of(addr: *const core::ffi::c_void) -> Option<(usize, std::ffi::CString)> {
     // SAFETY: dladdr only reads the loader's tables; `info` is writable.
     let mut info: libc::Dl_info = unsafe { core::mem::zeroed() };
     // SAFETY: as above.
@@ -100,8 +101,6 @@ fn object_of(addr: *mut core::ffi::c_void) -> Option<(usize, String)> {
         return None;
     }
     // SAFETY: a NUL-terminated name owned by the loader.
-    let name = unsafe { core::ffi::CStr::from_ptr(info.dli_fname) }
-        .to_string_lossy()
-        .into_owned();
+    let name = unsafe { core::ffi::CStr::from_ptr(info.dli_fname) }.to_owned();
     Some((info.dli_fbase as usize, name))
 }

@@ -49,16 +49,9 @@ ok "built for $triple: the same $(exports "$lib" | wc -l) exported symbols as on
 # 3. cargo test under qemu; the official aarch64 wheel, if it downloads,
 # for the static host's test (an official C++ extension bound through the
 # soname stub) and the C tests below.
-official_dir=""
-"$venv/bin/pip" download --quiet --disable-pip-version-check --no-deps --only-binary=:all: \
-  --platform manylinux_2_28_aarch64 --platform manylinux2014_aarch64 -d "$work/wheel" "apache-tvm-ffi==0.1.15.post2" >/dev/null 2>&1 || true
-if wheel="$(ls "$work"/wheel/apache_tvm_ffi-*aarch64*.whl 2>/dev/null | head -1)" && [ -n "$wheel" ]; then
-  rm -rf "$work/official"
-  "$venv/bin/python" -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' "$wheel" "$work/official"
-  official_dir="$work/official/tvm_ffi"
-else
-  echo "note: the official aarch64 wheel could not be downloaded: our library's C tests only"
-fi
+official_dir="$("$root/tests/tools/official-wheel.sh" "$venv" "$work" \
+  --platform manylinux_2_28_aarch64 --platform manylinux2014_aarch64)" ||
+  { official_dir=""; echo "note: the official aarch64 wheel could not be downloaded: our library's C tests only"; }
 (cd "$root" && cargo test --locked --profile "$profile" --target "$triple") 2>&1 | tee "$work/cargo-test.log"
 if [ -n "$official_dir" ]; then
   (cd "$root" && TVM_FFI_OFFICIAL_DIR="$official_dir" cargo test --locked --profile "$profile" --target "$triple" \

@@ -102,14 +102,9 @@ rm -rf "$work"/*-apple-darwin/debug/build/tvm-ffi-rs-*
 grep -q "the C++ layer was not compiled" "$work/build.log" && { cat "$work/build.log"; fail "the C++ layer was not compiled"; }
 ok "built and linked for aarch64-apple-darwin and x86_64-apple-darwin (the library and tvm-ffi-inspect)"
 
-wheel="$work/wheel"
-if [ ! -f "$wheel/tvm_ffi/lib/libtvm_ffi.dylib" ]; then
-  "$venv/bin/pip" download --quiet --disable-pip-version-check --no-deps --only-binary=:all: \
-    --platform macosx_11_0_arm64 --python-version 3.11 "apache-tvm-ffi==0.1.15.post2" -d "$wheel" \
-    >"$work/pip.log" 2>&1 || skip "could not download the official macOS wheel (log: $work/pip.log)"
-  python3 -m zipfile -e "$wheel"/apache_tvm_ffi-*.whl "$wheel"
-fi
-"$venv/bin/python" - "$wheel/tvm_ffi/lib/libtvm_ffi.dylib" \
+official_dir="$("$root/tests/tools/official-wheel.sh" "$venv" "$work" --platform macosx_11_0_arm64 --python-version 3.11)" ||
+  skip "could not download the official macOS wheel (log: $work/pip-wheel.log)"
+"$venv/bin/python" - "$official_dir/lib/libtvm_ffi.dylib" \
   "$work/aarch64-apple-darwin/debug/libtvm_ffi.dylib" "$work/x86_64-apple-darwin/debug/libtvm_ffi.dylib" <<'PY'
 import sys
 import lief

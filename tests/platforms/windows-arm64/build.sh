@@ -44,13 +44,9 @@ implib="$CARGO_TARGET_DIR/$triple/debug/libtvm_ffi.dll.a"
 ok "built for $triple: $(($(stat -c %s "$dll") / 1024)) KiB (debug, no debug information), with its import library"
 
 # The official win_arm64 DLL, from its wheel.
-"$venv/bin/pip" download --quiet --disable-pip-version-check --no-deps --only-binary=:all: \
-  --platform win_arm64 -d "$work/wheel" "apache-tvm-ffi==0.1.15.post2" >"$work/pip-wheel.log" 2>&1 || true
 official=""
-if wheel="$(ls "$work"/wheel/apache_tvm_ffi-*win_arm64*.whl 2>/dev/null | head -1)" && [ -n "$wheel" ]; then
-  rm -rf "$work/official"
-  "$venv/bin/python" -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' "$wheel" "$work/official"
-  official="$work/official/tvm_ffi/lib/tvm_ffi.dll"
+if official_dir="$("$root/tests/tools/official-wheel.sh" "$venv" "$work" --platform win_arm64)"; then
+  official="$official_dir/lib/tvm_ffi.dll"
 fi
 "$venv/bin/python" - "$dll" "$official" <<'PY' || exit 1
 import sys, lief

@@ -77,13 +77,8 @@ dll="$root/target/$triple/debug/tvm_ffi.dll"
 (cd "$root" && cargo build --locked --target "$triple" -p rust-extension-example)
 rust_ext="$root/target/$triple/debug/rust_ext.dll"
 [ -f "$root/target/$triple/debug/libtvm_ffi.dll.a" ] || fail "no import library beside $dll"
-"$venv/bin/pip" download --quiet --disable-pip-version-check --no-deps --only-binary=:all: \
-  --platform win_amd64 --python-version 3.11 -d "$work/wheel" "apache-tvm-ffi==0.1.15.post2" >/dev/null 2>&1 || true
-wheel="$(ls "$work"/wheel/apache_tvm_ffi-*win_amd64.whl 2>/dev/null | head -1)" ||
-  fail "the official win_amd64 wheel could not be downloaded"
-rm -rf "$work/official"
-"$venv/bin/python" -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' "$wheel" "$work/official"
-official_dir="$work/official/tvm_ffi"
+official_dir="$("$root/tests/tools/official-wheel.sh" "$venv" "$work" --platform win_amd64 --python-version 3.11)" ||
+  fail "the official win_amd64 wheel could not be downloaded (log: $work/pip-wheel.log)"
 exports() { # the names a DLL exports, sorted
   x86_64-w64-mingw32-objdump -p "$1" | sed -n '/\[Ordinal\/Name Pointer\] Table/,/^$/p' |
     sed -n 's/^\s*\[ *[0-9]*\] //p' | sort

@@ -50,3 +50,15 @@ pub(super) fn memfd(_path: &Path) -> std::io::Result<File> {
 pub(super) fn seal(_copy: &File) -> std::io::Result<()> {
     Ok(())
 }
+
+/// The name other processes, debuggers among them, and the system loader
+/// open a memory file by (`/proc/<pid>/fd/N`), or `None` without `/proc`.
+pub(super) fn proc_name(file: &File) -> Option<std::path::PathBuf> {
+    use std::os::fd::AsRawFd;
+    let name = std::path::PathBuf::from(format!(
+        "/proc/{}/fd/{}",
+        std::process::id(),
+        file.as_raw_fd()
+    ));
+    name.exists().then_some(name)
+}

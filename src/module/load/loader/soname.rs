@@ -12,12 +12,12 @@
 //! binds the ABI's symbols to this runtime's definitions. Nothing on the
 //! loader path is read, and the program needs no `--export-dynamic`.
 
-use super::memfd::{memfd, seal};
+use super::memfd::{memfd, proc_name, seal};
 use crate::module::format::soname_stub::{self, AbiExport};
 use crate::module::load::emit::make_private_dir;
 use core::ffi::{CStr, c_void};
+use libloading::os::unix::Library;
 use std::io::Write;
-use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::sync::OnceLock;
 
@@ -53,12 +53,13 @@ fn provide_once(exports: &[AbiExport]) -> Result<(), String> {
         .map(|e| (e.name.to_bytes(), e.addr as u64, e.data))
         .collect();
     let bytes = soname_stub::write(SONAME.to_bytes(), &symbols);
-    let handle = load_stub(&bytes)?;
-    // SAFETY: a live handle and a NUL-terminated name.
-    let found = unsafe { libc::dlsym(handle, probe.name.as_ptr()) };
-    if found.cast_const() != probe.addr {
-        // SAFETY: the handle just opened; nothing has bound to the stub.
-        unsafe { libc::dlclose(handle) };
+    let stub = load_stub(&bytes)?;
+    // SAFETY: the symbol's address is only compared, never called here.
+    let found = unsafe { stub.get::<*const c_void>(probe.name.to_bytes_with_nul()) }
+        .map(|s| s.into_raw().cast_const())
+        .unwrap_or(core::ptr::null());
+    if found != probe.addr {
+        // Dropped (closed): nothing has bound to the stub.
         return Err(format!(
             "this runtime is linked into the program, and the system loader does not take the \
              absolute symbols of the libtvm_ffi.so that stands for it as they are (glibc before \
@@ -69,6 +70,7 @@ fn provide_once(exports: &[AbiExport]) -> Result<(), String> {
         ));
     }
     // The stub stays for the life of the process: extensions bind to it.
+    std::mem::forget(stub);
     Ok(())
 }
 
@@ -76,15 +78,13 @@ fn provide_once(exports: &[AbiExport]) -> Result<(), String> {
 /// ABI without naming `libtvm_ffi.so` bind to it too): from a sealed memory
 /// file by its `/proc` name, or else from a private directory, removed once
 /// the image is mapped.
-fn load_stub(bytes: &[u8]) -> Result<*mut c_void, String> {
+fn load_stub(bytes: &[u8]) -> Result<Library, String> {
     let failed = |e: &dyn std::fmt::Display| format!("cannot make the libtvm_ffi.so stub: {e}");
-    let file = memfd(Path::new("libtvm_ffi.so"));
-    if let Ok(mut file) = file {
+    if let Ok(mut file) = memfd(Path::new("libtvm_ffi.so")) {
         file.write_all(bytes).map_err(|e| failed(&e))?;
         seal(&file).map_err(|e| failed(&e))?;
-        let name = format!("/proc/{}/fd/{}", std::process::id(), file.as_raw_fd());
-        if Path::new(&name).exists() {
-            return dlopen_global(Path::new(&name));
+        if let Some(name) = proc_name(&file) {
+            return dlopen_global(&name);
         }
     }
     let dir = make_private_dir().map_err(|e| failed(&e))?;
@@ -97,24 +97,9 @@ fn load_stub(bytes: &[u8]) -> Result<*mut c_void, String> {
     loaded
 }
 
-fn dlopen_global(path: &Path) -> Result<*mut c_void, String> {
-    use std::os::unix::ffi::OsStrExt;
-    let name = std::ffi::CString::new(path.as_os_str().as_bytes()).map_err(|e| e.to_string())?;
+fn dlopen_global(path: &Path) -> Result<Library, String> {
     // SAFETY: the stub has no initialisers and no relocations: mapping it
     // runs no code.
-    let handle = unsafe { libc::dlopen(name.as_ptr(), libc::RTLD_NOW | libc::RTLD_GLOBAL) };
-    if handle.is_null() {
-        // SAFETY: dlerror's message is NUL-terminated, or NULL.
-        let why = unsafe { libc::dlerror() };
-        let why = if why.is_null() {
-            "unknown error".into()
-        } else {
-            // SAFETY: as above.
-            unsafe { CStr::from_ptr(why) }
-                .to_string_lossy()
-                .into_owned()
-        };
-        return Err(format!("cannot load the libtvm_ffi.so stub: {why}"));
-    }
-    Ok(handle)
+    unsafe { Library::open(Some(path), libc::RTLD_NOW | libc::RTLD_GLOBAL) }
+        .map_err(|e| format!("cannot load the libtvm_ffi.so stub: {e}"))
 }

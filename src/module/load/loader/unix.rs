@@ -53,7 +53,7 @@
 //! loads: its initialisers' `dladdr` names `/proc`, and gdb loses its
 //! breakpoints in it once the name is corrected afterwards.
 
-use super::memfd::{memfd, seal};
+use super::memfd::{memfd, proc_name, seal};
 use super::shared::{cannot_open, load_error, open_library_file};
 use crate::module::format::image;
 use crate::module::load::trust;
@@ -591,19 +591,13 @@ fn load_copy(path: &Path, file: &File, bytes: Option<&[u8]>) -> Result<Handle> {
 /// processes, debuggers among them, resolve to the same file), then closes
 /// it: the mapping stays.
 fn load_memfd(path: &Path, copy: File) -> Result<Handle> {
-    use std::os::fd::AsRawFd;
-    let name = PathBuf::from(format!(
-        "/proc/{}/fd/{}",
-        std::process::id(),
-        copy.as_raw_fd()
-    ));
-    if !name.exists() {
+    let Some(name) = proc_name(&copy) else {
         return Err(load_error(
             path,
             "cannot make a private copy of it: TMPDIR gives no private directory and /proc is \
              not mounted",
         ));
-    }
+    };
     let name = fresh_spelling(&name);
     let spelled = name.as_os_str().as_bytes().to_vec();
     let lib = dlopen(&name, path).inspect_err(|_| {
