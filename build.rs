@@ -20,52 +20,13 @@ fn main() {
     println!("cargo:rerun-if-changed={root}/build.rs");
     println!("cargo:rerun-if-changed={root}/src/cxx");
     let target_os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
-    let target_abi = std::env::var("CARGO_CFG_TARGET_ABI").unwrap_or_default();
     // The C++ layer: ModuleObj's vtable and typeinfo, the exported C++
-    // functions, and the exception <-> raised-error crossings.
-    let mut cxx = cc::Build::new();
-    if target_os == "linux" {
-        // ELF lets another object interpose an exported function; calls
-        // inside the layer need not allow for it (Mach-O and PE never do).
-        cxx.flag_if_supported("-fno-semantic-interposition");
-    }
+    // functions, and the exception <-> raised-error crossings. On Windows
+    // it is built in MSVC's ABI, which C++ extensions there are built in.
     if target_os == "windows" {
-        // The DLL carries its C++ runtime, as the official one relies only
-        // on the system's: libstdc++ is linked in statically (after the
-        // layer, below), not as libstdc++-6.dll, which Windows lacks.
-        cxx.cpp_link_stdlib(None);
-    }
-    let compiled = cxx
-        .cpp(true)
-        .std("c++17")
-        .include(format!("{root}/include"))
-        .files([
-            format!("{root}/src/cxx/module.cc"),
-            format!("{root}/src/cxx/functions.cc"),
-        ])
-        .warnings(true)
-        .extra_warnings(true)
-        .warnings_into_errors(true)
-        // Every exported function, referenced by nothing inside, is kept.
-        .link_lib_modifier("+whole-archive")
-        .try_compile("tvm_ffi_cxx");
-    match compiled {
-        Ok(()) => {}
-        // Checking for macOS from another system, without Apple's SDK: the
-        // Rust code is checked, the C++ layer is not (a link would fail).
-        Err(e) if target_os == "macos" && !cfg!(target_os = "macos") => println!(
-            "cargo:warning=the C++ layer was not compiled for macOS here ({e}): \
-             `cargo check` works, building the library needs macOS"
-        ),
-        Err(e) => panic!("compiling the C++ layer (src/cxx): {e}"),
-    }
-    if target_os == "windows" && target_abi == "llvm" {
-        // The LLVM mingw targets (aarch64-pc-windows-gnullvm, built with
-        // zig: scripts/zig-windows.sh): libc++, which the linker links in
-        // statically.
-        println!("cargo:rustc-link-lib=c++");
-    } else if target_os == "windows" {
-        println!("cargo:rustc-link-lib=static:-bundle,+verbatim=libstdc++.a");
+        compile_msvc_layer(Path::new(&root));
+    } else {
+        compile_layer(&root, &target_os);
     }
     println!("cargo:include={root}/include");
     abi_exports_table(Path::new(&root));
@@ -111,6 +72,132 @@ fn main() {
             list.display()
         );
     }
+}
+
+/// The C++ layer, built in the Itanium ABI by the target's C++ compiler.
+fn compile_layer(root: &str, target_os: &str) {
+    let mut cxx = cc::Build::new();
+    if target_os == "linux" {
+        // ELF lets another object interpose an exported function; calls
+        // inside the layer need not allow for it (Mach-O and PE never do).
+        cxx.flag_if_supported("-fno-semantic-interposition");
+    }
+    let compiled = cxx
+        .cpp(true)
+        .std("c++17")
+        .include(format!("{root}/include"))
+        .files(LAYER.iter().map(|file| format!("{root}/src/cxx/{file}")))
+        .warnings(true)
+        .extra_warnings(true)
+        .warnings_into_errors(true)
+        // Every exported function, referenced by nothing inside, is kept.
+        .link_lib_modifier("+whole-archive")
+        .try_compile("tvm_ffi_cxx");
+    match compiled {
+        Ok(()) => {}
+        // Checking for macOS from another system, without Apple's SDK: the
+        // Rust code is checked, the C++ layer is not (a link would fail).
+        Err(e) if target_os == "macos" && !cfg!(target_os = "macos") => println!(
+            "cargo:warning=the C++ layer was not compiled for macOS here ({e}): \
+             `cargo check` works, building the library needs macOS"
+        ),
+        Err(e) => panic!("compiling the C++ layer (src/cxx): {e}"),
+    }
+}
+
+/// The C++ layer's sources on every target.
+const LAYER: [&str; 2] = ["module.cc", "functions.cc"];
+
+/// The C++ layer for Windows, in MSVC's ABI (vtables, mangling, exceptions,
+/// std::string), as the official DLL's C++ symbols are and as every C++
+/// extension built with MSVC expects, whatever the Rust target's ABI. A
+/// clang driver compiles it (`TVM_FFI_MSVC_CXX`, default `clang++`; may be
+/// `scripts/zig-windows/c++`), without MSVC's headers (src/cxx/msvc/std.h
+/// stands in); the target's archiver bundles it.
+fn compile_msvc_layer(root: &Path) {
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let arch = std::env::var("CARGO_CFG_TARGET_ARCH").expect("cargo sets CARGO_CFG_TARGET_ARCH");
+    println!("cargo:rerun-if-env-changed=TVM_FFI_MSVC_CXX");
+    let driver = std::env::var("TVM_FFI_MSVC_CXX").unwrap_or_else(|_| "clang++".into());
+    let mut words = driver.split_whitespace();
+    let program = words.next().unwrap_or("clang++");
+    let mut objects = Vec::new();
+    for file in LAYER.iter().chain(&["msvc_abi.cc"]) {
+        let object = out.join(format!("msvc-{file}.o"));
+        let status = std::process::Command::new(program)
+            .args(words.clone())
+            .arg(format!("--target={arch}-pc-windows-msvc"))
+            .args(["-std=c++17", "-O2", "-nostdlibinc", "-ffreestanding"])
+            .args(["-fexceptions", "-fcxx-exceptions", "-fno-stack-protector"])
+            .args(["-Wall", "-Wextra", "-Werror", "-DTVM_FFI_DLL="])
+            .arg(format!("-I{}", root.join("include").display()))
+            .arg("-c")
+            .arg(root.join("src/cxx").join(file))
+            .arg("-o")
+            .arg(&object)
+            .status()
+            .unwrap_or_else(|e| {
+                panic!(
+                    "running `{driver}` for the C++ layer in MSVC's ABI ({e}): install clang, \
+                     or set TVM_FFI_MSVC_CXX to a clang driver (docs/platforms.md)"
+                )
+            });
+        assert!(
+            status.success(),
+            "`{driver}` failed on src/cxx/{file} (MSVC's ABI)"
+        );
+        objects.push(object);
+    }
+    let archive = out.join("libtvm_ffi_cxx.a");
+    let _ = std::fs::remove_file(&archive);
+    let mut ar = cc::Build::new()
+        .try_get_archiver()
+        .expect("the target's archiver");
+    let status = ar
+        .arg("crs")
+        .arg(&archive)
+        .args(&objects)
+        .status()
+        .expect("running the target's archiver");
+    assert!(status.success(), "archiving the C++ layer failed");
+    println!("cargo:rustc-link-search=native={}", out.display());
+    // Every exported function, referenced by nothing inside, is kept.
+    println!("cargo:rustc-link-lib=static:+whole-archive=tvm_ffi_cxx");
+    if std::env::var("CARGO_PKG_NAME").as_deref() == Ok("tvm-ffi-rs") {
+        // The objects ask for their exports MSVC's way (`/EXPORT:` in
+        // `.drectve`), which GNU ld does not read: a module definition file
+        // beside rustc's lists them for every linker.
+        let def = out.join("cxx-exports.def");
+        std::fs::write(&def, msvc_exports_def(&objects)).expect("write cxx-exports.def");
+        println!("cargo:rustc-cdylib-link-arg={}", def.display());
+    }
+}
+
+/// A module definition file of the `/EXPORT:"name"[,DATA]` directives in
+/// the `.drectve` sections of `objects`.
+fn msvc_exports_def(objects: &[PathBuf]) -> String {
+    use object::{Object, ObjectSection};
+    let mut def = String::from("EXPORTS\n");
+    for path in objects {
+        let bytes = std::fs::read(path).expect("read a C++ layer object");
+        let file = object::File::parse(&*bytes).expect("parse a C++ layer object");
+        let Some(section) = file.section_by_name(".drectve") else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(section.data().expect("read .drectve")).into_owned();
+        for directive in text
+            .split(" /")
+            .filter_map(|d| d.trim().strip_prefix("EXPORT:"))
+        {
+            let (name, data) = match directive.strip_suffix(",DATA") {
+                Some(name) => (name, " DATA"),
+                None => (directive, ""),
+            };
+            let name = name.trim_matches('"');
+            def.push_str(&format!("  \"{name}\"{data}\n"));
+        }
+    }
+    def
 }
 
 /// Writes the C++ symbols of `src/cxx/exports.map` as a Mach-O exported

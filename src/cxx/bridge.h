@@ -59,11 +59,10 @@ typedef struct {
 /// Installs the core (called once by the Rust side when the library loads).
 void tvm_ffi_rs_install_core(const TVMFFIRsCoreOps* ops);
 
-/// A new module object of a Rust kind. Takes `imports` (an Array) and
-/// `state` (released through `ops->drop` when the module dies, also on
-/// failure). `*out` is an owned handle.
-int tvm_ffi_rs_module_new(const TVMFFIRsKindOps* ops, void* state, TVMFFIObject* imports,
-                          TVMFFIObject** out);
+/// A new module object of a Rust kind, with no imports. Takes `state`
+/// (released through `ops->drop` when the module dies, also on failure).
+/// `*out` is an owned handle.
+int tvm_ffi_rs_module_new(const TVMFFIRsKindOps* ops, void* state, TVMFFIObject** out);
 
 // Virtual calls on any module (ours or a C++ subclass from elsewhere). A C++
 // exception becomes a raised error: tvm::ffi::Error keeps its kind, other

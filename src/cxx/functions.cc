@@ -3,8 +3,6 @@
 // in the reference too, the body of a built-in global with the same
 // arguments: it packs them, calls that global's built-in implementation and
 // unpacks the result; failures are thrown as tvm::ffi::Error.
-#include <initializer_list>
-
 #include "bridge.h"
 #include "classes.h"
 #include "guard.h"
@@ -26,6 +24,13 @@ Any Run(const char* name, const char* cxx_name, std::initializer_list<TVMFFIAny>
   detail::Check(detail::Core().call_builtin(name, cxx_name, args.begin(),
                                             static_cast<int32_t>(args.size()), out.raw()));
   return out;
+}
+
+/// The object reference an owned result holds (empty for None).
+template <typename Ref>
+Ref ObjectOf(Any result) {
+  TVMFFIAny value = result.release();
+  return Ref(value.type_index >= kTVMFFIStaticObjectBegin ? value.v_obj : nullptr);
 }
 
 /// The algorithms answer bool and int results as such.
@@ -74,8 +79,8 @@ Any Parse(const String& json_str, String* error_msg) {
   // answers None instead of throwing.
   TVMFFIObjectHandle raised = nullptr;
   TVMFFIErrorMoveFromRaised(&raised);
-  Error err(static_cast<TVMFFIObject*>(raised));
-  const TVMFFIByteArray& message = TVMFFIErrorGetCellPtr(err.get())->message;
+  Error err = detail::ErrorFromOwned(static_cast<TVMFFIObject*>(raised));
+  const TVMFFIByteArray& message = TVMFFIErrorGetCellPtr(detail::ErrorHandle(err))->message;
   TVMFFIAny text{};
   detail::Check(TVMFFIStringFromByteArray(&message, &text));
   *error_msg = String(text);
@@ -93,28 +98,29 @@ bool StructuralEqual::Equal(const Any& lhs, const Any& rhs, bool map_free_vars,
                                               BoolArg(skip_tensor_content)})) != 0;
 }
 
-ObjectRef StructuralEqual::GetFirstMismatch(const Any& lhs, const Any& rhs, bool map_free_vars,
-                                            bool skip_tensor_content) {
-  Any out = Run("ffi.GetFirstStructuralMismatch", "tvm::ffi::StructuralEqual::GetFirstMismatch",
-                {*lhs.raw(), *rhs.raw(), BoolArg(map_free_vars), BoolArg(skip_tensor_content)});
-  TVMFFIAny value = out.release();
-  return ObjectRef(value.type_index >= kTVMFFIStaticObjectBegin ? value.v_obj : nullptr);
+Optional<Tuple<reflection::AccessPath, reflection::AccessPath>> StructuralEqual::GetFirstMismatch(
+    const Any& lhs, const Any& rhs, bool map_free_vars, bool skip_tensor_content) {
+  return ObjectOf<Optional<Tuple<reflection::AccessPath, reflection::AccessPath>>>(
+      Run("ffi.GetFirstStructuralMismatch", "tvm::ffi::StructuralEqual::GetFirstMismatch",
+          {*lhs.raw(), *rhs.raw(), BoolArg(map_free_vars), BoolArg(skip_tensor_content)}));
 }
 
 uint64_t StructuralHash::Hash(const Any& value, bool map_free_vars, bool skip_tensor_content) {
   return static_cast<uint64_t>(IntOf(Run("ffi.StructuralHash", "tvm::ffi::StructuralHash::Hash", {*value.raw(), BoolArg(map_free_vars), BoolArg(skip_tensor_content)})));
 }
 
-ObjectRef VisitErrorContext::FindAccessPaths(const ObjectRef& root, const VisitErrorContext& ctx,
-                                             bool include_self) {
+Array<reflection::AccessPath> VisitErrorContext::FindAccessPaths(const ObjectRef& root,
+                                                                const VisitErrorContext& ctx,
+                                                                bool include_self) {
   TVMFFIAny root_arg{};
   root_arg.type_index = root.get() != nullptr ? root.get()->type_index : kTVMFFINone;
   root_arg.v_obj = root.get();
   TVMFFIAny ctx_arg{};
   ctx_arg.type_index = ctx.get() != nullptr ? ctx.get()->type_index : kTVMFFINone;
   ctx_arg.v_obj = ctx.get();
-  TVMFFIAny out = Run("ffi.VisitErrorContext.FindAccessPaths", "tvm::ffi::VisitErrorContext::FindAccessPaths", {root_arg, ctx_arg, BoolArg(include_self)}).release();
-  return ObjectRef(out.type_index >= kTVMFFIStaticObjectBegin ? out.v_obj : nullptr);
+  return ObjectOf<Array<reflection::AccessPath>>(
+      Run("ffi.VisitErrorContext.FindAccessPaths", "tvm::ffi::VisitErrorContext::FindAccessPaths",
+          {root_arg, ctx_arg, BoolArg(include_self)}));
 }
 
 }  // namespace ffi

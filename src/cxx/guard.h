@@ -2,8 +2,6 @@
 #ifndef TVM_FFI_RS_CXX_GUARD_H_
 #define TVM_FFI_RS_CXX_GUARD_H_
 
-#include <exception>
-
 #include "bridge.h"
 #include "classes.h"
 
@@ -19,7 +17,7 @@ namespace detail {
     TVMFFIErrorSetRaisedFromCStr("InternalError", "a call failed without raising an error");
     TVMFFIErrorMoveFromRaised(&raised);
   }
-  throw Error(static_cast<TVMFFIObject*>(raised));
+  throw ErrorFromOwned(static_cast<TVMFFIObject*>(raised));
 }
 
 /// Throws the raised error when a C-convention call failed.
@@ -37,7 +35,7 @@ int Guard(F&& body) noexcept {
     body();
     return 0;
   } catch (const Error& err) {
-    TVMFFIErrorSetRaised(err.get());
+    TVMFFIErrorSetRaised(ErrorHandle(err));
   } catch (const std::exception& err) {
     TVMFFIErrorSetRaisedFromCStr("InternalError", err.what());
   } catch (...) {

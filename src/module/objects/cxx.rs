@@ -44,7 +44,6 @@ unsafe extern "C" {
     fn tvm_ffi_rs_module_new(
         ops: *const KindOps,
         state: *mut c_void,
-        imports: *mut TVMFFIObject,
         out: *mut *mut TVMFFIObject,
     ) -> c_int;
     fn tvm_ffi_rs_module_kind(m: *mut TVMFFIObject, out: *mut *const c_char) -> c_int;
@@ -247,11 +246,10 @@ impl Module {
         let name = CString::new(kind.kind())
             .map_err(|_| Error::value("a module kind name cannot contain NUL"))?;
         let state = Box::into_raw(Box::new(KindState { name, kind })).cast::<c_void>();
-        let imports = seq::new_array(Vec::new()).into_raw_ptr();
         let mut out = core::ptr::null_mut();
         // SAFETY: the table matches the C declaration; the C++ layer takes over
-        // `state` (released through `drop`, also on failure) and `imports`.
-        check(unsafe { tvm_ffi_rs_module_new(&KIND_OPS, state, imports, &mut out) })?;
+        // `state` (released through `drop`, also on failure).
+        check(unsafe { tvm_ffi_rs_module_new(&KIND_OPS, state, &mut out) })?;
         let obj =
             owned_object(out).ok_or_else(|| Error::runtime("module creation answered NULL"))?;
         Module::from_object(obj)
@@ -441,3 +439,24 @@ static KIND_OPS: KindOps = KindOps {
     inspect_source: kind_inspect_source,
     drop: kind_drop,
 };
+
+// What the C++ layer, built in MSVC's ABI on Windows, imports, as the
+// official DLL does: MSVC's exception runtime and UCRT's heap (which
+// MSVC-compiled code allocates from and frees into). Declared for the
+// linker's import entries only; no Rust code calls them.
+#[cfg(windows)]
+#[link(name = "vcruntime140", kind = "raw-dylib")]
+unsafe extern "C" {
+    fn __CxxFrameHandler3();
+    fn _CxxThrowException();
+    fn __std_exception_copy();
+    fn __std_exception_destroy();
+    fn __std_terminate();
+    fn _purecall();
+}
+#[cfg(windows)]
+#[link(name = "api-ms-win-crt-heap-l1-1-0", kind = "raw-dylib")]
+unsafe extern "C" {
+    fn _malloc_base();
+    fn _free_base();
+}
