@@ -129,7 +129,11 @@ fn compile_msvc_layer(root: &Path) {
             .arg(format!("--target={arch}-pc-windows-msvc"))
             .args(["-std=c++17", "-O2", "-nostdlibinc", "-ffreestanding"])
             .args(["-fexceptions", "-fcxx-exceptions", "-fno-stack-protector"])
-            .args(["-Wall", "-Wextra", "-Werror", "-DTVM_FFI_DLL="])
+            // No default-library directives (zig's asks for its libc++):
+            // the layer needs no C++ library, only what src/module imports.
+            .arg("-fno-autolink")
+            .args(["-Wall", "-Wextra", "-Werror", "-Wno-unused-command-line-argument"])
+            .arg("-DTVM_FFI_DLL=")
             .arg(format!("-I{}", root.join("include").display()))
             .arg("-c")
             .arg(root.join("src/cxx").join(file))
@@ -146,6 +150,7 @@ fn compile_msvc_layer(root: &Path) {
             status.success(),
             "`{driver}` failed on src/cxx/{file} (MSVC's ABI)"
         );
+        mingw_export_directives(&object);
         objects.push(object);
     }
     let archive = out.join("libtvm_ffi_cxx.a");
@@ -163,41 +168,31 @@ fn compile_msvc_layer(root: &Path) {
     println!("cargo:rustc-link-search=native={}", out.display());
     // Every exported function, referenced by nothing inside, is kept.
     println!("cargo:rustc-link-lib=static:+whole-archive=tvm_ffi_cxx");
-    if std::env::var("CARGO_PKG_NAME").as_deref() == Ok("tvm-ffi-rs") {
-        // The objects ask for their exports MSVC's way (`/EXPORT:` in
-        // `.drectve`), which GNU ld does not read: a module definition file
-        // beside rustc's lists them for every linker.
-        let def = out.join("cxx-exports.def");
-        std::fs::write(&def, msvc_exports_def(&objects)).expect("write cxx-exports.def");
-        println!("cargo:rustc-cdylib-link-arg={}", def.display());
-    }
 }
 
-/// A module definition file of the `/EXPORT:"name"[,DATA]` directives in
-/// the `.drectve` sections of `objects`.
-fn msvc_exports_def(objects: &[PathBuf]) -> String {
+/// Respells the export directives clang writes into `object`'s `.drectve`
+/// for MSVC targets (`/EXPORT:name`) in mingw's spelling (`-export:name`,
+/// the same length), which GNU ld reads too (lld reads both). The linker
+/// then exports what the source marks `__declspec(dllexport)`.
+fn mingw_export_directives(object: &Path) {
     use object::{Object, ObjectSection};
-    let mut def = String::from("EXPORTS\n");
-    for path in objects {
-        let bytes = std::fs::read(path).expect("read a C++ layer object");
-        let file = object::File::parse(&*bytes).expect("parse a C++ layer object");
-        let Some(section) = file.section_by_name(".drectve") else {
-            continue;
-        };
-        let text = String::from_utf8_lossy(section.data().expect("read .drectve")).into_owned();
-        for directive in text
-            .split(" /")
-            .filter_map(|d| d.trim().strip_prefix("EXPORT:"))
-        {
-            let (name, data) = match directive.strip_suffix(",DATA") {
-                Some(name) => (name, " DATA"),
-                None => (directive, ""),
-            };
-            let name = name.trim_matches('"');
-            def.push_str(&format!("  \"{name}\"{data}\n"));
-        }
+    let mut bytes = std::fs::read(object).expect("read a C++ layer object");
+    let range = object::File::parse(&*bytes)
+        .expect("parse a C++ layer object")
+        .section_by_name(".drectve")
+        .and_then(|section| section.file_range());
+    let Some((start, size)) = range else {
+        return;
+    };
+    let (start, size) = (start as usize, size as usize);
+    let (from, to) = (b" /EXPORT:", b" -export:");
+    let directives = &mut bytes[start..start + size];
+    let mut at = 0;
+    while let Some(found) = directives[at..].windows(from.len()).position(|w| w == from) {
+        directives[at + found..at + found + to.len()].copy_from_slice(to);
+        at += found + to.len();
     }
-    def
+    std::fs::write(object, bytes).expect("write a C++ layer object");
 }
 
 /// Writes the C++ symbols of `src/cxx/exports.map` as a Mach-O exported

@@ -11,21 +11,27 @@
 #   AR_aarch64_pc_windows_gnullvm=scripts/zig-windows/ar
 #   CARGO_TARGET_AARCH64_PC_WINDOWS_GNULLVM_LINKER=scripts/zig-windows/c++
 #
-# It drops what zig does not take from cc-rs and rustc: `--target=` (zig
-# is told its own), `-lmsvcrt` (zig's mingw for ARM64 is UCRT-only); a
-# module definition file rustc passes as `-Wl,FILE.def` goes in as an
-# input. Code is built without UBSan and stack protectors, which zig turns
-# on by default and whose runtimes a DLL should not carry.
+# The target comes from cc-rs's and build.rs's `--target=ARCH-pc-windows-ENV`
+# in zig's spelling (`ARCH-windows-msvc` for build.rs's C++ layer in MSVC's
+# ABI, `ARCH-windows-gnu` otherwise; aarch64-windows-gnu without one). It
+# drops what zig does not take from cc-rs and rustc: `-lmsvcrt` (zig's
+# mingw for ARM64 is UCRT-only); a module definition file rustc passes as
+# `-Wl,FILE.def` goes in as an input. Code is built without UBSan and stack
+# protectors, which zig turns on by default and whose runtimes a DLL
+# should not carry.
 set -euo pipefail
 tool="$(basename "$0")"
 zig="${ZIG:-zig}"
 [ "$tool" = ar ] && exec "$zig" ar "$@"
+target=aarch64-windows-gnu
 args=()
 for a in "$@"; do
   case "$a" in
-    --target=*|-lmsvcrt) ;;
+    --target=*-msvc) t="${a#--target=}" && target="${t%%-*}-windows-msvc" ;;
+    --target=*) t="${a#--target=}" && target="${t%%-*}-windows-gnu" ;;
+    -lmsvcrt) ;;
     -Wl,*.def) args+=("${a#-Wl,}") ;;
     *) args+=("$a") ;;
   esac
 done
-exec "$zig" "$tool" -target aarch64-windows-gnu -fno-sanitize=undefined -fno-stack-protector "${args[@]}"
+exec "$zig" "$tool" -target "$target" -fno-sanitize=undefined -fno-stack-protector "${args[@]}"

@@ -158,6 +158,9 @@ void* operator new(size_t size, const std::nothrow_t&) noexcept {
 }
 void operator delete(void* block) noexcept { _free_base(block); }
 void operator delete(void* block, size_t) noexcept { _free_base(block); }
+// Newer clang puts vector deleting destructors in vftables, as MSVC does.
+void operator delete[](void* block) noexcept { _free_base(block); }
+void operator delete[](void* block, size_t) noexcept { _free_base(block); }
 
 // type_info's vftable, which the type descriptors of RTTI and exceptions
 // point to; its one slot (the destructor) is never called through them.

@@ -260,5 +260,7 @@ inline void operator delete(void*, void*) noexcept {}
 void* operator new(size_t size, const std::nothrow_t&) noexcept;
 void operator delete(void* block) noexcept;
 void operator delete(void* block, size_t size) noexcept;
+void operator delete[](void* block) noexcept;
+void operator delete[](void* block, size_t size) noexcept;
 
 #endif  // TVM_FFI_RS_CXX_MSVC_STD_H_

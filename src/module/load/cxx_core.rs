@@ -187,7 +187,11 @@ unsafe extern "C" fn core_call_builtin(
                     ),
                 )
             })?;
-            let args = core::slice::from_raw_parts(args, usize::try_from(num_args).unwrap_or(0));
+            // No arguments may come as NULL.
+            let args = match usize::try_from(num_args) {
+                Ok(n) if n > 0 => core::slice::from_raw_parts(args, n),
+                _ => &[],
+            };
             // SAFETY: the C++ caller's packed arguments are valid for the call.
             out.write(f.call_raw(args)?.into_raw());
         }

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Windows on ARM64 from Linux: tvm_ffi.dll built for
 # aarch64-pc-windows-gnullvm with zig (PyPI's `ziglang`: mingw-w64's
-# headers and libraries for ARM64, libc++) as C and C++ compiler, archiver
-# and linker (scripts/zig-windows.sh), then checked:
-#   - an ARM64 DLL that imports only system DLLs and the UCRT;
-#   - it exports every C function the official win_arm64 DLL exports (the
-#     wheel's); the official DLL's MSVC-mangled C++ symbols are counted,
-#     not yet provided (a mingw-style build has Itanium C++ names);
+# headers and libraries for ARM64; its clang builds the C++ layer in MSVC's
+# ABI) as C and C++ compiler, archiver and linker (scripts/zig-windows.sh),
+# then checked:
+#   - an ARM64 DLL that imports only system DLLs, the UCRT and MSVC's C++
+#     runtime (vcruntime140.dll, as the official DLL);
+#   - it exports every name the official win_arm64 DLL exports (the
+#     wheel's): its C functions and its MSVC-mangled C++ symbols;
 #   - a C program (c-tests/test_error.c) compiles and links against it
 #     through its import library.
 # Running it needs an ARM64 Windows machine: nothing runs here. A debug
@@ -24,8 +25,7 @@ fail() { echo "FAILED: $1"; exit 1; }
 passed=0
 ok() { echo "ok: $1"; passed=$((passed + 1)); }
 
-"$venv/bin/python" -c "import ziglang, lief" 2>/dev/null ||
-  "$venv/bin/pip" install --quiet --disable-pip-version-check ziglang lief >"$work/pip.log" 2>&1 ||
+"$root/tests/tools/pip-install.sh" "$venv" "$work/pip.log" ziglang=ziglang lief=lief ||
   skip "could not install ziglang and lief from PyPI (log: $work/pip.log)"
 export ZIG="$("$venv/bin/python" -c 'import ziglang, os; print(os.path.join(os.path.dirname(ziglang.__file__), "zig"))')"
 "$root/tests/tools/rustup-target.sh" "$work/rustup.log" "$triple" ||
@@ -33,7 +33,9 @@ export ZIG="$("$venv/bin/python" -c 'import ziglang, os; print(os.path.join(os.p
 
 tools="$root/scripts/zig-windows"
 export CC_aarch64_pc_windows_gnullvm="$tools/cc" CXX_aarch64_pc_windows_gnullvm="$tools/c++"
-export AR_aarch64_pc_windows_gnullvm="$tools/ar" CARGO_TARGET_AARCH64_PC_WINDOWS_GNULLVM_LINKER="$tools/c++"
+export AR_aarch64_pc_windows_gnullvm="$tools/ar" CARGO_TARGET_AARCH64_PC_WINDOWS_GNULLVM_LINKER="$tools/cc"
+# The C++ layer in MSVC's ABI (build.rs), by zig's clang too.
+export TVM_FFI_MSVC_CXX="$tools/c++"
 export RUSTFLAGS="-D warnings" CARGO_PROFILE_DEV_DEBUG=0
 # Its own target directory: the x86-64 Windows stage builds beside it.
 export CARGO_TARGET_DIR="$work/cargo"
@@ -53,7 +55,10 @@ import sys, lief
 ours = lief.parse(sys.argv[1])
 if ours.header.machine != lief.PE.Header.MACHINE_TYPES.ARM64:
     sys.exit(f"FAILED: {sys.argv[1]} is not an ARM64 DLL: {ours.header.machine}")
-system = ("kernel32.dll", "ntdll.dll", "userenv.dll", "ws2_32.dll", "bcryptprimitives.dll")
+# The system's DLLs, and MSVC's C++ runtime (vcruntime140.dll), which the
+# official DLL needs too.
+system = ("kernel32.dll", "ntdll.dll", "userenv.dll", "ws2_32.dll", "bcryptprimitives.dll",
+          "vcruntime140.dll")
 imports = sorted({i.name.lower() for i in ours.imports})
 strays = [n for n in imports if n not in system and not n.startswith("api-ms-win-")]
 if strays:
@@ -63,13 +68,12 @@ exports = {e.name for e in ours.get_export().entries}
 if sys.argv[2]:
     official = lief.parse(sys.argv[2])  # kept alive while its entries are read
     theirs = {e.name for e in official.get_export().entries}
-    c_names = sorted(n for n in theirs if not n.startswith("?"))
-    missing = [n for n in c_names if n not in exports]
+    missing = sorted(theirs - exports)
     if missing:
         sys.exit(f"FAILED: not exported: {missing}")
     cxx = sum(1 for n in theirs if n.startswith("?"))
-    print(f"ok: exports all {len(c_names)} C functions of the official win_arm64 DLL "
-          f"(ours: {len(exports)} names; its {cxx} MSVC C++ symbols are not provided yet)")
+    print(f"ok: exports all {len(theirs)} names of the official win_arm64 DLL, its {cxx} "
+          f"MSVC C++ symbols included (ours: {len(exports)} names)")
 else:
     print("note: the official win_arm64 wheel could not be downloaded: exports not compared")
 PY

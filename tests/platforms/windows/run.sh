@@ -2,19 +2,23 @@
 # Windows x86-64 (x86_64-pc-windows-gnu), cross-built with mingw-w64 and run
 # under Wine:
 #   1. the tools, when missing: Debian's mingw-w64 compilers (the -posix
-#      variants: the C++ layer needs std::mutex), wine and wine64 (apt, as
-#      root or with sudo), the Rust target (rustup);
+#      variants: the C++ tests need std::mutex), wine and wine64 (apt, as
+#      root or with sudo), the Rust target (rustup), and a clang driver for
+#      the C++ layer, which is built in MSVC's ABI (clang, else PyPI's zig);
 #   2. tvm_ffi.dll (with its import library libtvm_ffi.dll.a), checked
-#      against the official win_amd64 wheel's tvm_ffi.dll: every C function
-#      it exports is exported by ours; ours needs no DLL beyond the system's
-#      (libstdc++ is linked in);
+#      against the official win_amd64 wheel's tvm_ffi.dll: every name it
+#      exports (C functions, MSVC C++ symbols) is exported by ours; ours
+#      needs no DLL beyond the system's and vcruntime140.dll (as the
+#      official); the release DLL has no DWARF and is within 2x the size;
 #   3. cargo test under Wine: the unit tests and the integration tests that
 #      need no Unix tools (the others build ELF libraries or read /proc);
 #   4. the C tests (c-tests/) built by mingw against ours and against the
 #      official DLL, run under Wine, with transcript diffs; the module
 #      library with an embedded __tvm_ffi__library_bin (plugin_with_bin.dll)
 #      and the Rust extension example (examples/rust_extension, tvmffi)
-#      load and run on both; test_windows_loader shows the Windows loader's
+#      load and run on both, and so does the official wheel's MSVC-built
+#      tvm_ffi_testing.dll (test_msvc_extension) and every MSVC C++ export
+#      called from C (test_msvc_abi); test_windows_loader shows the Windows loader's
 #      refusals (ours only);
 #   5. tvm-ffi-inspect.exe reads those libraries without running them.
 # Wine 8 lacks bcryptprimitives.dll, which Rust's standard library imports:
@@ -40,6 +44,14 @@ if ! command -v x86_64-w64-mingw32-g++-posix >/dev/null || ! command -v wine >/d
     skip "could not install ${packages[*]} (log: $work/apt.log)"
 fi
 "$root/tests/tools/rustup-target.sh" "$work/rustup.log" "$triple" || skip "rustup could not add $triple"
+# The C++ layer is built in MSVC's ABI by a clang driver (build.rs): clang
+# where installed, else zig's (PyPI's ziglang), as on a fresh machine.
+if ! command -v clang++ >/dev/null; then
+  "$root/tests/tools/pip-install.sh" "$venv" "$work/pip.log" ziglang=ziglang ||
+    skip "no clang, and ziglang could not be installed from PyPI (log: $work/pip.log)"
+  export ZIG="$("$venv/bin/python" -c 'import ziglang, os; print(os.path.join(os.path.dirname(ziglang.__file__), "zig"))')"
+  export TVM_FFI_MSVC_CXX="$root/scripts/zig-windows/c++"
+fi
 export CC_x86_64_pc_windows_gnu=x86_64-w64-mingw32-gcc-posix
 export CXX_x86_64_pc_windows_gnu=x86_64-w64-mingw32-g++-posix
 export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER=x86_64-w64-mingw32-gcc-posix
@@ -85,18 +97,31 @@ exports() { # the names a DLL exports, sorted
 }
 exports "$official_dir/lib/tvm_ffi.dll" >"$work/official.exports"
 exports "$dll" >"$work/ours.exports"
-grep -v '^?' "$work/official.exports" >"$work/official.c-exports"
-missing="$(comm -23 "$work/official.c-exports" "$work/ours.exports")"
+missing="$(comm -23 "$work/official.exports" "$work/ours.exports")"
 [ -z "$missing" ] || fail "tvm_ffi.dll does not export: $missing"
-ok "tvm_ffi.dll exports all $(wc -l <"$work/official.c-exports") C functions of the official DLL (ours: $(wc -l <"$work/ours.exports") names; the official DLL's $(grep -c '^?' "$work/official.exports") MSVC C++ symbols are out of a mingw build's reach)"
+ok "tvm_ffi.dll exports all $(wc -l <"$work/official.exports") names of the official DLL, its $(grep -c '^?' "$work/official.exports") MSVC C++ symbols included (ours: $(wc -l <"$work/ours.exports") names)"
 needed="$(x86_64-w64-mingw32-objdump -p "$dll" | sed -n 's/^\s*DLL Name: //p' | sort -uf | tr '\n' ' ')"
 for name in $needed; do
   case "$(echo "$name" | tr '[:upper:]' '[:lower:]')" in
-    kernel32.dll | ntdll.dll | msvcrt.dll | userenv.dll | ws2_32.dll | bcryptprimitives.dll | api-ms-win-core-*) ;;
+    kernel32.dll | ntdll.dll | msvcrt.dll | userenv.dll | ws2_32.dll | bcryptprimitives.dll | api-ms-win-*) ;;
+    # MSVC's C++ runtime, which the official DLL needs too (with msvcp140.dll).
+    vcruntime140.dll) ;;
     *) fail "tvm_ffi.dll needs $name, which is not a system DLL" ;;
   esac
 done
-ok "tvm_ffi.dll needs only system DLLs: $needed"
+ok "tvm_ffi.dll needs only system DLLs and vcruntime140.dll: $needed"
+# The release DLL, as shipped: no DWARF (build.rs strips it; the COFF
+# symbol table that names backtrace frames stays), within twice the
+# official DLL's size. Its own target directory: release builds elsewhere
+# run beside this stage.
+(cd "$root" && CARGO_TARGET_DIR="$work/release" cargo build --locked --quiet --release --lib --target "$triple")
+release="$work/release/$triple/release/tvm_ffi.dll"
+release_size=$(stat -c %s "$release")
+official_size=$(stat -c %s "$official_dir/lib/tvm_ffi.dll")
+! x86_64-w64-mingw32-objdump -h "$release" | grep -q '\.debug_' || fail "the release DLL carries DWARF"
+[ "$release_size" -le $((2 * official_size)) ] ||
+  fail "the release DLL is $release_size bytes, over twice the official's $official_size"
+ok "the release tvm_ffi.dll: $release_size bytes, $(awk "BEGIN { printf \"%.2f\", $release_size / $official_size }")x the official's $official_size, no DWARF"
 
 # 3. cargo test under Wine.
 tests=(--lib --test boundary --test dlpark_interop --test header_fresh --test hostile_tensors
