@@ -132,7 +132,12 @@ fn compile_msvc_layer(root: &Path) {
             // No default-library directives (zig's asks for its libc++):
             // the layer needs no C++ library, only what src/module imports.
             .arg("-fno-autolink")
-            .args(["-Wall", "-Wextra", "-Werror", "-Wno-unused-command-line-argument"])
+            .args([
+                "-Wall",
+                "-Wextra",
+                "-Werror",
+                "-Wno-unused-command-line-argument",
+            ])
             .arg("-DTVM_FFI_DLL=")
             .arg(format!("-I{}", root.join("include").display()))
             .arg("-c")

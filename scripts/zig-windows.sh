@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The C compiler, C++ compiler and linker for Windows on ARM64
 # (aarch64-pc-windows-gnullvm), from zig (PyPI's `ziglang`), which has
-# mingw-w64's headers and libraries for that target and libc++.
+# mingw-w64's headers and libraries for that target, and a clang that
+# builds the C++ layer in MSVC's ABI (also for x86-64, where clang is
+# missing).
 #
 # Called through its links, whose names say the tool:
 #
@@ -9,7 +11,8 @@
 #   CC_aarch64_pc_windows_gnullvm=scripts/zig-windows/cc
 #   CXX_aarch64_pc_windows_gnullvm=scripts/zig-windows/c++
 #   AR_aarch64_pc_windows_gnullvm=scripts/zig-windows/ar
-#   CARGO_TARGET_AARCH64_PC_WINDOWS_GNULLVM_LINKER=scripts/zig-windows/c++
+#   TVM_FFI_MSVC_CXX=scripts/zig-windows/c++
+#   CARGO_TARGET_AARCH64_PC_WINDOWS_GNULLVM_LINKER=scripts/zig-windows/cc
 #
 # The target comes from cc-rs's and build.rs's `--target=ARCH-pc-windows-ENV`
 # in zig's spelling (`ARCH-windows-msvc` for build.rs's C++ layer in MSVC's
