@@ -162,7 +162,7 @@ static void error_strings(const char* label, const MsvcError* err) {
     MsvcString* r = ((StringGetter)sym(kGetters[i][1]))(err, &out);
     char line[128];
     snprintf(line, sizeof(line), "%s.%s()", label, kGetters[i][0]);
-    if (r != &out) printf("%s: returned %s the hidden pointer\n", line, "not");
+    if (r != &out) printf("%s: did not return the hidden pointer\n", line);
     print_str(line, &out);
   }
   const char* (*what)(const MsvcError*) =

@@ -94,11 +94,6 @@ class scoped_lock {
   M& m_;
 };
 
-template <class T>
-T&& move(T& value) noexcept {
-  return static_cast<T&&>(value);
-}
-
 template <class C>
 struct char_traits;
 template <class T>
@@ -145,30 +140,12 @@ class basic_string<char, char_traits<char>, allocator<char>> {
   basic_string(basic_string&& other) noexcept : bx_(other.bx_), size_(other.size_), res_(other.res_) {
     other.SetInline(0);
   }
-  basic_string& operator=(basic_string&& other) noexcept {
-    if (this != &other) {
-      Free();
-      bx_ = other.bx_;
-      size_ = other.size_;
-      res_ = other.res_;
-      other.SetInline(0);
-    }
-    return *this;
-  }
-  basic_string& operator=(const basic_string& other) {
-    if (this != &other) {
-      basic_string copy(other);
-      *this = static_cast<basic_string&&>(copy);
-    }
-    return *this;
-  }
+  basic_string& operator=(const basic_string&) = delete;
   ~basic_string() { Free(); }
 
   const char* data() const noexcept { return res_ > kInline ? bx_.ptr : bx_.buf; }
   char* data() noexcept { return res_ > kInline ? bx_.ptr : bx_.buf; }
-  const char* c_str() const noexcept { return data(); }
   size_t size() const noexcept { return size_; }
-  size_t length() const noexcept { return size_; }
 
  private:
   static constexpr size_t kInline = 15;
@@ -222,7 +199,6 @@ class optional {
   constexpr optional() noexcept : dummy_(), has_value_(false) {}
   constexpr optional(nullopt_t) noexcept : dummy_(), has_value_(false) {}
   optional(T&& value) : value_(static_cast<T&&>(value)), has_value_(true) {}
-  optional(const T& value) : value_(value), has_value_(true) {}
   optional(const optional& other) : dummy_(), has_value_(false) {
     if (other.has_value_) Emplace(other.value_);
   }
