@@ -18,7 +18,9 @@
 #      and the Rust extension example (examples/rust_extension, tvmffi)
 #      load and run on both, and so does the official wheel's MSVC-built
 #      tvm_ffi_testing.dll (test_msvc_extension) and every MSVC C++ export
-#      called from C (test_msvc_abi); test_windows_loader shows the Windows loader's
+#      called from C (test_msvc_abi); an MSVC-ABI C++ program catching the
+#      DLL's exceptions and subclassing ModuleObj (msvc_host/host.cc) runs
+#      on both DLLs too; test_windows_loader shows the Windows loader's
 #      refusals (ours only);
 #   5. tvm-ffi-inspect.exe reads those libraries without running them.
 # Wine 8 lacks bcryptprimitives.dll, which Rust's standard library imports:
@@ -142,6 +144,33 @@ ok "cargo test under Wine: $cargo_passed tests"
 ctest_passed=$(awk '/tests passed/ { print $NF }' "$work/ctest.log")
 diffs=$(grep -c '_diff .*Passed' "$work/ctest.log" || true)
 ok "C tests under Wine: $ctest_passed, of which $diffs transcript diffs against the official DLL"
+
+# A C++ program built in MSVC's ABI, as the C++ layer is (clang in MSVC
+# mode, our class declarations imported): it catches what the DLL throws
+# and subclasses ModuleObj. Linked by mingw with import libraries for
+# MSVC's runtime, it runs beside each DLL; the transcripts must match.
+host="$work/msvc_host"
+mkdir -p "$host"
+printf 'LIBRARY vcruntime140.dll\nEXPORTS\n%s\n' __CxxFrameHandler3 _CxxThrowException __std_terminate \
+  __std_exception_copy __std_exception_destroy _purecall >"$host/vcruntime140.def"
+printf 'LIBRARY api-ms-win-crt-heap-l1-1-0.dll\nEXPORTS\n_malloc_base\n_free_base\n' >"$host/heap.def"
+x86_64-w64-mingw32-dlltool -d "$host/vcruntime140.def" -l "$host/libvcruntime140.a"
+x86_64-w64-mingw32-dlltool -d "$host/heap.def" -l "$host/libucrtheap.a"
+${TVM_FFI_MSVC_CXX:-clang++} --target=x86_64-pc-windows-msvc -std=c++17 -O1 -nostdlibinc -ffreestanding \
+  -fexceptions -fcxx-exceptions -fno-stack-protector -fno-autolink -Wall -Wextra -Werror \
+  -Wno-unused-command-line-argument "-DTVM_FFI_DLL=__declspec(dllimport)" \
+  "-DTVM_FFI_RS_CXX_API=__declspec(dllimport)" -I"$root/include" -I"$root/src/cxx" \
+  -c "$root/tests/platforms/windows/msvc_host/host.cc" -o "$host/host.o"
+x86_64-w64-mingw32-gcc-posix -static -o "$host/msvc_host.exe" "$host/host.o" \
+  "$(dirname "$dll")/libtvm_ffi.dll.a" "$host/libvcruntime140.a" "$host/libucrtheap.a"
+for side in ours official; do
+  cp "$host/msvc_host.exe" "$work/c-tests/$side/"
+  "$run" "$work/c-tests/$side/msvc_host.exe" 2>&1 </dev/null | tr -d '\r' >"$host/$side.txt" ||
+    fail "msvc_host.exe failed on the $side DLL: $(tail -5 "$host/$side.txt")"
+done
+diff "$host/official.txt" "$host/ours.txt" || fail "msvc_host.exe: the transcripts differ"
+grep -q '^done$' "$host/ours.txt" || fail "msvc_host.exe did not finish"
+ok "an MSVC-ABI C++ program catches the DLL's exceptions and subclasses ModuleObj, same transcript on both DLLs ($(wc -l <"$host/ours.txt") lines)"
 
 # 5. Windows libraries inspected without running them (their export table
 #    and the embedded tree), by the inspector built for Windows, under Wine.
