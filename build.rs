@@ -122,8 +122,8 @@ fn compile_msvc_layer(root: &Path) {
     let mut words = driver.split_whitespace();
     let program = words.next().unwrap_or("clang++");
     let mut objects = Vec::new();
-    for file in LAYER.iter().chain(&["msvc_abi.cc"]) {
-        let object = out.join(format!("msvc-{file}.o"));
+    for file in LAYER.iter().chain(&["msvc_abi.cc", "msvc/runtime.cc"]) {
+        let object = out.join(format!("msvc-{}.o", file.replace('/', "-")));
         let status = std::process::Command::new(program)
             .args(words.clone())
             .arg(format!("--target={arch}-pc-windows-msvc"))

@@ -30,10 +30,8 @@ command -v clang >/dev/null || "$root/tests/tools/apt-install.sh" "$work/apt.log
 ld64=/usr/lib/llvm-16/bin/ld64.lld
 [ -x "$ld64" ] || "$root/tests/tools/apt-install.sh" "$work/apt.log" lld-16 ||
   skip "could not install lld-16 (log: $work/apt.log)"
-"$venv/bin/python" -c "import ziglang, lief" 2>/dev/null ||
-  "$venv/bin/pip" install --quiet --disable-pip-version-check ziglang lief >"$work/pip.log" 2>&1 ||
+zig="$("$root/tests/tools/zig.sh" "$venv" "$work/pip.log" lief=lief)" ||
   skip "could not install ziglang and lief from PyPI (log: $work/pip.log)"
-zig="$("$venv/bin/python" -c 'import ziglang, os; print(os.path.join(os.path.dirname(ziglang.__file__), "zig"))')"
 "$root/tests/tools/rustup-target.sh" "$work/rustup.log" aarch64-apple-darwin x86_64-apple-darwin ||
   skip "rustup could not add the Apple targets (log: $work/rustup.log)"
 

@@ -25,9 +25,9 @@ fail() { echo "FAILED: $1"; exit 1; }
 passed=0
 ok() { echo "ok: $1"; passed=$((passed + 1)); }
 
-"$root/tests/tools/pip-install.sh" "$venv" "$work/pip.log" ziglang=ziglang lief=lief ||
+ZIG="$("$root/tests/tools/zig.sh" "$venv" "$work/pip.log" lief=lief)" ||
   skip "could not install ziglang and lief from PyPI (log: $work/pip.log)"
-export ZIG="$("$venv/bin/python" -c 'import ziglang, os; print(os.path.join(os.path.dirname(ziglang.__file__), "zig"))')"
+export ZIG
 "$root/tests/tools/rustup-target.sh" "$work/rustup.log" "$triple" ||
   skip "rustup could not add $triple (log: $work/rustup.log)"
 

@@ -49,9 +49,9 @@ fi
 # The C++ layer is built in MSVC's ABI by a clang driver (build.rs): clang
 # where installed, else zig's (PyPI's ziglang), as on a fresh machine.
 if ! command -v clang++ >/dev/null; then
-  "$root/tests/tools/pip-install.sh" "$venv" "$work/pip.log" ziglang=ziglang ||
+  ZIG="$("$root/tests/tools/zig.sh" "$venv" "$work/pip.log")" ||
     skip "no clang, and ziglang could not be installed from PyPI (log: $work/pip.log)"
-  export ZIG="$("$venv/bin/python" -c 'import ziglang, os; print(os.path.join(os.path.dirname(ziglang.__file__), "zig"))')"
+  export ZIG
   export TVM_FFI_MSVC_CXX="$root/scripts/zig-windows/c++"
 fi
 export CC_x86_64_pc_windows_gnu=x86_64-w64-mingw32-gcc-posix
@@ -156,12 +156,14 @@ printf 'LIBRARY vcruntime140.dll\nEXPORTS\n%s\n' __CxxFrameHandler3 _CxxThrowExc
 printf 'LIBRARY api-ms-win-crt-heap-l1-1-0.dll\nEXPORTS\n_malloc_base\n_free_base\n' >"$host/heap.def"
 x86_64-w64-mingw32-dlltool -d "$host/vcruntime140.def" -l "$host/libvcruntime140.a"
 x86_64-w64-mingw32-dlltool -d "$host/heap.def" -l "$host/libucrtheap.a"
-${TVM_FFI_MSVC_CXX:-clang++} --target=x86_64-pc-windows-msvc -std=c++17 -O1 -nostdlibinc -ffreestanding \
-  -fexceptions -fcxx-exceptions -fno-stack-protector -fno-autolink -Wall -Wextra -Werror \
-  -Wno-unused-command-line-argument "-DTVM_FFI_DLL=__declspec(dllimport)" \
-  "-DTVM_FFI_RS_CXX_API=__declspec(dllimport)" -I"$root/include" -I"$root/src/cxx" \
-  -c "$root/tests/platforms/windows/msvc_host/host.cc" -o "$host/host.o"
-x86_64-w64-mingw32-gcc-posix -static -o "$host/msvc_host.exe" "$host/host.o" \
+for source in tests/platforms/windows/msvc_host/host.cc src/cxx/msvc/runtime.cc; do
+  ${TVM_FFI_MSVC_CXX:-clang++} --target=x86_64-pc-windows-msvc -std=c++17 -O1 -nostdlibinc \
+    -ffreestanding -fexceptions -fcxx-exceptions -fno-stack-protector -fno-autolink -Wall -Wextra \
+    -Werror -Wno-unused-command-line-argument "-DTVM_FFI_DLL=__declspec(dllimport)" \
+    "-DTVM_FFI_RS_CXX_API=__declspec(dllimport)" -I"$root/include" -I"$root/src/cxx" \
+    -c "$root/$source" -o "$host/$(basename "$source" .cc).o"
+done
+x86_64-w64-mingw32-gcc-posix -static -o "$host/msvc_host.exe" "$host/host.o" "$host/runtime.o" \
   "$(dirname "$dll")/libtvm_ffi.dll.a" "$host/libvcruntime140.a" "$host/libucrtheap.a"
 for side in ours official; do
   cp "$host/msvc_host.exe" "$work/c-tests/$side/"

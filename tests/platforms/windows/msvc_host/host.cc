@@ -151,18 +151,3 @@ int main() {
   printf("done\n");
   return 0;
 }
-
-// What MSVC links into every module: operator new and delete on UCRT's
-// heap, and type_info's vftable.
-void* operator new(size_t size, const std::nothrow_t&) noexcept {
-  return _malloc_base(size == 0 ? 1 : size);
-}
-void operator delete(void* block) noexcept { _free_base(block); }
-void operator delete(void* block, size_t) noexcept { _free_base(block); }
-void operator delete[](void* block) noexcept { _free_base(block); }
-void operator delete[](void* block, size_t) noexcept { _free_base(block); }
-namespace {
-void TypeInfoDestructor() { __builtin_trap(); }
-}  // namespace
-extern "C++" const void* const type_info_vftable[1] __asm__("??_7type_info@@6B@") = {
-    reinterpret_cast<const void*>(&TypeInfoDestructor)};
