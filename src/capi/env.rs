@@ -11,6 +11,7 @@ pub type TVMFFIStreamHandle = *mut c_void;
 /// Sets this thread's current stream for a device; the previous one is
 /// written to `opt_out_original_stream` when it is not NULL. Streams are
 /// per thread: a kernel called on this thread sees what its caller set.
+/// A device type or id outside 0 to 2^20 - 1 is refused (InternalError).
 ///
 /// # Safety
 /// `opt_out_original_stream` is NULL or writable.
@@ -22,7 +23,7 @@ pub unsafe extern "C" fn TVMFFIEnvSetStream(
     opt_out_original_stream: *mut TVMFFIStreamHandle,
 ) -> c_int {
     ffi_call(|| {
-        let old = env::set_stream(device_type, device_id, stream);
+        let old = env::set_stream(device_type, device_id, stream)?;
         if !opt_out_original_stream.is_null() {
             // SAFETY: checked non-null; writable per the contract.
             unsafe { opt_out_original_stream.write(old) };

@@ -91,6 +91,31 @@ fn dl_tensor<'a>(v: AnyView<'a>) -> Option<&'a DLTensor> {
     }
 }
 
+/// Whether a tensor object argument is flagged read-only (DLPack's
+/// `READ_ONLY`), as its runtime exports it through DLPack 1.x (ours keeps
+/// the flag of the tensor it imported; the reference drops it). A
+/// `DLTensor*` carries no flags.
+fn flagged_read_only(v: AnyView<'_>) -> bool {
+    let raw = v.raw();
+    if raw.type_index == sys::DLTENSOR_PTR {
+        return false;
+    }
+    let mut out: *mut sys::DLManagedTensorVersioned = core::ptr::null_mut();
+    // SAFETY: a live tensor object (the view holds it); a writable out.
+    if unsafe { sys::TVMFFITensorToDLPackVersioned(raw.bits as sys::Handle, &mut out) } != 0 {
+        drop(crate::Error::take_raised());
+        return false;
+    }
+    // SAFETY: a fresh managed tensor we own: read, then released once.
+    unsafe {
+        let read_only = (*out).flags.contains(dlpark::DlpackFlags::READ_ONLY);
+        if let Some(deleter) = (*out).deleter {
+            deleter(out);
+        }
+        read_only
+    }
+}
+
 /// The contiguous CPU elements of `T` an argument holds, claimed for
 /// reading or writing: their start, count and shape, and the claim; or why
 /// not (for the argument's error).
@@ -101,6 +126,9 @@ fn claim_elements<'a, T: Element>(
     let dl = dl_tensor(v).ok_or_else(|| v.type_key())?;
     // SAFETY: the DLTensor and its data live for the call ('a).
     let (data, numel) = unsafe { cpu_elements::<T>(dl) }?;
+    if written && flagged_read_only(v) {
+        return Err("a read-only tensor".to_owned());
+    }
     let borrow =
         Borrow::claim(data as usize, numel * size_of::<T>(), written).ok_or_else(|| {
             format!(
@@ -336,6 +364,63 @@ mod tests {
             SliceMut::<f32>::describe(a.view()),
             "ffi.Tensor",
             "free again: nothing wrong to describe"
+        );
+    }
+
+    /// A DLPack 1.x tensor of three f32 over `data`, flagged `flags`,
+    /// imported; its deleter frees only the managed struct.
+    fn borrowed_tensor(data: *mut c_void, flags: dlpark::DlpackFlags) -> Tensor {
+        static SHAPE: [i64; 1] = [3];
+        unsafe extern "C" fn free(m: *mut sys::DLManagedTensorVersioned) {
+            // SAFETY: made by `Box::into_raw` below, released once.
+            drop(unsafe { Box::from_raw(m) });
+        }
+        let managed = Box::into_raw(Box::new(sys::DLManagedTensorVersioned {
+            version: dlpark::ffi::DLPackVersion { major: 1, minor: 1 },
+            manager_ctx: core::ptr::null_mut(),
+            deleter: Some(free),
+            flags,
+            dl_tensor: DLTensor {
+                data,
+                device: sys::DLDevice {
+                    device_type: dlpark::ffi::DLDeviceType(1),
+                    device_id: 0,
+                },
+                ndim: 1,
+                dtype: f32::DTYPE.0,
+                shape: SHAPE.as_ptr().cast_mut(),
+                strides: core::ptr::null_mut(),
+                byte_offset: 0,
+            },
+        }));
+        // SAFETY: a complete managed tensor.
+        let dlpack = unsafe { dlpark::versioned::Dlpack::from_raw(managed.cast()) }.unwrap();
+        Tensor::from_dlpack(dlpack).unwrap()
+    }
+
+    #[test]
+    fn a_read_only_tensor_is_no_slice_mut() {
+        // Read-only memory: a write would fault.
+        static DATA: [f32; 3] = [1.0, 2.0, 3.0];
+        let data = DATA.as_ptr().cast_mut().cast();
+        let t = borrowed_tensor(data, dlpark::DlpackFlags::READ_ONLY);
+        let a: Any = t.into_any().unwrap();
+        assert!(a.get::<SliceMut<f32>>().is_none());
+        assert_eq!(SliceMut::<f32>::describe(a.view()), "a read-only tensor");
+        assert_eq!(&*a.get::<Slice<f32>>().expect("read"), &DATA);
+    }
+
+    #[test]
+    fn elements_that_wrap_the_address_space_are_refused() {
+        // 12 bytes from 8 bytes below the top of the address space.
+        let data = (usize::MAX - 7) & !3;
+        let t = borrowed_tensor(data as *mut c_void, dlpark::DlpackFlags::empty());
+        let a: Any = t.into_any().unwrap();
+        assert!(a.get::<Slice<f32>>().is_none());
+        assert!(a.get::<SliceMut<f32>>().is_none());
+        assert_eq!(
+            Slice::<f32>::describe(a.view()),
+            "a tensor with NULL, misaligned or out-of-range data"
         );
     }
 

@@ -332,13 +332,15 @@ pub(crate) unsafe fn cpu_elements<T: Element>(
     if numel == 0 {
         return Ok((core::ptr::NonNull::dangling().as_ptr(), 0));
     }
+    // The elements must lie within the address space: their start plus
+    // their size may not wrap.
     let addr = (dl.data as usize).checked_add(dl.byte_offset as usize);
+    let fits = |a: usize| {
+        numel <= (isize::MAX as u64) / size_of::<T>() as u64
+            && a.checked_add(numel as usize * size_of::<T>()).is_some()
+    };
     match addr {
-        Some(a)
-            if a != 0
-                && a % align_of::<T>() == 0
-                && numel <= (isize::MAX as u64) / size_of::<T>() as u64 =>
-        {
+        Some(a) if a != 0 && a % align_of::<T>() == 0 && fits(a) => {
             Ok((a as *mut T, numel as usize))
         }
         _ => Err("a tensor with NULL, misaligned or out-of-range data".to_owned()),

@@ -96,19 +96,26 @@ impl Image {
     }
 
     /// [`Image::get`] and the extent of the segment holding the symbol,
-    /// looked up once per image.
+    /// looked up once per image. The lookup itself runs unlocked: `dlsym`
+    /// and the segment walk take the system loader's locks, which a library
+    /// initialiser loading this same image already holds.
     fn locate(&self, name: &str, need_write: bool) -> Located {
-        let mut located = self.located.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((.., found)) = located
-            .iter()
-            .find(|(n, w, _)| *w == need_write && n == name)
-        {
-            return *found;
+        let cached = |located: &[(String, bool, Located)]| {
+            located
+                .iter()
+                .find(|(n, w, _)| *w == need_write && n == name)
+                .map(|(.., found)| *found)
+        };
+        if let Some(found) = cached(&lock(&self.located)) {
+            return found;
         }
         let found = self
             .get(name)
             .map(|addr| (addr as usize, image::mapped_extent(addr, need_write)));
-        located.push((name.to_string(), need_write, found));
+        let mut located = lock(&self.located);
+        if cached(&located).is_none() {
+            located.push((name.to_string(), need_write, found));
+        }
         found
     }
 }
@@ -260,7 +267,22 @@ unsafe extern "C" fn lib_function_call(
     let f = unsafe { &*this.cast::<LibFunction>() };
     // SAFETY: library functions are called with a NULL self, as the
     // reference does, and the caller's arguments.
-    unsafe { (f.call)(core::ptr::null_mut(), args, num_args, result) }
+    match unsafe { (f.call)(core::ptr::null_mut(), args, num_args, result) } {
+        0 => 0,
+        code => library_call_failed(code),
+    }
+}
+
+/// A library function's failure as the reference reports it: -1 whatever
+/// nonzero code it answered (-2 included), with its error left raised; one
+/// that raised nothing gets [`Error::not_raised`] naming its own code.
+#[cold]
+#[inline(never)]
+fn library_call_failed(code: c_int) -> c_int {
+    if !crate::runtime::model::error::has_raised() {
+        crate::runtime::model::error::set_raised(Error::not_raised(code).into_object());
+    }
+    -1
 }
 
 unsafe extern "C" fn lib_function_drop(this: *mut c_void) {
@@ -373,13 +395,20 @@ fn system_symbol(name: &str) -> Option<*mut c_void> {
 }
 
 /// `ffi.SystemLib(prefix)`: one module per prefix, made on first use.
+/// The tree is built unlocked (an embedded tree calls registered loaders);
+/// threads that build one at once keep the first.
 pub fn system_lib(prefix: &str) -> Result<Module> {
-    let mut libs = SYSTEM_LIBS.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(m) = libs.get(prefix) {
+    if let Some(m) = lock(&SYSTEM_LIBS).get(prefix) {
         return Ok(m.clone());
     }
-    let m = library_module(Arc::new(Symbols::System(prefix.to_string())))?;
-    libs.insert(prefix.to_string(), m.clone());
+    let made = library_module(Arc::new(Symbols::System(prefix.to_string())))?;
+    let mut libs = lock(&SYSTEM_LIBS);
+    let m = libs
+        .entry(prefix.to_string())
+        .or_insert(made.clone())
+        .clone();
+    drop(libs);
+    drop(made);
     Ok(m)
 }
 
@@ -427,53 +456,29 @@ pub fn load_dso(path: &Path) -> Result<Module> {
     if let Some(image) = opened_image(key, || FileId::at(path)) {
         return dso_module(image, path);
     }
-    // One path load at a time (the system loader takes its own lock
-    // anyway): threads that find the same new file map it once.
-    let image = {
-        let _one = LoadingPath::enter();
-        match opened_image(key, || FileId::at(path)) {
-            Some(image) => image,
-            None => {
-                let reload = lock(&OPENED).contains_key(key);
-                let (handle, id) = loader::open(path, reload, discard)?;
-                let image = Image::new(handle, true);
-                lock(&OPENED).insert(key.to_vec(), (id, image.clone()));
-                image
-            }
+    // No lock of ours is held while the system loader maps the file: its
+    // initialisers may load modules themselves, on this thread or another
+    // one that waits for the loader's own lock. Threads that map the same
+    // new file at once keep the image recorded first.
+    let reload = lock(&OPENED).contains_key(key);
+    let (handle, id) = loader::open(path, reload, discard)?;
+    let mut opened = lock(&OPENED);
+    let image = match opened.get(key) {
+        Some((was, image)) if *was == id => {
+            let image = image.clone();
+            drop(opened);
+            discard(handle);
+            image
+        }
+        _ => {
+            let image = Image::new(handle, true);
+            let replaced = opened.insert(key.to_vec(), (id, image.clone()));
+            drop(opened);
+            drop(replaced);
+            image
         }
     };
     dso_module(image, path)
-}
-
-/// Held while a library is mapped from a path.
-static LOADING: Mutex<()> = Mutex::new(());
-
-thread_local! {
-    /// Whether this thread holds [`LOADING`]: a library's initialisers (or
-    /// its embedded tree) may load another path on the same thread.
-    static HOLDS_LOADING: core::cell::Cell<bool> = const { core::cell::Cell::new(false) };
-}
-
-/// [`LOADING`], taken once per thread however deeply loads nest.
-struct LoadingPath(Option<std::sync::MutexGuard<'static, ()>>);
-
-impl LoadingPath {
-    fn enter() -> LoadingPath {
-        if HOLDS_LOADING.get() {
-            return LoadingPath(None);
-        }
-        let guard = lock(&LOADING);
-        HOLDS_LOADING.set(true);
-        LoadingPath(Some(guard))
-    }
-}
-
-impl Drop for LoadingPath {
-    fn drop(&mut self) {
-        if self.0.take().is_some() {
-            HOLDS_LOADING.set(false);
-        }
-    }
 }
 
 /// Loads a library this library just built in a private directory (see

@@ -7,7 +7,7 @@
 use crate::abi::*;
 use crate::runtime::model::address_map::AddrSet;
 use crate::runtime::model::error::{Error, Result};
-use crate::runtime::model::stack::{MAX_DEPTH, too_deep};
+use crate::runtime::model::stack::{MAX_DEPTH, thread_mark, too_deep};
 use crate::runtime::model::type_table::type_key_of;
 use core::cell::{RefCell, RefMut};
 use core::hash::Hash;
@@ -25,14 +25,6 @@ pub(crate) struct Local<T> {
 unsafe impl<T: Send> Send for Local<T> {}
 // SAFETY: as above.
 unsafe impl<T: Send> Sync for Local<T> {}
-
-/// An address unique to the calling thread while it lives.
-fn thread_mark() -> usize {
-    thread_local! {
-        static MARK: u8 = const { 0 };
-    }
-    MARK.with(|m| m as *const u8 as usize)
-}
 
 impl<T> Local<T> {
     /// Binds `value` to the calling thread.

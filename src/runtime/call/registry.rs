@@ -103,7 +103,7 @@ pub fn set_global(
             String::from_utf8_lossy(name)
         )));
     }
-    table.insert(
+    let replaced = table.insert(
         name.into(),
         Entry {
             func,
@@ -111,6 +111,10 @@ pub fn set_global(
         },
     );
     GENERATION.fetch_add(1, Ordering::Release);
+    // The replaced function's deleter is foreign code (it may look a
+    // global up, or wait for a thread that does): it runs unlocked.
+    drop(table);
+    drop(replaced);
     Ok(())
 }
 
@@ -126,14 +130,16 @@ pub fn builtin(name: &[u8]) -> Option<Function> {
     BUILTINS.get()?.get(name).cloned()
 }
 
-/// Removes `name`; whether it was there.
+/// Removes `name`; whether it was there. The removed function is
+/// released after the lock (its deleter is foreign code).
 pub fn remove_global(name: &[u8]) -> bool {
     let mut table = write();
-    let removed = table.remove(name).is_some();
-    if removed {
+    let removed = table.remove(name);
+    if removed.is_some() {
         GENERATION.fetch_add(1, Ordering::Release);
     }
-    removed
+    drop(table);
+    removed.is_some()
 }
 
 /// Counts the changes to the table's names: bumped under the write lock by

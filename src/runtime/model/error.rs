@@ -5,6 +5,7 @@ use crate::abi::*;
 use crate::runtime::model::object::{ObjBox, ObjectRef, new_object};
 use core::cell::{Cell, UnsafeCell};
 use core::ffi::c_int;
+use core::ptr::NonNull;
 
 /// Return code of the C API and of `safe_call`: success.
 pub const OK: c_int = 0;
@@ -348,32 +349,35 @@ unsafe extern "C" fn update_backtrace(
 }
 
 thread_local! {
-    static RAISED_SLOT: Cell<Option<ObjectRef>> = const { Cell::new(None) };
+    /// This thread's raised error, an owned reference, or NULL. Without a
+    /// destructor, so it stays usable while the thread exits: C++
+    /// `thread_local` and `pthread_key` destructors may still raise and
+    /// fetch. What it holds at exit is released by [`RELEASE_AT_EXIT`].
+    static RAISED_SLOT: Cell<*mut TVMFFIObject> = const { Cell::new(core::ptr::null_mut()) };
 }
+
+/// Releases the error left in the slot when a thread exits; armed by every
+/// [`set_raised`], so an error raised by a destructor at exit is released
+/// too.
+static RELEASE_AT_EXIT: crate::runtime::model::os::AtThreadExit =
+    crate::runtime::model::os::AtThreadExit::new(|| drop(take_raised()));
 
 /// Puts `err` in this thread's slot, releasing what was there.
 pub fn set_raised(err: ObjectRef) {
-    // At thread exit the slot is gone; dropping the error then is all we can do.
-    let old = RAISED_SLOT
-        .try_with(|slot| slot.replace(Some(err)))
-        .ok()
-        .flatten();
-    drop(old);
+    let old = RAISED_SLOT.replace(err.into_raw_ptr());
+    RELEASE_AT_EXIT.arm();
+    // SAFETY: the slot holds owned references only.
+    drop(NonNull::new(old).map(|p| unsafe { ObjectRef::from_raw(p) }));
 }
 
 /// Takes the error out of this thread's slot.
 pub fn take_raised() -> Option<ObjectRef> {
-    RAISED_SLOT.try_with(|slot| slot.take()).ok().flatten()
+    let held = RAISED_SLOT.replace(core::ptr::null_mut());
+    // SAFETY: the slot holds owned references only; this one moves out.
+    NonNull::new(held).map(|p| unsafe { ObjectRef::from_raw(p) })
 }
 
 /// Whether this thread's slot holds an error.
 pub fn has_raised() -> bool {
-    RAISED_SLOT
-        .try_with(|slot| {
-            let held = slot.take();
-            let has = held.is_some();
-            slot.set(held);
-            has
-        })
-        .unwrap_or(false)
+    !RAISED_SLOT.get().is_null()
 }

@@ -1,6 +1,7 @@
 //! What differs between the operating systems below everything else: paths
 //! as the C ABI's bytes, files created without following links, private
-//! directories, positioned reads and the machine's memory.
+//! directories, positioned reads, the machine's memory and work at thread
+//! exit.
 //!
 //! The C ABI passes paths as NUL-terminated bytes. On Unix they are the
 //! path's bytes as they are; on Windows they are UTF-8 (as the reference's
@@ -156,6 +157,74 @@ pub fn physical_memory() -> Option<u64> {
         status.dwLength = size_of::<MEMORYSTATUSEX>() as u32;
         // SAFETY: a buffer of the right type with its length set.
         (unsafe { GlobalMemoryStatusEx(&mut status) } != 0).then_some(status.ullTotalPhys)
+    }
+}
+
+/// Work a thread leaves for its own exit: [`AtThreadExit::arm`] has `run`
+/// called when the calling thread exits, after its C++ `thread_local` and
+/// Rust thread-local destructors (which may still call into this library),
+/// and again when a later exit destructor arms it anew.
+pub struct AtThreadExit {
+    run: fn(),
+    #[cfg(unix)]
+    key: std::sync::OnceLock<Option<libc::pthread_key_t>>,
+}
+
+impl AtThreadExit {
+    /// Work that runs `run` at the exit of each thread that armed it.
+    pub const fn new(run: fn()) -> AtThreadExit {
+        AtThreadExit {
+            run,
+            #[cfg(unix)]
+            key: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// Has `run` called when this thread exits. On Unix a `pthread_key`
+    /// destructor does it: the system runs those after every thread-local
+    /// destructor, and again (up to four rounds) for keys set meanwhile, so
+    /// arming it from a destructor at exit works too. Elsewhere a
+    /// thread-local destructor does it; arming after that one ran does
+    /// nothing.
+    pub fn arm(&'static self) {
+        #[cfg(unix)]
+        {
+            /// The key's destructor: its value is the armed `AtThreadExit`.
+            unsafe extern "C" fn on_exit(armed: *mut core::ffi::c_void) {
+                // SAFETY: the key's only values are `&'static AtThreadExit`.
+                (unsafe { &*armed.cast::<AtThreadExit>() }.run)();
+            }
+            let key = self.key.get_or_init(|| {
+                let mut key = 0;
+                // SAFETY: creates a key with a destructor of the right type.
+                (unsafe { libc::pthread_key_create(&mut key, Some(on_exit)) } == 0).then_some(key)
+            });
+            if let Some(key) = *key {
+                // SAFETY: a live key; the value is a static, never freed.
+                unsafe { libc::pthread_setspecific(key, (self as *const Self).cast()) };
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            /// The armed work of this thread, run when it is dropped.
+            struct Armed(core::cell::RefCell<Vec<&'static AtThreadExit>>);
+            impl Drop for Armed {
+                fn drop(&mut self) {
+                    for work in self.0.take() {
+                        (work.run)();
+                    }
+                }
+            }
+            thread_local! {
+                static ARMED: Armed = const { Armed(core::cell::RefCell::new(Vec::new())) };
+            }
+            let _ = ARMED.try_with(|armed| {
+                let mut armed = armed.0.borrow_mut();
+                if !armed.iter().any(|w| core::ptr::eq(*w, self)) {
+                    armed.push(self);
+                }
+            });
+        }
     }
 }
 

@@ -37,6 +37,15 @@ pub fn deep<R>(f: impl FnOnce() -> R) -> R {
 const CALLBACK_MARGIN: usize = 64 * 1024;
 const _: () = assert!(CALLBACK_MARGIN < RED_ZONE);
 
+/// An address unique to the calling thread while it lives (a thread-local
+/// without a destructor, so it answers during thread exit too).
+pub fn thread_mark() -> usize {
+    thread_local! {
+        static MARK: u8 = const { 0 };
+    }
+    MARK.with(|m| m as *const u8 as usize)
+}
+
 thread_local! {
     /// This thread's callback floor and the lowest address of its own
     /// stack; `usize::MAX` until computed, 0 when unknown.

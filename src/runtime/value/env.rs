@@ -100,14 +100,34 @@ fn fast_slot(device_type: i32, device_id: i32) -> Option<(usize, usize)> {
     (t < FAST_TYPES && i < FAST_IDS).then_some((t, i))
 }
 
-/// Sets this thread's stream for a device; returns the previous one.
-pub fn set_stream(device_type: i32, device_id: i32, stream: *mut c_void) -> *mut c_void {
-    if let Some((t, i)) = fast_slot(device_type, device_id) {
-        return FAST_STREAMS
-            .try_with(|s| s[t][i].replace(stream as usize))
-            .unwrap_or(0) as *mut c_void;
+/// Device types and ids a stream can be set for: `0..STREAM_BOUND`. The
+/// reference keeps a table indexed by both, grown to the largest asked for
+/// (24 bytes per device type, 8 per id, for the thread's life): a negative
+/// type fails there (-1), a negative id crashes, and beyond this bound the
+/// table takes tens of megabytes to gigabytes, or fails.
+const STREAM_BOUND: i32 = 1 << 20;
+
+/// Sets this thread's stream for a device; returns the previous one. A
+/// device type or id outside `0..2^20` is an `InternalError` (the
+/// reference's kind for a negative type).
+pub fn set_stream(device_type: i32, device_id: i32, stream: *mut c_void) -> Result<*mut c_void> {
+    for (what, value) in [("device_type", device_type), ("device_id", device_id)] {
+        if !(0..STREAM_BOUND).contains(&value) {
+            return Err(Error::new(
+                crate::runtime::model::error::ErrorKind::InternalError,
+                format!(
+                    "TVMFFIEnvSetStream: {what} {value} is out of range (0 to {})",
+                    STREAM_BOUND - 1
+                ),
+            ));
+        }
     }
-    STREAMS
+    if let Some((t, i)) = fast_slot(device_type, device_id) {
+        return Ok(FAST_STREAMS
+            .try_with(|s| s[t][i].replace(stream as usize))
+            .unwrap_or(0) as *mut c_void);
+    }
+    Ok(STREAMS
         .try_with(|s| {
             let mut s = s.borrow_mut();
             let old = if stream.is_null() {
@@ -117,7 +137,7 @@ pub fn set_stream(device_type: i32, device_id: i32, stream: *mut c_void) -> *mut
             };
             old.unwrap_or(0) as *mut c_void
         })
-        .unwrap_or(core::ptr::null_mut())
+        .unwrap_or(core::ptr::null_mut()))
 }
 
 /// This thread's stream for a device, NULL if none was set.

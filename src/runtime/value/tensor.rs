@@ -412,10 +412,36 @@ unsafe extern "C" fn release_exported<M: ManagedTensor>(m: *mut M) {
     drop(unsafe { ObjectRef::from_raw(core::ptr::NonNull::new_unchecked(m.context().cast())) });
 }
 
+/// Whether the tensor's data must not be written: it was imported from a
+/// DLPack 1.x tensor flagged read-only, or is a view of such a tensor.
+/// Tensors made elsewhere (C++ code, another runtime) answer false.
+fn read_only(tensor: &ObjectRef) -> bool {
+    // SAFETY: the object is live; its header is readable.
+    let deleter = unsafe { (*tensor.as_ptr()).deleter };
+    let ours: unsafe extern "C" fn(*mut c_void, core::ffi::c_int) = delete_tensor;
+    if !deleter.is_some_and(|d| core::ptr::fn_addr_eq(d, ours)) {
+        return false;
+    }
+    // SAFETY: only `TensorObj`s carry this deleter; the owner is set until
+    // the last strong reference goes, and the caller holds one.
+    match unsafe { &(*tensor.as_ptr().cast::<TensorObj>()).owner } {
+        // SAFETY: an owned managed tensor stays valid until the owner drops.
+        Owner::Versioned(m) => (unsafe { (**m).flags } & DLPACK_FLAG_BITMASK_READ_ONLY) != 0,
+        Owner::Source(source) => source.type_index() == kTVMFFITensor && read_only(source),
+        Owner::Managed(_) => false,
+    }
+}
+
 /// The two DLPack managed tensor structs, as exported.
 pub trait ManagedTensor: Sized {
-    /// A managed tensor sharing `dl`, holding `context`, released by `deleter`.
-    fn new(dl: DLTensor, context: *mut c_void, deleter: unsafe extern "C" fn(*mut Self)) -> Self;
+    /// A managed tensor sharing `dl`, holding `context`, released by
+    /// `deleter`; flagged read-only where the format can say so.
+    fn new(
+        dl: DLTensor,
+        context: *mut c_void,
+        deleter: unsafe extern "C" fn(*mut Self),
+        read_only: bool,
+    ) -> Self;
     /// The context pointer.
     fn context(&self) -> *mut c_void;
 }
@@ -425,6 +451,7 @@ impl ManagedTensor for DLManagedTensor {
         dl_tensor: DLTensor,
         manager_ctx: *mut c_void,
         deleter: unsafe extern "C" fn(*mut Self),
+        _read_only: bool,
     ) -> Self {
         DLManagedTensor {
             dl_tensor,
@@ -442,6 +469,7 @@ impl ManagedTensor for DLManagedTensorVersioned {
         dl_tensor: DLTensor,
         manager_ctx: *mut c_void,
         deleter: unsafe extern "C" fn(*mut Self),
+        read_only: bool,
     ) -> Self {
         DLManagedTensorVersioned {
             version: DLPackVersion {
@@ -450,7 +478,11 @@ impl ManagedTensor for DLManagedTensorVersioned {
             },
             manager_ctx,
             deleter: Some(deleter),
-            flags: 0,
+            flags: if read_only {
+                DLPACK_FLAG_BITMASK_READ_ONLY
+            } else {
+                0
+            },
             dl_tensor,
         }
     }
@@ -460,7 +492,8 @@ impl ManagedTensor for DLManagedTensorVersioned {
 }
 
 /// `TVMFFITensorToDLPack[Versioned]`: a managed tensor sharing the data and
-/// holding a reference to the Tensor until its deleter runs.
+/// holding a reference to the Tensor until its deleter runs. A DLPack 1.x
+/// export keeps the read-only flag its import had (the reference drops it).
 pub fn to_dlpack<M: ManagedTensor>(tensor: &ObjectRef) -> Result<*mut M> {
     let dl = *dl_tensor(tensor)?;
     let context = tensor.clone().into_raw().as_ptr().cast();
@@ -468,6 +501,7 @@ pub fn to_dlpack<M: ManagedTensor>(tensor: &ObjectRef) -> Result<*mut M> {
         dl,
         context,
         release_exported::<M>,
+        read_only(tensor),
     ))))
 }
 

@@ -183,21 +183,48 @@ pub fn uses_origin_in(bytes: &[u8]) -> bool {
 
 #[cfg(unix)]
 fn origin_named<'d, R: object::ReadRef<'d>>(data: R) -> bool {
+    let names_origin = |text: &[u8]| {
+        text.windows(7).any(|w| w == b"$ORIGIN") || text.windows(9).any(|w| w == b"${ORIGIN}")
+    };
+    dynamic_strings(data, &[elf::DT_NEEDED, elf::DT_RPATH, elf::DT_RUNPATH])
+        .is_some_and(|names| names.iter().any(|n| names_origin(n)))
+}
+
+/// Whether the ELF file at `path` names `soname` in a `DT_NEEDED` entry. A
+/// file that cannot be read, is not ELF or has no readable dynamic section
+/// answers false.
+#[cfg(unix)]
+pub fn needs(path: &Path, soname: &[u8]) -> bool {
+    let Ok(file) = os::open_for_check(path) else {
+        return false;
+    };
+    dynamic_strings(&object::ReadCache::new(&file), &[elf::DT_NEEDED])
+        .is_some_and(|names| names.iter().any(|n| n == soname))
+}
+
+/// The strings of an ELF file's dynamic entries with one of `tags`, if it is
+/// ELF and its dynamic section can be read.
+#[cfg(unix)]
+fn dynamic_strings<'d, R: object::ReadRef<'d>>(
+    data: R,
+    tags: &[elf::DynamicTag],
+) -> Option<Vec<Vec<u8>>> {
     match object::FileKind::parse(data) {
         Ok(object::FileKind::Elf64) => {
-            origin_in::<elf::FileHeader64<object::Endianness>, _>(data).unwrap_or(false)
+            dynamic_strings_of::<elf::FileHeader64<object::Endianness>, _>(data, tags)
         }
         Ok(object::FileKind::Elf32) => {
-            origin_in::<elf::FileHeader32<object::Endianness>, _>(data).unwrap_or(false)
+            dynamic_strings_of::<elf::FileHeader32<object::Endianness>, _>(data, tags)
         }
-        _ => false,
+        _ => None,
     }
 }
 
 #[cfg(unix)]
-fn origin_in<'d, H: FileHeader<Endian = object::Endianness>, R: object::ReadRef<'d>>(
+fn dynamic_strings_of<'d, H: FileHeader<Endian = object::Endianness>, R: object::ReadRef<'d>>(
     data: R,
-) -> Option<bool> {
+    tags: &[elf::DynamicTag],
+) -> Option<Vec<Vec<u8>>> {
     use object::read::elf::Dyn;
     let header = H::parse(data).ok()?;
     let endian = header.endian().ok()?;
@@ -220,16 +247,18 @@ fn origin_in<'d, H: FileHeader<Endian = object::Endianness>, R: object::ReadRef<
         within.then(|| Into::<u64>::into(ph.p_offset(endian)) + (strtab - vaddr))
     })?;
     let table = data.read_bytes_at(offset, strsz).ok()?;
-    let names_origin = |d: &H::Dyn| {
+    let text = |d: &H::Dyn| {
         let at = usize::try_from(d.val(endian)).ok()?;
         let text = table.get(at..)?;
-        let text = &text[..text.iter().position(|&b| b == 0)?];
-        Some(text.windows(7).any(|w| w == b"$ORIGIN") || text.windows(9).any(|w| w == b"${ORIGIN}"))
+        Some(text[..text.iter().position(|&b| b == 0)?].to_vec())
     };
-    Some(dynamic.iter().any(|d| {
-        [elf::DT_NEEDED, elf::DT_RPATH, elf::DT_RUNPATH].contains(&d.tag(endian))
-            && names_origin(d) == Some(true)
-    }))
+    Some(
+        dynamic
+            .iter()
+            .filter(|d| tags.contains(&d.tag(endian)))
+            .filter_map(text)
+            .collect(),
+    )
 }
 
 #[cfg(target_os = "linux")]

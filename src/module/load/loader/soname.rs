@@ -22,7 +22,7 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 /// The soname extensions link against.
-const SONAME: &CStr = c"libtvm_ffi.so";
+pub(super) const SONAME: &CStr = c"libtvm_ffi.so";
 
 /// Makes sure an object named `libtvm_ffi.so` is loaded, loading the stub
 /// for `exports` (this runtime's ABI symbols) when none is. Runs once per
@@ -37,23 +37,35 @@ fn provide_once(exports: &[AbiExport]) -> Result<(), String> {
     // SAFETY: RTLD_NOLOAD maps nothing and runs no initialiser; it only
     // takes a reference to an object already loaded, dropped here.
     let present = unsafe { libc::dlopen(SONAME.as_ptr(), libc::RTLD_LAZY | libc::RTLD_NOLOAD) };
-    if !present.is_null() {
-        // This runtime as the shared object, or another one: either way the
-        // loader has its `libtvm_ffi.so` and extensions bind to it as they
-        // would without us.
-        // SAFETY: the reference taken above.
-        unsafe { libc::dlclose(present) };
-        return Ok(());
-    }
     let Some(probe) = exports.first() else {
         return Err("the runtime lists no ABI symbols".into());
     };
+    if !present.is_null() {
+        // This runtime as the shared object (or a stub of it) binds
+        // extensions here; another runtime loaded before the first load
+        // would take them, their globals and errors, away from this one.
+        // SAFETY: a live handle and a NUL-terminated name; the address is
+        // only compared.
+        let found = unsafe { libc::dlsym(present, probe.name.as_ptr()) };
+        let other = describe(present, found);
+        // SAFETY: the reference taken above.
+        unsafe { libc::dlclose(present) };
+        if core::ptr::eq(found, probe.addr) {
+            return Ok(());
+        }
+        return Err(format!(
+            "this runtime is linked into the program, and another libtvm_ffi.so ({other}) was \
+             loaded before it could stand for it: extensions that need libtvm_ffi.so would \
+             bind to that other runtime, not to this one (load no other TVM-FFI runtime in \
+             this process, or link the program against libtvm_ffi.so)"
+        ));
+    }
     let symbols: Vec<(&[u8], u64, bool)> = exports
         .iter()
         .map(|e| (e.name.to_bytes(), e.addr as u64, e.data))
         .collect();
     let bytes = soname_stub::write(SONAME.to_bytes(), &symbols);
-    let stub = load_stub(&bytes)?;
+    let (stub, memory_file) = load_stub(&bytes)?;
     // SAFETY: the symbol's address is only compared, never called here.
     let found = unsafe { stub.get::<*const c_void>(probe.name.to_bytes_with_nul()) }
         .map(|s| s.into_raw().cast_const())
@@ -69,22 +81,25 @@ fn provide_once(exports: &[AbiExport]) -> Result<(), String> {
             probe.addr
         ));
     }
-    // The stub stays for the life of the process: extensions bind to it.
+    // The stub stays for the life of the process: extensions bind to it,
+    // and the loader and tools know it by its memory file's descriptor.
     std::mem::forget(stub);
+    std::mem::forget(memory_file);
     Ok(())
 }
 
 /// Loads the stub's bytes with RTLD_GLOBAL (libraries that reference the
 /// ABI without naming `libtvm_ffi.so` bind to it too): from a sealed memory
-/// file by its `/proc` name, or else from a private directory, removed once
-/// the image is mapped.
-fn load_stub(bytes: &[u8]) -> Result<Library, String> {
+/// file by its `/proc` name (the file comes back with it: its descriptor
+/// names the image), or else from a private directory, removed once the
+/// image is mapped.
+fn load_stub(bytes: &[u8]) -> Result<(Library, Option<std::fs::File>), String> {
     let failed = |e: &dyn std::fmt::Display| format!("cannot make the libtvm_ffi.so stub: {e}");
     if let Ok(mut file) = memfd(Path::new("libtvm_ffi.so")) {
         file.write_all(bytes).map_err(|e| failed(&e))?;
         seal(&file).map_err(|e| failed(&e))?;
         if let Some(name) = proc_name(&file) {
-            return dlopen_global(&name);
+            return Ok((dlopen_global(&name)?, Some(file)));
         }
     }
     let dir = make_private_dir().map_err(|e| failed(&e))?;
@@ -94,7 +109,7 @@ fn load_stub(bytes: &[u8]) -> Result<Library, String> {
         .and_then(|()| dlopen_global(&path));
     let _ = std::fs::remove_file(&path);
     let _ = std::fs::remove_dir(&dir);
-    loaded
+    Ok((loaded?, None))
 }
 
 fn dlopen_global(path: &Path) -> Result<Library, String> {
@@ -102,4 +117,19 @@ fn dlopen_global(path: &Path) -> Result<Library, String> {
     // runs no code.
     unsafe { Library::open(Some(path), libc::RTLD_NOW | libc::RTLD_GLOBAL) }
         .map_err(|e| format!("cannot load the libtvm_ffi.so stub: {e}"))
+}
+
+/// The file an object loaded under [`SONAME`] came from, for messages.
+fn describe(handle: *mut c_void, symbol: *mut c_void) -> String {
+    // SAFETY: an all-zero Dl_info is a valid value to be filled in.
+    let mut info: libc::Dl_info = unsafe { core::mem::zeroed() };
+    // SAFETY: dladdr only reads the address and fills `info`.
+    let named = !symbol.is_null() && unsafe { libc::dladdr(symbol, &mut info) } != 0;
+    if named && !info.dli_fname.is_null() {
+        // SAFETY: a NUL-terminated name the loader keeps.
+        return unsafe { CStr::from_ptr(info.dli_fname) }
+            .to_string_lossy()
+            .into_owned();
+    }
+    format!("handle {handle:p}")
 }

@@ -31,8 +31,9 @@
 //!   old image for that inode); or every file when `TVM_FFI_LOAD_PRIVATE=1`.
 //!   The checked bytes are copied into a fresh private directory under the
 //!   same file name, checked again and loaded from there. Without a usable
-//!   `TMPDIR`, the copy is a sealed anonymous memory file loaded as
-//!   `/proc/<pid>/fd/N` and closed once mapped.
+//!   `TMPDIR` (none, mounted `noexec`, or full), the copy is a sealed
+//!   anonymous memory file loaded as `/proc/<pid>/fd/N`, its descriptor
+//!   kept open while the image is mapped so that the name stays its own.
 //!
 //! A private link or copy stays while it is mapped (tools read it by that
 //! name; backtraces show the caller's path) and is removed when the image
@@ -62,6 +63,7 @@ use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{LazyLock, Mutex, MutexGuard};
 
 /// A library file's identity and version: device, inode, size and
@@ -100,6 +102,10 @@ pub(in crate::module) struct Handle {
     raw: usize,
     copy: Option<PrivateCopy>,
     spelled: Option<Vec<u8>>,
+    /// The memory file a private copy was mapped from, open while the
+    /// image is mapped: the loader, debuggers and the symbolizer name the
+    /// image `/proc/<pid>/fd/N`, which must not come to name another file.
+    memory_file: Option<File>,
 }
 
 impl Handle {
@@ -118,6 +124,7 @@ impl Handle {
             raw: raw as usize,
             copy,
             spelled,
+            memory_file: None,
         }
     }
 
@@ -148,6 +155,7 @@ impl Drop for Handle {
     fn drop(&mut self) {
         drop(self.lib.take());
         drop(self.copy.take());
+        drop(self.memory_file.take());
         if let Some(name) = self.spelled.take() {
             lock(&SPELLINGS_IN_USE).remove(&name);
         }
@@ -163,9 +171,19 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// `dlopen(name)` (`RTLD_LAZY | RTLD_LOCAL`); errors name `path`, the path
 /// the caller gave, wherever `dlerror` named `name`.
 pub(in crate::module) fn dlopen(name: &Path, path: &Path) -> Result<libloading::os::unix::Library> {
+    // Where no object can stand for this runtime as libtvm_ffi.so, only a
+    // library that needs one is refused (a library loaded by a bare name
+    // is found by the loader's search, not read here: it is left to it).
     #[cfg(target_os = "linux")]
-    super::soname::provide(crate::BUILTIN_ABI_EXPORTS)
-        .map_err(|why| load_error(path, format!(": {why}")))?;
+    if let Err(why) = super::soname::provide(crate::BUILTIN_ABI_EXPORTS)
+        && crate::runtime::model::os::has_separator(name.as_os_str().as_bytes())
+        && image::needs(name, super::soname::SONAME.to_bytes())
+    {
+        return Err(load_error(
+            path,
+            format!(": it needs libtvm_ffi.so, and {why}"),
+        ));
+    }
     // SAFETY: loading a library runs its initialisers; that is what the
     // caller asks for.
     unsafe { libloading::os::unix::Library::open(Some(name), libc::RTLD_LAZY | libc::RTLD_LOCAL) }
@@ -451,25 +469,33 @@ fn link_checked(_file: &File, _to: &Path) -> std::io::Result<()> {
 }
 
 /// A private copy of, or link to, a library: removed when dropped (the
-/// image unloaded), or at exit.
+/// image unloaded), or at exit, by the process that made it only (a forked
+/// child shares the parent's mappings and must leave its files be).
 pub(in crate::module) struct PrivateCopy {
     /// A copy's own directory, or a link in the shared link directory.
     path: PathBuf,
     is_link: bool,
+    /// The process that made it.
+    maker: u32,
 }
 
-/// Private directories still in use, removed at exit.
-static LIVE_COPIES: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+/// Private directories still in use and the process that made each,
+/// removed at exit by that process.
+static LIVE_COPIES: Mutex<Vec<(PathBuf, u32)>> = Mutex::new(Vec::new());
 
-/// Removes `dir` at exit, unless it is removed before.
+/// The process that registered [`remove_live_copies`].
+static REGISTERED_BY: AtomicU32 = AtomicU32::new(0);
+
+/// Removes `dir` when this process exits, unless it is removed before.
 fn remove_at_exit(dir: PathBuf) {
     static AT_EXIT: std::sync::Once = std::sync::Once::new();
     AT_EXIT.call_once(|| {
+        REGISTERED_BY.store(std::process::id(), Ordering::Relaxed);
         // SAFETY: registers a handler with no preconditions; atexit ties
         // it to this object, so it also runs if the object is unloaded.
         unsafe { libc::atexit(remove_live_copies) };
     });
-    lock(&LIVE_COPIES).push(dir);
+    lock(&LIVE_COPIES).push((dir, std::process::id()));
 }
 
 impl PrivateCopy {
@@ -479,6 +505,7 @@ impl PrivateCopy {
         PrivateCopy {
             path: dir,
             is_link: false,
+            maker: std::process::id(),
         }
     }
 
@@ -487,25 +514,48 @@ impl PrivateCopy {
         PrivateCopy {
             path: link,
             is_link: true,
+            maker: std::process::id(),
         }
     }
 }
 
 impl Drop for PrivateCopy {
     fn drop(&mut self) {
+        if self.maker != std::process::id() {
+            return;
+        }
         if self.is_link {
             let _ = std::fs::remove_file(&self.path);
         } else {
-            lock(&LIVE_COPIES).retain(|d| d != &self.path);
+            lock(&LIVE_COPIES).retain(|(d, _)| d != &self.path);
             let _ = std::fs::remove_dir_all(&self.path);
         }
     }
 }
 
+/// The `atexit` handler: removes the private directories this process
+/// made. A forked child inherits the handler and the list, and removes
+/// nothing of its parent's.
+/// A child only tries the lock: a thread of the parent may have held it at
+/// the fork, and no thread of the child will release it.
 extern "C" fn remove_live_copies() {
     crate::runtime::model::boundary::catch_or((), || {
-        for dir in core::mem::take(&mut *lock(&LIVE_COPIES)) {
-            let _ = std::fs::remove_dir_all(dir);
+        let me = std::process::id();
+        let mut live = if REGISTERED_BY.load(Ordering::Relaxed) == me {
+            lock(&LIVE_COPIES)
+        } else {
+            match LIVE_COPIES.try_lock() {
+                Ok(live) => live,
+                Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
+                Err(std::sync::TryLockError::WouldBlock) => return,
+            }
+        };
+        let dirs = core::mem::take(&mut *live);
+        drop(live);
+        for (dir, maker) in dirs {
+            if maker == me {
+                let _ = std::fs::remove_dir_all(dir);
+            }
         }
     });
 }
@@ -556,40 +606,46 @@ fn load_copy(path: &Path, file: &File, bytes: Option<&[u8]>) -> Result<Handle> {
         image::check_loadable(path, out, len).map_err(|e| load_error(path, e))
     };
     let file_name = path.file_name().unwrap_or(path.as_os_str());
+    // A copy in a private directory, unless TMPDIR gives none, is mounted
+    // noexec, or cannot hold it (a full file system): then a memory file.
+    let mut in_dir_failed = None;
     if let Ok(dir) = crate::module::load::emit::make_private_dir() {
         let copy_dir = PrivateCopy::new(dir);
         let copy = copy_dir.path.join(file_name);
-        let mut out = {
-            use std::os::unix::fs::OpenOptionsExt;
-            std::fs::OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create_new(true)
-                .mode(0o700)
-                .custom_flags(libc::O_NOFOLLOW)
-                .open(&copy)
-                .map_err(failed)?
-        };
-        if !on_noexec_mount(&out) {
-            copy_into(&mut out)?;
-            drop(out);
-            let lib = dlopen(&copy, path)?;
-            crate::runtime::model::backtrace::show_file_as(
-                copy.as_os_str().as_bytes(),
-                path.as_os_str().as_bytes(),
-            );
-            return Ok(Handle::new(lib, Some(copy_dir), None));
+        let written = crate::runtime::model::os::create_new_file(&copy, 0o700)
+            .map_err(failed)
+            .and_then(|mut out| {
+                if on_noexec_mount(&out) {
+                    return Ok(false);
+                }
+                copy_into(&mut out)?;
+                Ok(true)
+            });
+        match written {
+            Ok(true) => {
+                let lib = dlopen(&copy, path)?;
+                crate::runtime::model::backtrace::show_file_as(
+                    copy.as_os_str().as_bytes(),
+                    path.as_os_str().as_bytes(),
+                );
+                return Ok(Handle::new(lib, Some(copy_dir), None));
+            }
+            Ok(false) => {}
+            Err(e) => in_dir_failed = Some(e),
         }
     }
-    let mut copy = memfd(path).map_err(failed)?;
+    let mut copy = match memfd(path) {
+        Ok(copy) => copy,
+        Err(e) => return Err(in_dir_failed.unwrap_or_else(|| failed(e))),
+    };
     copy_into(&mut copy)?;
     seal(&copy).map_err(failed)?;
     load_memfd(path, copy)
 }
 
 /// Loads a sealed memory file by `/proc/<pid>/fd/N` (a name other
-/// processes, debuggers among them, resolve to the same file), then closes
-/// it: the mapping stays.
+/// processes, debuggers among them, resolve to the same file), kept open
+/// while the image is mapped.
 fn load_memfd(path: &Path, copy: File) -> Result<Handle> {
     let Some(name) = proc_name(&copy) else {
         return Err(load_error(
@@ -604,7 +660,9 @@ fn load_memfd(path: &Path, copy: File) -> Result<Handle> {
         lock(&SPELLINGS_IN_USE).remove(&spelled);
     })?;
     crate::runtime::model::backtrace::show_file_as(&spelled, path.as_os_str().as_bytes());
-    Ok(Handle::new(lib, None, Some(spelled)))
+    let mut handle = Handle::new(lib, None, Some(spelled));
+    handle.memory_file = Some(copy);
+    Ok(handle)
 }
 
 #[cfg(test)]
