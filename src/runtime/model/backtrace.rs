@@ -214,23 +214,27 @@ type CxaDemangle = unsafe extern "C" fn(
 /// C++ frames then read exactly as the reference prints them.
 /// (Windows has no process-wide symbol lookup: Rust's demangler names
 /// them there.)
-static CXA_DEMANGLE: LazyLock<Option<CxaDemangle>> = LazyLock::new(|| {
-    #[cfg(windows)]
-    let f: *mut core::ffi::c_void = core::ptr::null_mut();
-    // SAFETY: RTLD_DEFAULT (NULL) lookup of a NUL-terminated name.
-    #[cfg(unix)]
-    let f = unsafe { dlsym(core::ptr::null_mut(), c"__cxa_demangle".as_ptr()) };
-    // SAFETY: `__cxa_demangle` has this signature (Itanium C++ ABI).
-    (!f.is_null())
-        .then(|| unsafe { core::mem::transmute::<*mut core::ffi::c_void, CxaDemangle>(f) })
-});
+/// Looked up unlocked: `dlsym` takes the system loader's lock.
+fn cxa_demangle() -> Option<CxaDemangle> {
+    static FOUND: std::sync::OnceLock<Option<CxaDemangle>> = std::sync::OnceLock::new();
+    crate::runtime::model::unlocked_once::get_or_make(&FOUND, || {
+        #[cfg(windows)]
+        let f: *mut core::ffi::c_void = core::ptr::null_mut();
+        // SAFETY: RTLD_DEFAULT (NULL) lookup of a NUL-terminated name.
+        #[cfg(unix)]
+        let f = unsafe { dlsym(core::ptr::null_mut(), c"__cxa_demangle".as_ptr()) };
+        // SAFETY: `__cxa_demangle` has this signature (Itanium C++ ABI).
+        (!f.is_null())
+            .then(|| unsafe { core::mem::transmute::<*mut core::ffi::c_void, CxaDemangle>(f) })
+    })
+}
 
 /// A mangled name made readable: C++ names (`_Z...`) through the process's
 /// `__cxa_demangle`, exactly as the reference prints them, others (Rust
 /// names) as the `backtrace` crate demangles them.
 fn readable(raw: &[u8]) -> String {
     if raw.starts_with(b"_Z")
-        && let (Some(demangle), Ok(c)) = (*CXA_DEMANGLE, std::ffi::CString::new(raw))
+        && let (Some(demangle), Ok(c)) = (cxa_demangle(), std::ffi::CString::new(raw))
     {
         let mut status = 0;
         // SAFETY: a NUL-terminated input; NULL buffer asks for a malloc'd result.

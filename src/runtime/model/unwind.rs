@@ -56,14 +56,18 @@ struct DlFindObject {
 
 type DlFindObjectFn = unsafe extern "C" fn(*mut core::ffi::c_void, *mut DlFindObject) -> i32;
 
-/// `_dl_find_object`, when the C library has it.
-static DL_FIND_OBJECT: LazyLock<Option<DlFindObjectFn>> = LazyLock::new(|| {
-    // SAFETY: RTLD_DEFAULT lookup of a NUL-terminated name.
-    let f = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"_dl_find_object".as_ptr()) };
-    // SAFETY: glibc's `_dl_find_object` has this signature.
-    (!f.is_null())
-        .then(|| unsafe { core::mem::transmute::<*mut core::ffi::c_void, DlFindObjectFn>(f) })
-});
+/// `_dl_find_object`, when the C library has it (looked up unlocked:
+/// `dlsym` takes the system loader's lock).
+fn dl_find_object() -> Option<DlFindObjectFn> {
+    static FOUND: std::sync::OnceLock<Option<DlFindObjectFn>> = std::sync::OnceLock::new();
+    crate::runtime::model::unlocked_once::get_or_make(&FOUND, || {
+        // SAFETY: RTLD_DEFAULT lookup of a NUL-terminated name.
+        let f = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"_dl_find_object".as_ptr()) };
+        // SAFETY: glibc's `_dl_find_object` has this signature.
+        (!f.is_null())
+            .then(|| unsafe { core::mem::transmute::<*mut core::ffi::c_void, DlFindObjectFn>(f) })
+    })
+}
 
 /// Evaluates the call frame information of the code at `pc`.
 fn rule_for(pc: usize) -> Rule {
@@ -71,7 +75,7 @@ fn rule_for(pc: usize) -> Rule {
         BaseAddresses, CfaRule, EhFrame, EhFrameHdr, LittleEndian, Pointer, RegisterRule,
         UnwindSection, X86_64,
     };
-    let Some(find) = *DL_FIND_OBJECT else {
+    let Some(find) = dl_find_object() else {
         return Rule::Unknown;
     };
     // SAFETY: a zeroed record is a valid output buffer.

@@ -25,12 +25,15 @@ use std::sync::OnceLock;
 pub(super) const SONAME: &CStr = c"libtvm_ffi.so";
 
 /// Makes sure an object named `libtvm_ffi.so` is loaded, loading the stub
-/// for `exports` (this runtime's ABI symbols) when none is. Runs once per
-/// process; a failure (why no library can bind to this runtime) is
-/// remembered and given to every load.
+/// for `exports` (this runtime's ABI symbols) when none is. The outcome is
+/// remembered and given to every later load (a failure says why no library
+/// can bind to this runtime). It is made unlocked: it calls the system
+/// loader, whose lock a library constructor loading a module on another
+/// thread holds (two threads' first loads at once may each map a stub; the
+/// first outcome is kept).
 pub(super) fn provide(exports: &'static [AbiExport]) -> Result<(), String> {
     static DONE: OnceLock<Result<(), String>> = OnceLock::new();
-    DONE.get_or_init(|| provide_once(exports)).clone()
+    crate::runtime::model::unlocked_once::get_or_make(&DONE, || provide_once(exports))
 }
 
 fn provide_once(exports: &[AbiExport]) -> Result<(), String> {
