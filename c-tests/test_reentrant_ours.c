@@ -84,6 +84,7 @@ static void thread_exit(void) {
     CHECK(pthread_join(t, NULL) == 0);
   }
   printf("fetched in a pthread_key destructor: %s\n", seen_at_exit);
+  CHECK(strcmp(seen_at_exit, "ValueError: raised at thread exit") == 0);
 }
 
 /* --- loads from a constructor -------------------------------------------- */
@@ -114,6 +115,7 @@ static void load_beside_a_constructor(void) {
   int* result = (int*)dlsym(handle, "ctor_load_result");
   printf("a load beside a constructor that loads: ours %d, the constructor's %d\n",
          mod.type_index == kTVMFFIModule, result ? *result : -100);
+  CHECK(result != NULL && *result == 0);
   any_release(&mod);
   dlclose(handle);
 }
@@ -134,11 +136,14 @@ static void library_function_codes(void) {
 }
 
 static void streams(void) {
-  int32_t devices[][2] = {{-1, 0}, {1, -1}, {1, 1 << 20}, {1 << 20, 0}, {(1 << 20) - 1, (1 << 20) - 1}};
+  /* Device type, id, and whether the stream is taken. */
+  int32_t devices[][3] = {{-1, 0, 0}, {1, -1, 0}, {1, 1 << 20, 0}, {1 << 20, 0, 0},
+                          {(1 << 20) - 1, (1 << 20) - 1, 1}};
   for (size_t i = 0; i < sizeof(devices) / sizeof(devices[0]); ++i) {
     char label[64];
     snprintf(label, sizeof(label), "set stream (%d, %d)", devices[i][0], devices[i][1]);
     int rc = TVMFFIEnvSetStream(devices[i][0], devices[i][1], (void*)0x10, NULL);
+    CHECK((rc == 0) == devices[i][2]);
     if (rc == 0) {
       printf("%s: rc 0, now %p\n", label, TVMFFIEnvGetStream(devices[i][0], devices[i][1]));
     } else {

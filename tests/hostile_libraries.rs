@@ -17,7 +17,6 @@ mod common;
 use std::io::Write as _;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 use tvm_ffi::module::library_bin::{LibraryBin, ModuleEntry, write};
 use tvm_ffi::runtime::registry::get_global;
@@ -75,37 +74,9 @@ fn blob_asm(bytes: &[u8], size: Option<u64>, padding: usize) -> String {
     s
 }
 
-/// What a child process saw: `ok <detail>`, `err <kind: message>`, or how
-/// it ended if it printed neither (a signal, a hang).
+/// What a child process saw running `case` (see [`common::in_child`]).
 fn in_child(case: &str, arg: &[u8], env: &[(&str, &Path)]) -> String {
-    let mut cmd = common::target_command(std::env::current_exe().unwrap());
-    cmd.args(["child_probe", "--exact", "--nocapture", "--test-threads=1"])
-        .env("HOSTILE_CASE", case)
-        .env("HOSTILE_ARG", std::ffi::OsStr::from_bytes(arg))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null());
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let mut child = cmd.spawn().unwrap();
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if start.elapsed() > Duration::from_secs(60) {
-            child.kill().unwrap();
-            child.wait().unwrap();
-            return "hang".into();
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let mut out = String::new();
-    std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut out).unwrap();
-    out.lines()
-        .find_map(|l| l.split_once("RESULT: ").map(|(_, r)| r))
-        .map(str::to_string)
-        .unwrap_or_else(|| format!("no result ({status})"))
+    common::in_child("child_probe", case, arg, env)
 }
 
 /// Peak resident memory of this process, in KiB.
@@ -165,8 +136,7 @@ fn child_probe() {
         Ok(detail) => format!("ok {detail}"),
         Err(e) => format!("err {e}"),
     };
-    let mut stdout = std::io::stdout();
-    writeln!(stdout, "RESULT: {}", line.replace('\n', " ")).unwrap();
+    common::print_result(&line);
 }
 
 #[test]

@@ -186,3 +186,178 @@ fn the_stub_defines_every_symbol_the_shared_library_exports() {
         "not bound into the program: {missing:#?}"
     );
 }
+
+/// Builds a library that needs nothing from any runtime (no `NEEDED
+/// libtvm_ffi.so`) with one function, `__tvm_ffi_seven`.
+fn standalone_library(dir: &Path) -> PathBuf {
+    let src = dir.join("standalone.c");
+    let out = dir.join("standalone.so");
+    std::fs::write(
+        &src,
+        "typedef struct { int type_index; int pad; long long v; } Any;\n\
+         int __tvm_ffi_seven(void* s, const Any* a, int n, Any* r) {\n\
+         r->type_index = 1; r->pad = 0; r->v = 7; return 0; }\n",
+    )
+    .unwrap();
+    let status = common::c_compiler()
+        .args(["-shared", "-fPIC", "-o"])
+        .arg(&out)
+        .arg(&src)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    out
+}
+
+/// Blocks `memfd_create` for this process (seccomp answers EPERM), as a
+/// sandbox may.
+fn block_memfd_create() {
+    // The filter: the system call number; memfd_create fails with EPERM,
+    // everything else runs.
+    let filter = [
+        libc::sock_filter {
+            code: (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16,
+            jt: 0,
+            jf: 0,
+            k: 0,
+        },
+        libc::sock_filter {
+            code: (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16,
+            jt: 0,
+            jf: 1,
+            k: libc::SYS_memfd_create as u32,
+        },
+        libc::sock_filter {
+            code: (libc::BPF_RET | libc::BPF_K) as u16,
+            jt: 0,
+            jf: 0,
+            k: libc::SECCOMP_RET_ERRNO | libc::EPERM as u32,
+        },
+        libc::sock_filter {
+            code: (libc::BPF_RET | libc::BPF_K) as u16,
+            jt: 0,
+            jf: 0,
+            k: libc::SECCOMP_RET_ALLOW,
+        },
+    ];
+    let program = libc::sock_fprog {
+        len: filter.len() as u16,
+        filter: filter.as_ptr().cast_mut(),
+    };
+    // SAFETY: installs a filter for this process; `program` outlives the call.
+    unsafe {
+        assert_eq!(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
+        assert_eq!(
+            libc::prctl(
+                libc::PR_SET_SECCOMP,
+                libc::SECCOMP_MODE_FILTER,
+                &program as *const libc::sock_fprog
+            ),
+            0
+        );
+    }
+}
+
+/// What loading `lib` answers: `ok` or the error's message.
+fn try_load(lib: &Path) -> String {
+    match tvm_ffi::module::load_from_file(lib.as_os_str().as_bytes()) {
+        Ok(_) => "ok".into(),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// The child side of the tests below: `STATIC_HOST_CASE` names the case,
+/// `STATIC_HOST_STANDALONE` the library that needs no runtime.
+#[test]
+fn static_host_case() {
+    let (Ok(case), Some(lib)) = (std::env::var("STATIC_HOST_CASE"), official_extension()) else {
+        return;
+    };
+    let standalone = PathBuf::from(std::env::var_os("STATIC_HOST_STANDALONE").unwrap());
+    match case.as_str() {
+        "no-stub" => block_memfd_create(),
+        "foreign" => {
+            let official =
+                std::ffi::CString::new(lib.with_file_name("libtvm_ffi.so").as_os_str().as_bytes())
+                    .unwrap();
+            // SAFETY: loads the official runtime (its initialisers register
+            // its own globals there), as a program may before the first load.
+            let handle =
+                unsafe { libc::dlopen(official.as_ptr(), libc::RTLD_LAZY | libc::RTLD_LOCAL) };
+            assert!(!handle.is_null());
+        }
+        other => panic!("unknown case {other}"),
+    }
+    println!("child: standalone: {}", try_load(&standalone));
+    println!("child: extension: {}", try_load(&lib));
+}
+
+/// Runs [`static_host_case`] `case` in a child with `env`: its two lines.
+fn static_host_child(case: &str, env: &[(&str, &std::ffi::OsStr)]) -> Vec<String> {
+    let dir = common::workdir("static_host", case);
+    let standalone = standalone_library(&dir);
+    let mut cmd = common::target_command(std::env::current_exe().unwrap());
+    cmd.args(["--exact", "static_host_case", "--nocapture"])
+        .env("STATIC_HOST_CASE", case)
+        .env("STATIC_HOST_STANDALONE", &standalone);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("child: "))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// No stub can be made (no private directory, `memfd_create` blocked):
+/// a library that needs no runtime still loads; one that needs
+/// `libtvm_ffi.so` is refused, saying why.
+#[test]
+fn a_stub_that_cannot_be_made_refuses_only_libraries_that_need_one() {
+    let Some(lib) = official_extension() else {
+        return;
+    };
+    let lines = static_host_child("no-stub", &[("TMPDIR", "/nonexistent/tmp".as_ref())]);
+    assert_eq!(lines[0], "standalone: ok");
+    assert_eq!(
+        lines[1],
+        format!(
+            "extension: InternalError: Check failed: (lib_handle_ != nullptr) is false: Failed \
+             to load dynamic shared library {} : it needs libtvm_ffi.so, and cannot make the \
+             libtvm_ffi.so stub: RuntimeError: refusing to make a private directory under \
+             /nonexistent/tmp: cannot resolve /nonexistent/tmp: No such file or directory (os \
+             error 2); set TMPDIR to a directory other users cannot write",
+            lib.display()
+        )
+    );
+}
+
+/// Another `libtvm_ffi.so` (the official one) loaded before the first
+/// load: a library needing one is refused with a clear error instead of
+/// binding to that other runtime; one that needs none loads.
+#[test]
+fn a_foreign_runtime_loaded_first_is_named_not_bound_to() {
+    let Some(lib) = official_extension() else {
+        return;
+    };
+    let lines = static_host_child("foreign", &[]);
+    assert_eq!(lines[0], "standalone: ok");
+    let official = lib.with_file_name("libtvm_ffi.so");
+    assert!(
+        lines[1].contains(&format!(
+            ": it needs libtvm_ffi.so, and this runtime is linked into the program, and \
+             another libtvm_ffi.so ({}) was loaded before it could stand for it",
+            official.display()
+        )),
+        "{}",
+        lines[1]
+    );
+}

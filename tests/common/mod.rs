@@ -1,5 +1,6 @@
 //! What the integration tests share: a fresh directory for a test's files,
-//! and starting a program built for the target. Under a cross runner (`tests/platforms/aarch64/run.sh` runs the tests with
+//! starting a program built for the target, and running a case in a child
+//! process. Under a cross runner (`tests/platforms/aarch64/run.sh` runs the tests with
 //! qemu-aarch64), a child built for the target starts through the same
 //! runner, named in `TVM_FFI_TEST_RUNNER` (program and arguments, split on
 //! spaces).
@@ -37,4 +38,51 @@ pub fn target_command(program: impl AsRef<OsStr>) -> Command {
 /// choice: `$CC`, or the compiler for this architecture).
 pub fn c_compiler() -> Command {
     Command::new(tvm_ffi::module::emit::c_compiler())
+}
+
+/// What a child process saw: `ok <detail>`, `err <kind: message>`, or how
+/// it ended if it printed neither (a signal, `hang` after 60 s). The child
+/// is this test program running only the test `probe`, with the case in
+/// `HOSTILE_CASE` and its argument in `HOSTILE_ARG`; the probe prints its
+/// answer with [`print_result`].
+#[cfg(unix)]
+pub fn in_child(probe: &str, case: &str, arg: &[u8], env: &[(&str, &Path)]) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+    let mut cmd = target_command(std::env::current_exe().unwrap());
+    cmd.args([probe, "--exact", "--nocapture", "--test-threads=1"])
+        .env("HOSTILE_CASE", case)
+        .env("HOSTILE_ARG", OsStr::from_bytes(arg))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().unwrap();
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > Duration::from_secs(60) {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            return "hang".into();
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut out = String::new();
+    std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut out).unwrap();
+    out.lines()
+        .find_map(|l| l.split_once("RESULT: ").map(|(_, r)| r))
+        .map(str::to_string)
+        .unwrap_or_else(|| format!("no result ({status})"))
+}
+
+/// A child probe's answer, on the one line [`in_child`] reads.
+pub fn print_result(line: &str) {
+    use std::io::Write as _;
+    let mut stdout = std::io::stdout();
+    writeln!(stdout, "RESULT: {}", line.replace('\n', " ")).unwrap();
 }
