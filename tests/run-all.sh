@@ -28,6 +28,8 @@
 #      installed with pip into a fresh venv (tests/packaging/wheel/run.sh),
 #      Python -> FFI -> Python recursion until the stack is nearly used
 #      up: a RecursionError on ours (tests/python/deep_callbacks.py),
+#      finalizers that look globals up while a global is replaced, with
+#      identical transcripts under a timeout (tests/python/reentrant.py),
 #   4c. structural visitors and mutators on both libraries, with identical
 #      transcripts (tests/python/structural_diff.py),
 #      subclasses defined in Python on every receiver (tests/python/subclass.py),
@@ -259,6 +261,14 @@ stage "deep Python -> FFI -> Python recursion: a RecursionError on ours (the off
 PYTHONPATH="$PWD/target/suite/pkg-ours" "$venv/bin/python" tests/python/deep_callbacks.py | tee target/deep-callbacks.log
 deep_callbacks_passed=$(awk '/^deep-callbacks-py:/ { print $2 }' target/deep-callbacks.log)
 
+stage "finalizers calling back while a global is replaced: official library, then ours (transcript diff, 120 s timeout)"
+timeout 120 "$venv/bin/python" tests/python/reentrant.py >target/reentrant-official.log
+PYTHONPATH="$root/target/suite/pkg-ours" timeout 120 "$venv/bin/python" tests/python/reentrant.py \
+  >target/reentrant-ours.log
+diff target/reentrant-official.log target/reentrant-ours.log
+reentrant_py_passed=$(awk '/^reentrant-py:/ { print $2 }' target/reentrant-ours.log)
+echo "reentrant-py: $reentrant_py_passed checks, identical transcripts"
+
 stage "structural visitors and mutators: official library, then ours (transcript diff)"
 "$venv/bin/python" tests/python/structural_diff.py >target/structural-official.log
 PYTHONPATH="$root/target/suite/pkg-ours" "$venv/bin/python" tests/python/structural_diff.py --ours \
@@ -351,4 +361,4 @@ for i in "${!stage_names[@]}"; do
   printf "%6d %6d  %s\n" "${stage_secs[$i]}" "$((stage_cpus[$i] / 100))" "${stage_names[$i]}"
 done
 printf "%6d %6d  total\n" "$SECONDS" "$(($(children_cpu) / 100))"
-echo "summary: $((cargo_passed + ctest_passed + asan_passed + loader_tools_passed + cross_passed + suite_passed + cxx_suite_passed + artifacts_python_passed + deep_callbacks_passed + install_passed + wheel_passed + structural_passed + subclass_py_passed + json_graph_passed + cxx_module_passed + rust_dependent_passed + rust_authors_passed + linkers_passed + aarch64_passed + macos_passed + windows_passed)) passed, 0 failed"
+echo "summary: $((cargo_passed + ctest_passed + asan_passed + loader_tools_passed + cross_passed + suite_passed + cxx_suite_passed + artifacts_python_passed + deep_callbacks_passed + reentrant_py_passed + install_passed + wheel_passed + structural_passed + subclass_py_passed + json_graph_passed + cxx_module_passed + rust_dependent_passed + rust_authors_passed + linkers_passed + aarch64_passed + macos_passed + windows_passed)) passed, 0 failed"
