@@ -277,25 +277,31 @@ pub fn register_global_at_load(name: &str, f: Result<Function>) {
     }
 }
 
-/// Marks the shared object holding this code as never unloaded.
+/// Marks the shared object holding this code as never unloaded. No lock is
+/// held around the `dlopen` (a once-lock there deadlocks against a library
+/// constructor on another thread, which holds the loader's lock): threads
+/// that get here at once each mark it, which is harmless.
 fn keep_loaded() {
     #[cfg(unix)]
     {
-        static DONE: std::sync::Once = std::sync::Once::new();
-        DONE.call_once(|| {
-            let here = keep_loaded as *const () as *const core::ffi::c_void;
-            let Some((_, name)) = crate::runtime::object_of(here) else {
-                return;
-            };
-            // SAFETY: RTLD_NOLOAD maps nothing new: it takes a reference to
-            // the loaded object named by its own path and marks it
-            // RTLD_NODELETE; the reference is kept.
-            unsafe {
-                libc::dlopen(
-                    name.as_ptr(),
-                    libc::RTLD_LAZY | libc::RTLD_NOLOAD | libc::RTLD_NODELETE,
-                )
-            };
-        });
+        use core::sync::atomic::{AtomicBool, Ordering};
+        static DONE: AtomicBool = AtomicBool::new(false);
+        if DONE.load(Ordering::Acquire) {
+            return;
+        }
+        let here = keep_loaded as *const () as *const core::ffi::c_void;
+        let Some((_, name)) = crate::runtime::object_of(here) else {
+            return;
+        };
+        // SAFETY: RTLD_NOLOAD maps nothing new: it takes a reference to
+        // the loaded object named by its own path and marks it
+        // RTLD_NODELETE; the reference is kept.
+        unsafe {
+            libc::dlopen(
+                name.as_ptr(),
+                libc::RTLD_LAZY | libc::RTLD_NOLOAD | libc::RTLD_NODELETE,
+            )
+        };
+        DONE.store(true, Ordering::Release);
     }
 }
