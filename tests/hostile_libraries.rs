@@ -14,13 +14,15 @@
 
 mod common;
 
+use common::{build_versioned, load_version};
+
 use std::io::Write as _;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use tvm_ffi::module::library_bin::{LibraryBin, ModuleEntry, write};
+use tvm_ffi::runtime::Any;
 use tvm_ffi::runtime::registry::get_global;
-use tvm_ffi::runtime::{Any, Function};
 use tvm_ffi::runtime::{TextKind, make_text};
 
 /// A fresh directory for this test's files.
@@ -318,28 +320,6 @@ fn option_like_object_names_are_refused_by_the_library_builder() {
     assert!(!dir.join("out.so").exists());
 }
 
-/// Builds a library whose `__tvm_ffi_version` returns `version`.
-fn build_versioned(dir: &Path, version: i64, out: &Path) {
-    let src = dir.join(format!("v{version}.c"));
-    std::fs::write(
-        &src,
-        format!(
-            "#include <tvm/ffi/c_api.h>\n\
-             TVM_FFI_DLL_EXPORT int __tvm_ffi_version(void* s, const TVMFFIAny* a, int32_t n, TVMFFIAny* r) {{\n\
-             r->type_index = kTVMFFIInt; r->zero_padding = 0; r->v_int64 = {version}; return 0; }}\n"
-        ),
-    )
-    .unwrap();
-    let status = common::c_compiler()
-        .args(["-shared", "-fPIC", "-o"])
-        .arg(out)
-        .arg(&src)
-        .arg(concat!("-I", env!("CARGO_MANIFEST_DIR"), "/include"))
-        .status()
-        .unwrap();
-    assert!(status.success());
-}
-
 #[test]
 fn a_rebuilt_library_loads_anew_while_the_old_image_stays_mapped() {
     let dir = workdir("rebuilt");
@@ -368,22 +348,6 @@ fn a_rebuilt_library_loads_anew_while_the_old_image_stays_mapped() {
     assert_eq!((v1, v2, v2_again), (1, 2, 2));
     // The first image is still mapped and its function still answers.
     assert_eq!(f1.call(&[]).unwrap().view().as_i64(), Some(1));
-}
-
-/// Loads `lib` and calls its `version` function: the answer, the function
-/// and the module.
-fn load_version(lib: &Path) -> Result<(i64, Function, Any), String> {
-    let m =
-        tvm_ffi::module::load_from_file(lib.as_os_str().as_bytes()).map_err(|e| e.to_string())?;
-    let m = Any::from(m.into_object());
-    let name = make_text(b"version", TextKind::Str);
-    let f = get_global(b"ffi.ModuleGetFunction")
-        .unwrap()
-        .call(&[m.view(), name.view(), Any::from(false).view()])
-        .map_err(|e| e.to_string())?;
-    let f = Function::from_object(f.view().to_object().ok_or("no function `version`")?).unwrap();
-    let v = f.call(&[]).map_err(|e| e.to_string())?;
-    Ok((v.view().as_i64().unwrap(), f, m))
 }
 
 /// Replaces `path` by a new file holding `bytes`, extended (sparsely) to

@@ -10,59 +10,18 @@
 
 mod common;
 
+use common::{build_versioned, load_version};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use tvm_ffi::runtime::registry::get_global;
-use tvm_ffi::runtime::{Any, Function, TextKind, make_text};
-
-/// Builds a library whose function `version` answers `version`.
-fn build_versioned(dir: &Path, version: i64, out: &Path) {
-    let src = dir.join(format!("v{version}.c"));
-    std::fs::write(
-        &src,
-        format!(
-            "#include <tvm/ffi/c_api.h>\n\
-             TVM_FFI_DLL_EXPORT int __tvm_ffi_version(void* s, const TVMFFIAny* a, int32_t n, TVMFFIAny* r) {{\n\
-             r->type_index = kTVMFFIInt; r->zero_padding = 0; r->v_int64 = {version}; return 0; }}\n"
-        ),
-    )
-    .unwrap();
-    let status = common::c_compiler()
-        .args(["-shared", "-fPIC", "-o"])
-        .arg(out)
-        .arg(&src)
-        .arg(concat!("-I", env!("CARGO_MANIFEST_DIR"), "/include"))
-        .status()
-        .unwrap();
-    assert!(status.success());
-}
-
-/// Loads `lib` and calls its `version`: the answer, or the load's error.
-fn version_of(lib: &Path) -> Result<i64, String> {
-    let m =
-        tvm_ffi::module::load_from_file(lib.as_os_str().as_bytes()).map_err(|e| e.to_string())?;
-    let name = make_text(b"version", TextKind::Str);
-    let f = get_global(b"ffi.ModuleGetFunction")
-        .unwrap()
-        .call(&[
-            Any::from(m.into_object()).view(),
-            name.view(),
-            Any::from(false).view(),
-        ])
-        .map_err(|e| e.to_string())?;
-    let f = Function::from_object(f.view().to_object().unwrap()).unwrap();
-    let v = f.call(&[]).map_err(|e| e.to_string())?;
-    Ok(v.view().as_i64().unwrap())
-}
 
 /// `dir` holds `v1.so` and `v2.so`: loads `v1` as `dir/lib.so`, renames
 /// `v2` over it and loads that path again (a reload).
 fn load_then_reload(dir: &Path) -> Result<(i64, i64), String> {
     let lib = dir.join("lib.so");
     std::fs::copy(dir.join("v1.so"), &lib).unwrap();
-    let first = version_of(&lib)?;
+    let first = load_version(&lib)?.0;
     std::fs::rename(dir.join("v2.so"), &lib).unwrap();
-    Ok((first, version_of(&lib)?))
+    Ok((first, load_version(&lib)?.0))
 }
 
 /// The names the system loader gives the objects it has loaded.

@@ -1,6 +1,6 @@
 //! What the integration tests share: a fresh directory for a test's files,
-//! starting a program built for the target, and running a case in a child
-//! process. Under a cross runner (`tests/platforms/aarch64/run.sh` runs the tests with
+//! starting a program built for the target, running a case in a child
+//! process, and a versioned library to build and load. Under a cross runner (`tests/platforms/aarch64/run.sh` runs the tests with
 //! qemu-aarch64), a child built for the target starts through the same
 //! runner, named in `TVM_FFI_TEST_RUNNER` (program and arguments, split on
 //! spaces).
@@ -85,4 +85,45 @@ pub fn print_result(line: &str) {
     use std::io::Write as _;
     let mut stdout = std::io::stdout();
     writeln!(stdout, "RESULT: {}", line.replace('\n', " ")).unwrap();
+}
+
+/// Builds a library whose `__tvm_ffi_version` returns `version`.
+pub fn build_versioned(dir: &Path, version: i64, out: &Path) {
+    let src = dir.join(format!("v{version}.c"));
+    std::fs::write(
+        &src,
+        format!(
+            "#include <tvm/ffi/c_api.h>\n\
+             TVM_FFI_DLL_EXPORT int __tvm_ffi_version(void* s, const TVMFFIAny* a, int32_t n, TVMFFIAny* r) {{\n\
+             r->type_index = kTVMFFIInt; r->zero_padding = 0; r->v_int64 = {version}; return 0; }}\n"
+        ),
+    )
+    .unwrap();
+    let status = c_compiler()
+        .args(["-shared", "-fPIC", "-o"])
+        .arg(out)
+        .arg(&src)
+        .arg(concat!("-I", env!("CARGO_MANIFEST_DIR"), "/include"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+/// Loads `lib` and calls its `version` function: the answer, the function
+/// and the module.
+pub fn load_version(
+    lib: &Path,
+) -> Result<(i64, tvm_ffi::runtime::Function, tvm_ffi::runtime::Any), String> {
+    use tvm_ffi::runtime::{Any, Function, TextKind, make_text, registry::get_global};
+    let path = lib.to_str().expect("a UTF-8 test path").as_bytes();
+    let m = tvm_ffi::module::load_from_file(path).map_err(|e| e.to_string())?;
+    let m = Any::from(m.into_object());
+    let name = make_text(b"version", TextKind::Str);
+    let f = get_global(b"ffi.ModuleGetFunction")
+        .unwrap()
+        .call(&[m.view(), name.view(), Any::from(false).view()])
+        .map_err(|e| e.to_string())?;
+    let f = Function::from_object(f.view().to_object().ok_or("no function `version`")?).unwrap();
+    let v = f.call(&[]).map_err(|e| e.to_string())?;
+    Ok((v.view().as_i64().unwrap(), f, m))
 }

@@ -193,7 +193,7 @@ fn origin_named<'d, R: object::ReadRef<'d>>(data: R) -> bool {
 /// Whether the ELF file at `path` names `soname` in a `DT_NEEDED` entry. A
 /// file that cannot be read, is not ELF or has no readable dynamic section
 /// answers false.
-#[cfg(unix)]
+#[cfg(target_os = "linux")]
 pub fn needs(path: &Path, soname: &[u8]) -> bool {
     let Ok(file) = os::open_for_check(path) else {
         return false;
