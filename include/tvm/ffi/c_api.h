@@ -1222,8 +1222,9 @@ const struct TVMFFITypeAttrColumn *TVMFFIGetTypeAttrColumn(const struct TVMFFIBy
 
 /**
  * Initialises `*handle_addr` exactly once across threads: if it is NULL,
- * `init_func` runs under a global lock and its result is published.
- * Errors: RuntimeError "init_func must return a non-NULL handle"; an
+ * `init_func` runs under the handle's own lock and its result is published.
+ * Errors: RuntimeError "init_func must return a non-NULL handle", and
+ * when `init_func` initialises the same handle again; an
  * `init_func` failure is passed through (one that raised nothing raises a
  * RuntimeError, -2 excepted: see `failed_call`); ValueError for NULL
  * arguments.

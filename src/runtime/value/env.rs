@@ -259,22 +259,26 @@ mod stream_tests {
             (2, 16),
             (31, 0),
             (32, 0),
-            (2, -1),
-            (-5, 2),
             (1000, 7),
+            (STREAM_BOUND - 1, STREAM_BOUND - 1),
         ];
         for (n, &(t, i)) in devices.iter().enumerate() {
             let s = (0x100 + n) as *mut c_void;
-            assert!(set_stream(t, i, s).is_null());
+            assert!(set_stream(t, i, s).unwrap().is_null());
             assert_eq!(get_stream(t, i), s);
-            assert_eq!(set_stream(t, i, core::ptr::null_mut()), s);
+            assert_eq!(set_stream(t, i, core::ptr::null_mut()).unwrap(), s);
             assert!(get_stream(t, i).is_null());
         }
-        set_stream(2, 3, 0x42 as *mut c_void);
+        for (t, i) in [(2, -1), (-5, 2), (STREAM_BOUND, 0), (0, STREAM_BOUND)] {
+            let refused = set_stream(t, i, 0x7 as *mut c_void).unwrap_err();
+            assert!(refused.to_string().contains("is out of range (0 to 1048575)"));
+            assert!(get_stream(t, i).is_null());
+        }
+        set_stream(2, 3, 0x42 as *mut c_void).unwrap();
         let other = std::thread::spawn(|| get_stream(2, 3) as usize)
             .join()
             .unwrap();
         assert_eq!((other, get_stream(2, 3) as usize), (0, 0x42));
-        set_stream(2, 3, core::ptr::null_mut());
+        set_stream(2, 3, core::ptr::null_mut()).unwrap();
     }
 }

@@ -18,6 +18,7 @@ extern "C" {
  * Sets this thread's current stream for a device; the previous one is
  * written to `opt_out_original_stream` when it is not NULL. Streams are
  * per thread: a kernel called on this thread sees what its caller set.
+ * A device type or id outside 0 to 2^20 - 1 is refused (InternalError).
  *
  * # Safety
  * `opt_out_original_stream` is NULL or writable.
