@@ -103,7 +103,7 @@ fn flagged_read_only(v: AnyView<'_>) -> bool {
     let mut out: *mut sys::DLManagedTensorVersioned = core::ptr::null_mut();
     // SAFETY: a live tensor object (the view holds it); a writable out.
     if unsafe { sys::TVMFFITensorToDLPackVersioned(raw.bits as sys::Handle, &mut out) } != 0 {
-        drop(crate::Error::take_raised());
+        drop(crate::error::Error::take_raised());
         return false;
     }
     // SAFETY: a fresh managed tensor we own: read, then released once.
