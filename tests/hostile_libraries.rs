@@ -21,8 +21,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use tvm_ffi::module::library_bin::{LibraryBin, ModuleEntry, write};
-use tvm_ffi::runtime::{Any, Function};
 use tvm_ffi::runtime::registry::get_global;
+use tvm_ffi::runtime::{Any, Function};
 use tvm_ffi::runtime::{TextKind, make_text};
 
 /// A fresh directory for this test's files.

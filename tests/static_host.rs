@@ -210,8 +210,9 @@ fn standalone_library(dir: &Path) -> PathBuf {
 }
 
 /// Blocks `memfd_create` for this process (seccomp answers EPERM), as a
-/// sandbox may.
-fn block_memfd_create() {
+/// sandbox may; whether it is blocked now (an emulator running this test
+/// may not take the filter, or apply it to the host's system calls).
+fn block_memfd_create() -> bool {
     // The filter: the system call number; memfd_create fails with EPERM,
     // everything else runs.
     let filter = [
@@ -244,17 +245,20 @@ fn block_memfd_create() {
         len: filter.len() as u16,
         filter: filter.as_ptr().cast_mut(),
     };
-    // SAFETY: installs a filter for this process; `program` outlives the call.
+    // SAFETY: installs a filter for this process; `program` outlives the
+    // call; the probe's descriptor, if any, is closed.
     unsafe {
-        assert_eq!(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
-        assert_eq!(
-            libc::prctl(
+        let installed = libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0
+            && libc::prctl(
                 libc::PR_SET_SECCOMP,
                 libc::SECCOMP_MODE_FILTER,
-                &program as *const libc::sock_fprog
-            ),
-            0
-        );
+                &program as *const libc::sock_fprog,
+            ) == 0;
+        let probe = libc::memfd_create(c"probe".as_ptr(), 0);
+        if probe >= 0 {
+            libc::close(probe);
+        }
+        installed && probe < 0
     }
 }
 
@@ -275,7 +279,12 @@ fn static_host_case() {
     };
     let standalone = PathBuf::from(std::env::var_os("STATIC_HOST_STANDALONE").unwrap());
     match case.as_str() {
-        "no-stub" => block_memfd_create(),
+        "no-stub" => {
+            if !block_memfd_create() {
+                println!("child: skipped");
+                return;
+            }
+        }
         "foreign" => {
             let official =
                 std::ffi::CString::new(lib.with_file_name("libtvm_ffi.so").as_os_str().as_bytes())
@@ -326,6 +335,10 @@ fn a_stub_that_cannot_be_made_refuses_only_libraries_that_need_one() {
         return;
     };
     let lines = static_host_child("no-stub", &[("TMPDIR", "/nonexistent/tmp".as_ref())]);
+    if lines == ["skipped"] {
+        eprintln!("memfd_create cannot be blocked here (an emulator): skipped");
+        return;
+    }
     assert_eq!(lines[0], "standalone: ok");
     assert_eq!(
         lines[1],

@@ -271,7 +271,11 @@ mod stream_tests {
         }
         for (t, i) in [(2, -1), (-5, 2), (STREAM_BOUND, 0), (0, STREAM_BOUND)] {
             let refused = set_stream(t, i, 0x7 as *mut c_void).unwrap_err();
-            assert!(refused.to_string().contains("is out of range (0 to 1048575)"));
+            assert!(
+                refused
+                    .to_string()
+                    .contains("is out of range (0 to 1048575)")
+            );
             assert!(get_stream(t, i).is_null());
         }
         set_stream(2, 3, 0x42 as *mut c_void).unwrap();
