@@ -462,22 +462,22 @@ pub fn load_dso(path: &Path) -> Result<Module> {
     // new file at once keep the image recorded first.
     let reload = lock(&OPENED).contains_key(key);
     let (handle, id) = loader::open(path, reload, discard)?;
+    let mapped = Image::new(handle, true);
     let mut opened = lock(&OPENED);
-    let image = match opened.get(key) {
-        Some((was, image)) if *was == id => {
-            let image = image.clone();
-            drop(opened);
-            discard(handle);
-            image
+    let (image, unused) = match opened.get(key) {
+        Some((was, first)) if *was == id => {
+            // Another thread's image of this file came first: this handle
+            // is closed by the next unload unless its code is in use.
+            mapped.released.store(true, Ordering::Release);
+            (first.clone(), Some(mapped))
         }
         _ => {
-            let image = Image::new(handle, true);
-            let replaced = opened.insert(key.to_vec(), (id, image.clone()));
-            drop(opened);
-            drop(replaced);
-            image
+            let replaced = opened.insert(key.to_vec(), (id, mapped.clone()));
+            (mapped, replaced.map(|(_, old)| old))
         }
     };
+    drop(opened);
+    drop(unused);
     dso_module(image, path)
 }
 
