@@ -57,6 +57,7 @@ fn forked_child_exits(dir: &Path) -> Result<String, String> {
     // SAFETY: this process runs one thread (--test-threads=1); the child
     // only exits.
     match unsafe { libc::fork() } {
+        // SAFETY: the child exits normally, running its `atexit` handlers.
         0 => unsafe { libc::exit(0) },
         -1 => return Err("fork failed".into()),
         child => {
