@@ -1,0 +1,410 @@
+//! Device code as compilers hand it over, read without a GPU: which format
+//! the bytes are (sniffed, never taken from a label: TVM tags a fatbin
+//! `cubin`), and which kernels they define with how many parameter bytes.
+//!
+//! - cubin: an ELF file; kernels are its `FUNC` symbols marked as entries
+//!   (`st_other` bit `0x10`), their parameters the `KPARAM_INFO`
+//!   attributes of `.nv.info.<kernel>`.
+//! - fatbin: magic `0xBA55ED50`, then entries (PTX or ELF, for one
+//!   architecture each), possibly compressed; uncompressed ELF entries are
+//!   read as cubins, PTX entries as PTX.
+//! - PTX: text with `.version` and `.target`; kernels are `.entry`
+//!   declarations (a `.func` is a device function no runtime can launch).
+//! - CUDA C source: text with `__global__` functions, compiled at load.
+#![forbid(unsafe_code)]
+
+use crate::runtime::model::error::{Error, Result};
+use object::{Object, ObjectSection, ObjectSymbol};
+
+/// The format of device code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CodeFormat {
+    /// An ELF cubin.
+    Cubin,
+    /// A fat binary.
+    Fatbin,
+    /// PTX assembly text.
+    Ptx,
+    /// CUDA C++ source.
+    CudaSource,
+}
+
+impl CodeFormat {
+    /// The name TVM would record for it.
+    pub fn name(self) -> &'static str {
+        match self {
+            CodeFormat::Cubin => "cubin",
+            CodeFormat::Fatbin => "fatbin",
+            CodeFormat::Ptx => "ptx",
+            CodeFormat::CudaSource => "cuda",
+        }
+    }
+}
+
+const FATBIN_MAGIC: u32 = 0xBA55_ED50;
+const FATBIN_COMPRESSED: u64 = 0x2000;
+const STO_CUDA_ENTRY: u8 = 0x10;
+const EIATTR_KPARAM_INFO: u8 = 0x17;
+
+/// What `code` is; bytes that are none of the formats are an error that
+/// shows how they start.
+pub fn sniff(code: &[u8]) -> Result<CodeFormat> {
+    if code.starts_with(b"\x7fELF") {
+        return Ok(CodeFormat::Cubin);
+    }
+    if code.len() >= 4 && u32::from_le_bytes(code[..4].try_into().expect("4")) == FATBIN_MAGIC {
+        return Ok(CodeFormat::Fatbin);
+    }
+    let text = text_of(code);
+    if let Some(text) = text {
+        if has_directive(text, ".version") && has_directive(text, ".target") {
+            return Ok(CodeFormat::Ptx);
+        }
+        if text.contains("__global__") {
+            return Ok(CodeFormat::CudaSource);
+        }
+    }
+    let head: String = code
+        .iter()
+        .take(16)
+        .map(|b| format!("{b:02x}"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    Err(Error::value(format!(
+        "device code of {} bytes is none of cubin (ELF), fatbin, PTX or CUDA source; it starts {head}",
+        code.len()
+    )))
+}
+
+/// `code` as text, without a trailing NUL terminator, if it is UTF-8.
+fn text_of(code: &[u8]) -> Option<&str> {
+    let end = code.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
+    std::str::from_utf8(&code[..end]).ok()
+}
+
+/// Whether a PTX line starts with `directive`.
+fn has_directive(text: &str, directive: &str) -> bool {
+    text.lines().any(|l| l.trim_start().starts_with(directive))
+}
+
+/// How a kernel symbol is declared.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SymbolKind {
+    /// A launchable entry (`.entry`, `__global__`, an ELF entry symbol).
+    Entry,
+    /// A device function (`.func`): not launchable.
+    DeviceFunction,
+}
+
+/// A kernel (or device function) the code defines.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelSymbol {
+    /// Its name.
+    pub name: String,
+    /// Entry or device function.
+    pub kind: SymbolKind,
+    /// The sizes of its parameters in bytes, in order, where the code says.
+    pub param_sizes: Option<Vec<usize>>,
+}
+
+/// The symbols of device code, for one format, with a note when part of
+/// the code could not be read (a compressed fatbin entry).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Listing {
+    /// The kernels found (a fatbin lists each name once).
+    pub kernels: Vec<KernelSymbol>,
+    /// What could not be read.
+    pub notes: Vec<String>,
+}
+
+impl Listing {
+    fn add(&mut self, k: KernelSymbol) {
+        if let Some(old) = self.kernels.iter_mut().find(|o| o.name == k.name) {
+            if old.param_sizes.is_none() {
+                old.param_sizes = k.param_sizes;
+            }
+        } else {
+            self.kernels.push(k);
+        }
+    }
+    /// The symbol named `name`.
+    pub fn find(&self, name: &str) -> Option<&KernelSymbol> {
+        self.kernels.iter().find(|k| k.name == name)
+    }
+}
+
+/// The kernels `code` defines.
+pub fn list(code: &[u8]) -> Result<Listing> {
+    let mut out = Listing::default();
+    match sniff(code)? {
+        CodeFormat::Cubin => list_cubin(code, &mut out)?,
+        CodeFormat::Fatbin => list_fatbin(code, &mut out)?,
+        CodeFormat::Ptx => list_ptx(text_of(code).unwrap_or(""), &mut out),
+        CodeFormat::CudaSource => list_source(text_of(code).unwrap_or(""), &mut out),
+    }
+    Ok(out)
+}
+
+fn list_cubin(code: &[u8], out: &mut Listing) -> Result<()> {
+    let file = object::read::elf::ElfFile64::<object::Endianness>::parse(code)
+        .map_err(|e| Error::value(format!("cubin: not a readable 64-bit ELF file: {e}")))?;
+    for sym in file.symbols() {
+        let object::SymbolFlags::Elf { st_info, st_other } = sym.flags() else {
+            continue;
+        };
+        if st_info.st_type() != object::elf::STT_FUNC || !sym.is_definition() {
+            continue;
+        }
+        let Ok(name) = sym.name() else { continue };
+        let kind = if st_other.0 & STO_CUDA_ENTRY != 0 {
+            SymbolKind::Entry
+        } else {
+            SymbolKind::DeviceFunction
+        };
+        let param_sizes = file
+            .section_by_name(&format!(".nv.info.{name}"))
+            .and_then(|s| s.data().ok())
+            .and_then(kparam_sizes);
+        out.add(KernelSymbol {
+            name: name.to_owned(),
+            kind,
+            param_sizes,
+        });
+    }
+    Ok(())
+}
+
+/// The parameter sizes recorded in a `.nv.info.<kernel>` section
+/// (`KPARAM_INFO`: ordinal at +4, size in bits 18..32 of the word at +8).
+fn kparam_sizes(info: &[u8]) -> Option<Vec<usize>> {
+    let mut params: Vec<(u16, usize)> = Vec::new();
+    let mut pos = 0usize;
+    while pos + 4 <= info.len() {
+        let (fmt, attr) = (info[pos], info[pos + 1]);
+        let len = match fmt {
+            1..=3 => 4,
+            4 => 4 + usize::from(u16::from_le_bytes([info[pos + 2], info[pos + 3]])),
+            _ => return None,
+        };
+        let value = info.get(pos + 4..pos + len)?;
+        if fmt == 4 && attr == EIATTR_KPARAM_INFO && value.len() >= 12 {
+            let ordinal = u16::from_le_bytes([value[4], value[5]]);
+            let word = u32::from_le_bytes(value[8..12].try_into().ok()?);
+            params.push((ordinal, ((word >> 18) & 0x3fff) as usize));
+        }
+        pos += len;
+    }
+    params.sort();
+    Some(params.into_iter().map(|(_, size)| size).collect())
+}
+
+fn list_fatbin(code: &[u8], out: &mut Listing) -> Result<()> {
+    let read_u64 = |at: usize| -> Option<u64> {
+        Some(u64::from_le_bytes(code.get(at..at + 8)?.try_into().ok()?))
+    };
+    let read_u32 = |at: usize| -> Option<u32> {
+        Some(u32::from_le_bytes(code.get(at..at + 4)?.try_into().ok()?))
+    };
+    let cut = |what: &str| Error::value(format!("fatbin cut short: {what}"));
+    let header = usize::from(u16::from_le_bytes([
+        *code.get(6).ok_or_else(|| cut("header"))?,
+        *code.get(7).ok_or_else(|| cut("header"))?,
+    ]));
+    let size = read_u64(8).ok_or_else(|| cut("header"))?;
+    let end = header
+        .checked_add(usize::try_from(size).unwrap_or(usize::MAX))
+        .filter(|&e| e <= code.len())
+        .ok_or_else(|| cut(&format!("it claims {size} bytes of entries")))?;
+    let mut pos = header;
+    while pos < end {
+        let kind = u16::from_le_bytes([code[pos], *code.get(pos + 1).ok_or_else(|| cut("entry"))?]);
+        let entry_header = read_u32(pos + 4).ok_or_else(|| cut("entry"))? as usize;
+        let payload = read_u64(pos + 8).ok_or_else(|| cut("entry"))?;
+        let arch = read_u32(pos + 28).ok_or_else(|| cut("entry"))?;
+        let flags = read_u64(pos + 40).ok_or_else(|| cut("entry"))?;
+        let start = pos
+            .checked_add(entry_header)
+            .ok_or_else(|| cut("entry header"))?;
+        let stop = start
+            .checked_add(usize::try_from(payload).unwrap_or(usize::MAX))
+            .filter(|&s| s <= end)
+            .ok_or_else(|| cut(&format!("an entry claims {payload} bytes")))?;
+        let bytes = &code[start..stop];
+        if flags & FATBIN_COMPRESSED != 0 {
+            out.notes
+                .push(format!("sm_{arch} entry compressed: its kernels are not listed"));
+        } else if kind == 2 {
+            list_cubin(bytes, out)?;
+        } else if kind == 1 {
+            list_ptx(text_of(bytes).unwrap_or(""), out);
+        }
+        if stop == pos {
+            break;
+        }
+        pos = stop;
+    }
+    Ok(())
+}
+
+/// PTX `.entry` and `.func` declarations with their `.param` sizes.
+fn list_ptx(text: &str, out: &mut Listing) {
+    let mut rest = text;
+    while let Some(at) = find_decl(rest) {
+        let (kind, after) = at;
+        let decl = &rest[after..];
+        let name_end = decl
+            .find(|c: char| c == '(' || c.is_whitespace())
+            .unwrap_or(decl.len());
+        let name = decl[..name_end].trim().to_owned();
+        let body_start = decl.find('(');
+        let body_end = decl.find(')');
+        let param_sizes = match (body_start, body_end) {
+            (Some(s), Some(e)) if s < e && kind == SymbolKind::Entry => Some(
+                decl[s + 1..e]
+                    .split(',')
+                    .filter_map(ptx_param_size)
+                    .collect(),
+            ),
+            _ => None,
+        };
+        if !name.is_empty() {
+            out.add(KernelSymbol {
+                name,
+                kind,
+                param_sizes,
+            });
+        }
+        rest = &decl[name_end..];
+    }
+}
+
+/// The next `.entry` or `.func` declaration: its kind and the offset just
+/// past the keyword.
+fn find_decl(text: &str) -> Option<(SymbolKind, usize)> {
+    let mut best: Option<(SymbolKind, usize)> = None;
+    for (kw, kind) in [(".entry ", SymbolKind::Entry), (".func ", SymbolKind::DeviceFunction)] {
+        let mut from = 0;
+        while let Some(i) = text[from..].find(kw) {
+            let at = from + i;
+            let line_start = text[..at].rfind('\n').map_or(0, |n| n + 1);
+            let prefix = text[line_start..at].trim();
+            if prefix.split_whitespace().all(|w| w.starts_with('.')) {
+                let mut after = at + kw.len();
+                // `.func (.reg .b32 ret) name(` declares a return value first.
+                if kind == SymbolKind::DeviceFunction && text[after..].trim_start().starts_with('(') {
+                    if let Some(close) = text[after..].find(')') {
+                        after += close + 1;
+                    }
+                }
+                while text[after..].starts_with(char::is_whitespace) {
+                    after += 1;
+                }
+                if best.is_none_or(|(_, b)| at < b) {
+                    best = Some((kind, after));
+                }
+                break;
+            }
+            from = at + kw.len();
+        }
+    }
+    best
+}
+
+/// The size of one `.param .u64 name` (or `.param .align 8 .b8 name[16]`).
+fn ptx_param_size(param: &str) -> Option<usize> {
+    let words: Vec<&str> = param.split_whitespace().collect();
+    if words.first() != Some(&".param") {
+        return None;
+    }
+    let ty = words.iter().find(|w| {
+        let w = w.trim_start_matches('.');
+        w.len() >= 2
+            && matches!(w.as_bytes()[0], b'u' | b's' | b'b' | b'f')
+            && w[1..].parse::<usize>().is_ok()
+    })?;
+    let bits: usize = ty.trim_start_matches('.')[1..].parse().ok()?;
+    let count = words
+        .last()
+        .and_then(|n| n.split_once('['))
+        .and_then(|(_, c)| c.trim_end_matches(']').parse::<usize>().ok())
+        .unwrap_or(1);
+    Some(bits / 8 * count)
+}
+
+/// `__global__` functions of CUDA source: their names and parameter count
+/// (sizes are not known before compiling).
+fn list_source(text: &str, out: &mut Listing) {
+    let mut rest = text;
+    while let Some(i) = rest.find("__global__") {
+        let decl = &rest[i..];
+        let Some(open) = decl.find('(') else { break };
+        // `__launch_bounds__(N)` comes before the name.
+        let (name_part, open) = if decl[..open].trim_end().ends_with("__launch_bounds__") {
+            let close = decl[open..].find(')').map_or(decl.len(), |c| open + c + 1);
+            let next = decl[close..].find('(').map_or(decl.len(), |c| close + c);
+            (&decl[close..next], next)
+        } else {
+            (&decl["__global__".len()..open], open)
+        };
+        let name = name_part
+            .split_whitespace()
+            .last()
+            .unwrap_or("")
+            .to_owned();
+        if !name.is_empty() && out.find(&name).is_none() {
+            out.add(KernelSymbol {
+                name,
+                kind: SymbolKind::Entry,
+                param_sizes: None,
+            });
+        }
+        rest = &decl[open.min(decl.len())..];
+        if rest.is_empty() {
+            break;
+        }
+        rest = &rest[1..];
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PTX: &str = "//\n.version 8.0\n.target sm_90\n.address_size 64\n\
+        .visible .entry k(\n\t.param .u64 k_param_0,\n\t.param .u32 k_param_1\n)\n{\n\tret;\n}\n\
+        .visible .func (.param .b32 r) helper(\n\t.param .b64 p\n)\n{\n\tret;\n}\n";
+
+    #[test]
+    fn ptx_entries_and_functions() {
+        let mut code = PTX.as_bytes().to_vec();
+        code.push(0);
+        assert_eq!(sniff(&code).unwrap(), CodeFormat::Ptx);
+        let l = list(&code).unwrap();
+        assert_eq!(l.kernels.len(), 2);
+        assert_eq!(l.find("k").unwrap().param_sizes, Some(vec![8, 4]));
+        assert_eq!(l.find("helper").unwrap().kind, SymbolKind::DeviceFunction);
+    }
+
+    #[test]
+    fn source_kernels() {
+        let src = "extern \"C\" __global__ void __launch_bounds__(64) scale(float* a, int n) {}\n\
+                   extern \"C\" __global__ void plain(float* a) {}\n";
+        assert_eq!(sniff(src.as_bytes()).unwrap(), CodeFormat::CudaSource);
+        let l = list(src.as_bytes()).unwrap();
+        let names: Vec<&str> = l.kernels.iter().map(|k| k.name.as_str()).collect();
+        assert_eq!(names, ["scale", "plain"]);
+    }
+
+    #[test]
+    fn garbage_and_hostile_fatbins() {
+        let e = sniff(b"\x01\x02garbage").unwrap_err().to_string();
+        assert!(e.contains("starts 01 02 67"), "{e}");
+        let mut fat = FATBIN_MAGIC.to_le_bytes().to_vec();
+        fat.extend_from_slice(&[1, 0, 16, 0]);
+        fat.extend_from_slice(&(1u64 << 40).to_le_bytes());
+        assert!(list(&fat).unwrap_err().to_string().contains("claims 1099511627776"));
+        for n in 0..fat.len() {
+            let _ = list(&fat[..n]);
+        }
+    }
+}
