@@ -49,11 +49,19 @@ pub(crate) const BUILTIN_TYPES: &[fn(&mut runtime::model::type_table::Table)] =
 pub(crate) const BUILTIN_GLOBALS: &[fn(&mut runtime::call::registry::Globals<'_>)] = &[
     runtime::builtins::register,
     module::load::globals::register,
+    module::device::services::register_globals,
+    module::artifact::cuda::register_globals,
     module::artifact::set::register_globals,
     module::artifact::load::register_globals,
     module::artifact::export::register_globals,
     module::artifact::inspect::register_globals,
 ];
+
+/// What the loader writes into a library's context slots (`__TVMBackend*`,
+/// `__TVMFFI*`) left NULL after the registered ones were written: the C
+/// layer's entry points, which the loader below it cannot name.
+pub(crate) const BUILTIN_CONTEXT_DEFAULTS: fn() -> [(&'static str, usize); 8] =
+    capi::backend::context_defaults;
 
 /// Who attaches an artifact set record found in a loaded library to the
 /// library's module: the artifact layer, above the loader that finds it.

@@ -65,6 +65,9 @@ fn list(path: &Path) -> Result<(), String> {
                     format!("{} bytes", m.size)
                 };
                 println!("    [{i}] {} ({size}) imports {:?}", m.kind, m.imports);
+                for line in &m.detail {
+                    println!("        {line}");
+                }
             }
         }
     }

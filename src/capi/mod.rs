@@ -8,6 +8,7 @@
 
 mod args;
 mod artifact;
+pub(crate) mod backend;
 mod dtype;
 mod env;
 mod error;

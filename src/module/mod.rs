@@ -1,5 +1,5 @@
 //! Modules and the artifacts that carry them. It uses `runtime` and `abi`.
-//! Four wings, each a folder:
+//! Five wings, each a folder:
 //!
 //! - `format`: the symbol names of the ABI, the `__tvm_ffi__library_bin`
 //!   container ([`library_bin`]), shared-object images and what a library
@@ -9,6 +9,9 @@
 //! - `load`: building and loading ([`emit`], [`load_from_file`]): who can
 //!   change a path, how a file reaches the system loader, library modules
 //!   and the `ffi.Module*` globals.
+//! - [`device`]: running compiled code: the CUDA driver and NVRTC
+//!   (dlopened), TVM's CUDA modules, and the services TVM's generated host
+//!   code calls (workspaces, the parallel thread pool, `__tvm_set_device`).
 //! - [`artifact`]: compiled artifacts with names and metadata, their sets,
 //!   loaders, exported libraries and Model Library Format.
 //!
@@ -39,14 +42,15 @@
 //! assert!(m.get_function_named(&name("question"), true)?.is_none());
 //! # Ok::<(), tvm_ffi::runtime::Error>(())
 //! ```
-// Layers, lowest first: format, objects, load, artifact.
+// Layers, lowest first: format, objects, device, load, artifact.
 
 pub mod artifact;
+pub mod device;
 pub(crate) mod format;
 pub(crate) mod load;
 pub(crate) mod objects;
 
 pub use format::symbols::property;
-pub use format::{inspect, library_bin};
+pub use format::{cuda_blob, device_code, inspect, library_bin};
 pub use load::{emit, load_from_file};
 pub use objects::{Module, ModuleKind};

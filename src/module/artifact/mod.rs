@@ -2,9 +2,10 @@
 //! weights) with names and metadata, gathered into sets; loaded explicitly
 //! into module trees, exported as libraries and as Model Library Format,
 //! inspected without running. It uses the rest of the module layer.
-// Layers, lowest first: params, set, set_record, mlf, native, bootstrap, load, export, inspect.
+// Layers, lowest first: params, set, set_record cuda, mlf, native, bootstrap, load, export, inspect.
 
 pub(crate) mod bootstrap;
+pub mod cuda;
 pub mod export;
 pub mod inspect;
 pub mod load;

@@ -131,7 +131,8 @@ const DIM_PREFIXES: [&str; 4] = [
 
 /// The flag name of `tag` (`tirx.x` or `tir.x` gives `x`).
 fn flag_name(tag: &str) -> Option<&str> {
-    tag.strip_prefix("tirx.").or_else(|| tag.strip_prefix("tir."))
+    tag.strip_prefix("tirx.")
+        .or_else(|| tag.strip_prefix("tir."))
 }
 
 impl LaunchTags {
@@ -184,7 +185,13 @@ impl LaunchTags {
         let mut names: Vec<String> = self
             .dims
             .iter()
-            .map(|&d| format!("{}.{}", RANKS[usize::from(d / 3)], ["x", "y", "z"][usize::from(d % 3)]))
+            .map(|&d| {
+                format!(
+                    "{}.{}",
+                    RANKS[usize::from(d / 3)],
+                    ["x", "y", "z"][usize::from(d % 3)]
+                )
+            })
             .collect();
         if self.dyn_shared_memory {
             names.push("dyn_shared_memory_bytes".into());
@@ -230,22 +237,25 @@ impl FunctionInfo {
         LaunchTags::parse(&self.name, &self.launch_param_tags)
     }
 
-    /// The packed call this kernel expects, as one line:
-    /// `name(float* a, int32_t n; grid.x, block.x)`.
+    /// The packed call this kernel expects, as one line: the kernel's
+    /// parameters, then the launch integers,
+    /// `name(void*, void*, int32_t; grid.x, block.x)`.
     pub fn signature(&self) -> Result<String> {
         let kinds = self.arg_kinds()?;
         let tags = self.launch_tags()?;
         let mut out = format!("{}(", self.name);
-        for (i, (k, t)) in kinds.iter().zip(&self.arg_types).enumerate() {
+        for (i, k) in kinds.iter().enumerate() {
             let sep = if i == 0 { "" } else { ", " };
-            let ty = dtype::to_string(*t).unwrap_or_default();
-            let _ = write!(out, "{sep}{ty} {}", k.c_type());
+            let _ = write!(out, "{sep}{}", k.c_type());
         }
         out.push_str("; ");
         out.push_str(&tags.names().join(", "));
         out.push(')');
         let flags: Vec<&str> = [
-            (tags.programmatic_dependent_launch, "programmatic dependent launch"),
+            (
+                tags.programmatic_dependent_launch,
+                "programmatic dependent launch",
+            ),
             (tags.cooperative, "cooperative"),
             (tags.required_block_dimension, "required block dimension"),
         ]
@@ -417,9 +427,21 @@ mod tests {
     use super::*;
 
     fn sample() -> CudaBlob {
-        let f32t = DLDataType { code: 2, bits: 32, lanes: 1 };
-        let h = DLDataType { code: 3, bits: 64, lanes: 1 };
-        let i32t = DLDataType { code: 0, bits: 32, lanes: 1 };
+        let f32t = DLDataType {
+            code: 2,
+            bits: 32,
+            lanes: 1,
+        };
+        let h = DLDataType {
+            code: 3,
+            bits: 64,
+            lanes: 1,
+        };
+        let i32t = DLDataType {
+            code: 0,
+            bits: 32,
+            lanes: 1,
+        };
         CudaBlob {
             fmt: "ptx".into(),
             functions: vec![(
@@ -447,7 +469,7 @@ mod tests {
         let info = &blob.functions[0].1;
         assert_eq!(
             info.signature().unwrap(),
-            "k(handle void*, handle void*, int32 int32_t, float32 float; grid.x, block.x, dyn_shared_memory_bytes)"
+            "k(void*, void*, int32_t, float; grid.x, block.x, dyn_shared_memory_bytes)"
         );
         assert_eq!(info.launch_tags().unwrap().count(), 3);
     }
@@ -460,7 +482,12 @@ mod tests {
         }
         let mut long = bytes.clone();
         long.push(0);
-        assert!(decode(&long).unwrap_err().to_string().contains("1 bytes follow"));
+        assert!(
+            decode(&long)
+                .unwrap_err()
+                .to_string()
+                .contains("1 bytes follow")
+        );
     }
 
     #[test]
@@ -469,7 +496,10 @@ mod tests {
         // The function table's count: 2^40.
         bytes[11..19].copy_from_slice(&(1u64 << 40).to_le_bytes());
         let e = decode(&bytes).unwrap_err().to_string();
-        assert!(e.contains("function table claims 1099511627776 items"), "{e}");
+        assert!(
+            e.contains("function table claims 1099511627776 items"),
+            "{e}"
+        );
         let mut bytes = encode(&sample());
         let code_len_at = bytes.len() - 13 - 8;
         bytes[code_len_at..code_len_at + 8].copy_from_slice(&14u64.to_le_bytes());
@@ -488,7 +518,11 @@ mod tests {
             vec!["tirx.use_dyn_shared_memory".into(), "blockIdx.x".into()];
         assert!(decode(&encode(&blob)).is_err());
         let mut blob = sample();
-        blob.functions[0].1.arg_types[0] = DLDataType { code: 1, bits: 64, lanes: 1 };
+        blob.functions[0].1.arg_types[0] = DLDataType {
+            code: 1,
+            bits: 64,
+            lanes: 1,
+        };
         let e = decode(&encode(&blob)).unwrap_err().to_string();
         assert!(e.contains("argument 0 has type uint64"), "{e}");
     }

@@ -13,6 +13,7 @@
 //! - CUDA C source: text with `__global__` functions, compiled at load.
 #![forbid(unsafe_code)]
 
+use crate::module::format::cuda_blob::{self, ArgKind, FunctionInfo};
 use crate::runtime::model::error::{Error, Result};
 use object::{Object, ObjectSection, ObjectSymbol};
 
@@ -231,8 +232,9 @@ fn list_fatbin(code: &[u8], out: &mut Listing) -> Result<()> {
             .ok_or_else(|| cut(&format!("an entry claims {payload} bytes")))?;
         let bytes = &code[start..stop];
         if flags & FATBIN_COMPRESSED != 0 {
-            out.notes
-                .push(format!("sm_{arch} entry compressed: its kernels are not listed"));
+            out.notes.push(format!(
+                "sm_{arch} entry compressed: its kernels are not listed"
+            ));
         } else if kind == 2 {
             list_cubin(bytes, out)?;
         } else if kind == 1 {
@@ -282,7 +284,10 @@ fn list_ptx(text: &str, out: &mut Listing) {
 /// past the keyword.
 fn find_decl(text: &str) -> Option<(SymbolKind, usize)> {
     let mut best: Option<(SymbolKind, usize)> = None;
-    for (kw, kind) in [(".entry ", SymbolKind::Entry), (".func ", SymbolKind::DeviceFunction)] {
+    for (kw, kind) in [
+        (".entry ", SymbolKind::Entry),
+        (".func ", SymbolKind::DeviceFunction),
+    ] {
         let mut from = 0;
         while let Some(i) = text[from..].find(kw) {
             let at = from + i;
@@ -291,7 +296,8 @@ fn find_decl(text: &str) -> Option<(SymbolKind, usize)> {
             if prefix.split_whitespace().all(|w| w.starts_with('.')) {
                 let mut after = at + kw.len();
                 // `.func (.reg .b32 ret) name(` declares a return value first.
-                if kind == SymbolKind::DeviceFunction && text[after..].trim_start().starts_with('(') {
+                if kind == SymbolKind::DeviceFunction && text[after..].trim_start().starts_with('(')
+                {
                     if let Some(close) = text[after..].find(')') {
                         after += close + 1;
                     }
@@ -346,11 +352,7 @@ fn list_source(text: &str, out: &mut Listing) {
         } else {
             (&decl["__global__".len()..open], open)
         };
-        let name = name_part
-            .split_whitespace()
-            .last()
-            .unwrap_or("")
-            .to_owned();
+        let name = name_part.split_whitespace().last().unwrap_or("").to_owned();
         if !name.is_empty() && out.find(&name).is_none() {
             out.add(KernelSymbol {
                 name,
@@ -364,6 +366,86 @@ fn list_source(text: &str, out: &mut Listing) {
         }
         rest = &rest[1..];
     }
+}
+
+/// Checks kernel `info` (whose arguments reach the driver as `kinds`)
+/// against what `listing`, the code of `format`, declares: an entry of that
+/// name whose parameter sizes match. Code that could not be read wholly (a
+/// compressed fatbin entry) is not held against the table.
+pub fn check_kernel(
+    listing: &Listing,
+    format: CodeFormat,
+    info: &FunctionInfo,
+    kinds: &[ArgKind],
+) -> core::result::Result<(), String> {
+    let Some(sym) = listing.find(&info.name) else {
+        if !listing.notes.is_empty() {
+            return Ok(());
+        }
+        return Err(format!(
+            "kernel {}: the {} code defines no such kernel",
+            info.name,
+            format.name()
+        ));
+    };
+    if sym.kind == SymbolKind::DeviceFunction {
+        return Err(format!(
+            "kernel {}: the {} code declares it a device function (.func), not a kernel entry \
+             (.entry): no runtime can launch it",
+            info.name,
+            format.name()
+        ));
+    }
+    if let Some(sizes) = &sym.param_sizes {
+        let table: Vec<usize> = kinds.iter().map(|k| k.param_size()).collect();
+        if *sizes != table {
+            return Err(format!(
+                "kernel {}: the {} code declares parameters of {sizes:?} bytes, the function \
+                 table {table:?}",
+                info.name,
+                format.name()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Describes a serialized CUDA module, one line each: the code (its
+/// sniffed format, TVM's label when it differs, its size), then every
+/// kernel's packed-call signature and whether the code agrees with it.
+pub fn describe_cuda_blob(bytes: &[u8]) -> Vec<String> {
+    let blob = match cuda_blob::decode(bytes) {
+        Ok(b) => b,
+        Err(e) => return vec![format!("unreadable: {e}")],
+    };
+    let (format, listing) = match sniff(&blob.code).and_then(|f| Ok((f, list(&blob.code)?))) {
+        Ok(x) => x,
+        Err(e) => return vec![format!("code of {} bytes: {e}", blob.code.len())],
+    };
+    let label = if blob.fmt == format.name() {
+        String::new()
+    } else {
+        format!(" (recorded as {:?})", blob.fmt)
+    };
+    let mut out = vec![format!(
+        "code: {}{label}, {} bytes, {} kernel(s)",
+        format.name(),
+        blob.code.len(),
+        blob.functions.len()
+    )];
+    out.extend(listing.notes.iter().map(|n| format!("note: {n}")));
+    for (_, info) in &blob.functions {
+        let checked = info
+            .arg_kinds()
+            .map_err(|e| e.to_string())
+            .and_then(|kinds| check_kernel(&listing, format, info, &kinds));
+        let signature = info.signature().unwrap_or_else(|e| e.to_string());
+        out.push(match checked {
+            Ok(()) => format!("kernel {signature}"),
+            Err(e) => format!("kernel {signature}: MISMATCH: {e}"),
+        });
+    }
+    out
 }
 
 #[cfg(test)]
@@ -402,7 +484,12 @@ mod tests {
         let mut fat = FATBIN_MAGIC.to_le_bytes().to_vec();
         fat.extend_from_slice(&[1, 0, 16, 0]);
         fat.extend_from_slice(&(1u64 << 40).to_le_bytes());
-        assert!(list(&fat).unwrap_err().to_string().contains("claims 1099511627776"));
+        assert!(
+            list(&fat)
+                .unwrap_err()
+                .to_string()
+                .contains("claims 1099511627776")
+        );
         for n in 0..fat.len() {
             let _ = list(&fat[..n]);
         }

@@ -39,6 +39,9 @@ pub struct ModuleSummary {
     pub size: usize,
     /// The modules it imports.
     pub imports: Vec<usize>,
+    /// What the payload holds, one line each, for kinds this library reads
+    /// (`cuda`: the code and each kernel's signature, cross-checked).
+    pub detail: Vec<String>,
 }
 
 /// A symbol a file defines: its name, address, size (0 where the format
@@ -161,6 +164,27 @@ fn parse(data: &[u8]) -> Result<object::File<'_>> {
     object::File::parse(data).map_err(|e| Error::value(format!("not an object file: {e}")))
 }
 
+/// One summary per module of a decoded tree.
+pub fn summarize(tree: &library_bin::LibraryBin<'_>) -> Vec<ModuleSummary> {
+    tree.modules
+        .iter()
+        .zip(&tree.imports)
+        .map(|(m, imports)| ModuleSummary {
+            kind: String::from_utf8_lossy(m.kind).into_owned(),
+            size: if m.kind == LIB_KIND {
+                0
+            } else {
+                m.payload.map_or(0, <[u8]>::len)
+            },
+            imports: imports.clone(),
+            detail: match (m.kind, m.payload) {
+                (b"cuda", Some(p)) => super::device_code::describe_cuda_blob(p),
+                _ => Vec::new(),
+            },
+        })
+        .collect()
+}
+
 /// Inspects a shared library or relocatable object file.
 pub fn inspect(data: &[u8]) -> Result<Inspection> {
     let file = parse(data)?;
@@ -180,21 +204,7 @@ pub fn inspect(data: &[u8]) -> Result<Inspection> {
     out.cubins = cubins(&file);
     if let Some(blob) = embedded_library_bin(data)? {
         let tree = library_bin::parse(blob).map_err(|e| Error::value(e.to_string()))?;
-        out.library_bin = Some(
-            tree.modules
-                .iter()
-                .zip(&tree.imports)
-                .map(|(m, imports)| ModuleSummary {
-                    kind: String::from_utf8_lossy(m.kind).into_owned(),
-                    size: if m.kind == LIB_KIND {
-                        0
-                    } else {
-                        m.payload.map_or(0, <[u8]>::len)
-                    },
-                    imports: imports.clone(),
-                })
-                .collect(),
-        );
+        out.library_bin = Some(summarize(&tree));
     }
     Ok(out)
 }

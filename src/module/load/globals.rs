@@ -4,7 +4,7 @@
 use super::emit;
 use super::library::{load_dso, release, system_lib};
 use crate::abi::*;
-use crate::module::format::library_bin::{self, LIB_KIND, LibraryBin, ModuleEntry};
+use crate::module::format::library_bin::{self, LibraryBin, ModuleEntry};
 use crate::module::format::symbols::LOAD_FROM_FILE_PREFIX;
 use crate::module::objects::module::Module;
 use crate::runtime::call::registry::Globals;
@@ -319,10 +319,12 @@ fn describe_tree(modules: &[crate::module::format::inspect::ModuleSummary]) -> A
         .iter()
         .map(|m| {
             let imports = seq::new_array(m.imports.iter().map(|&c| Any::from(c as i64)).collect());
+            let detail = seq::new_array(m.detail.iter().map(|l| text(l.as_bytes())).collect());
             Any::from(seq::new_array(vec![
                 text(m.kind.as_bytes()),
                 Any::from(m.size as i64),
                 Any::from(imports),
+                Any::from(detail),
             ]))
         })
         .collect();
@@ -342,22 +344,7 @@ fn register_artifacts(g: &mut Globals<'_>) {
         "ffi.LibraryBinInspect",
         |blob: BytesArg<'_>| -> Any {
             let tree = library_bin::parse(blob.0).map_err(|e| Error::value(e.to_string()))?;
-            let summary: Vec<_> = tree
-                .modules
-                .iter()
-                .zip(&tree.imports)
-                .map(
-                    |(m, imports)| crate::module::format::inspect::ModuleSummary {
-                        kind: String::from_utf8_lossy(m.kind).into_owned(),
-                        size: if m.kind == LIB_KIND {
-                            0
-                        } else {
-                            m.payload.map_or(0, <[u8]>::len)
-                        },
-                        imports: imports.clone(),
-                    },
-                )
-                .collect();
+            let summary = crate::module::format::inspect::summarize(&tree);
             Ok(describe_tree(&summary))
         }
     ));

@@ -526,10 +526,33 @@ fn set_pointer_symbol(symbols: &Symbols, name: &str, value: *mut c_void) -> Resu
     Ok(())
 }
 
-/// Builds the module of a library: fills context symbols, then decodes the
-/// embedded tree if there is one.
+/// Writes `value` into the `void*` variable `name` of the library if it
+/// defines a writable one that is still NULL (a default never replaces
+/// what the library or a runtime put there).
+fn fill_null_pointer_symbol(symbols: &Symbols, name: &str, value: usize) {
+    let Some((addr, Some(extent))) = symbols.locate(name, true, |_| size_of::<usize>()) else {
+        return;
+    };
+    if extent < size_of::<usize>() {
+        return;
+    }
+    let slot = addr.cast::<*mut c_void>();
+    // SAFETY: a writable, mapped pointer-sized variable of the library.
+    unsafe {
+        if slot.read_unaligned().is_null() {
+            slot.write_unaligned(value as *mut c_void);
+        }
+    }
+}
+
+/// Builds the module of a library: fills context symbols (this library's
+/// defaults where no runtime registered one, so TVM's generated code never
+/// jumps through NULL), then decodes the embedded tree if there is one.
 fn library_module(symbols: Arc<Symbols>) -> Result<Module> {
     visit_context_symbols(|name, ptr| set_pointer_symbol(&symbols, name, ptr))?;
+    for (name, value) in crate::BUILTIN_CONTEXT_DEFAULTS() {
+        fill_null_pointer_symbol(&symbols, name, value);
+    }
     // As in the reference, `__tvm_ffi__library_ctx` receives the
     // `ModuleObj*` (the C++ address), for TVMFFIEnvModLookupFromImports.
     let new_lib_module = || -> Result<Module> {

@@ -19,6 +19,10 @@ use std::sync::{Arc, LazyLock, Mutex, OnceLock, RwLock, RwLockReadGuard, RwLockW
 struct Entry {
     func: Function,
     metadata: Box<[u8]>,
+    /// A default that any registration of the name replaces, override or
+    /// not (a global other runtimes register too, such as TVM's
+    /// `__tvm_set_device`).
+    yields: bool,
 }
 
 type Table = HashMap<Box<[u8]>, Entry>;
@@ -29,11 +33,20 @@ pub struct Globals<'t>(&'t mut Table);
 impl Globals<'_> {
     /// Registers a described function.
     pub fn add(&mut self, d: Described) {
+        self.insert(d, false);
+    }
+    /// Registers a described function as a default that yields to any
+    /// later registration of its name.
+    pub fn yielding(&mut self, d: Described) {
+        self.insert(d, true);
+    }
+    fn insert(&mut self, d: Described, yields: bool) {
         self.0.insert(
             d.name.as_bytes().into(),
             Entry {
                 func: d.func,
                 metadata: d.metadata.into_bytes().into(),
+                yields,
             },
         );
     }
@@ -81,7 +94,7 @@ pub enum Registration {
 }
 
 /// Registers `func` as `name`; an existing name is an error unless
-/// `allow_override`.
+/// `allow_override` or the existing entry is a yielding default.
 pub fn set_global(
     name: &[u8],
     func: Function,
@@ -90,7 +103,7 @@ pub fn set_global(
     how: Registration,
 ) -> Result<()> {
     let mut table = write();
-    if !allow_override && table.contains_key(name) {
+    if !allow_override && table.get(name).is_some_and(|e| !e.yields) {
         let hint = match how {
             Registration::Function => "",
             Registration::MethodInfo => {
@@ -108,6 +121,7 @@ pub fn set_global(
         Entry {
             func,
             metadata: metadata.into(),
+            yields: false,
         },
     );
     GENERATION.fetch_add(1, Ordering::Release);

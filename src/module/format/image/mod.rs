@@ -293,27 +293,37 @@ pub fn map_file(path: &Path) -> Result<memmap2::Mmap> {
 
 /// The path of the shared object holding this library's code, or None when
 /// it is linked into an executable (as a Rust rlib or a static library).
-#[cfg(unix)]
 pub fn own_shared_object() -> Option<std::path::PathBuf> {
+    let path = path_of_address(own_shared_object as *const () as usize)?;
+    let name = os::path_bytes(&path);
+    let is_shared = name.ends_with(b".so")
+        || name.windows(4).any(|w| w == b".so.")
+        || name.ends_with(b".dylib")
+        || name.len() >= 4 && name[name.len() - 4..].eq_ignore_ascii_case(b".dll");
+    is_shared.then_some(path)
+}
+
+/// The file of the loaded object (library or executable) whose code or data
+/// holds `addr`.
+#[cfg(unix)]
+pub fn path_of_address(addr: usize) -> Option<std::path::PathBuf> {
     // SAFETY: an all-zero Dl_info is a valid value to be filled in.
     let mut info: libc::Dl_info = unsafe { core::mem::zeroed() };
-    let addr = own_shared_object as *const core::ffi::c_void;
     // SAFETY: dladdr only reads the address and fills `info`.
-    if unsafe { libc::dladdr(addr, &mut info) } == 0 || info.dli_fname.is_null() {
+    if unsafe { libc::dladdr(addr as *const core::ffi::c_void, &mut info) } == 0
+        || info.dli_fname.is_null()
+    {
         return None;
     }
     // SAFETY: dladdr's file name is a NUL-terminated string the loader keeps.
     let name = unsafe { core::ffi::CStr::from_ptr(info.dli_fname) }.to_bytes();
-    let is_shared = name.ends_with(b".so")
-        || name.windows(4).any(|w| w == b".so.")
-        || name.ends_with(b".dylib");
-    is_shared.then(|| os::path_from_bytes(name).into_owned())
+    Some(os::path_from_bytes(name).into_owned())
 }
 
-/// The path of the DLL holding this library's code, or None when it is
-/// linked into an executable.
+/// The file of the loaded module (DLL or executable) whose code or data
+/// holds `addr`.
 #[cfg(windows)]
-pub fn own_shared_object() -> Option<std::path::PathBuf> {
+pub fn path_of_address(addr: usize) -> Option<std::path::PathBuf> {
     use std::os::windows::ffi::OsStringExt;
     use windows_sys::Win32::System::LibraryLoader::{
         GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS, GET_MODULE_HANDLE_EX_FLAG_UNCHANGED_REFCOUNT,
@@ -322,9 +332,9 @@ pub fn own_shared_object() -> Option<std::path::PathBuf> {
     let mut module = core::ptr::null_mut();
     let flags =
         GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS | GET_MODULE_HANDLE_EX_FLAG_UNCHANGED_REFCOUNT;
-    // SAFETY: with FROM_ADDRESS the "name" is an address inside this
-    // library; the handle is written to `module` and not counted.
-    let found = unsafe { GetModuleHandleExW(flags, own_shared_object as *const u16, &mut module) };
+    // SAFETY: with FROM_ADDRESS the "name" is an address inside a loaded
+    // module; the handle is written to `module` and not counted.
+    let found = unsafe { GetModuleHandleExW(flags, addr as *const u16, &mut module) };
     if found == 0 {
         return None;
     }
@@ -332,11 +342,7 @@ pub fn own_shared_object() -> Option<std::path::PathBuf> {
     // SAFETY: a live module and a buffer of the length given.
     let n = unsafe { GetModuleFileNameW(module, name.as_mut_ptr(), name.len() as u32) } as usize;
     name.truncate(n);
-    let path = std::path::PathBuf::from(std::ffi::OsString::from_wide(&name));
-    let is_dll = path
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("dll"));
-    (n > 0 && is_dll).then_some(path)
+    (n > 0).then(|| std::path::PathBuf::from(std::ffi::OsString::from_wide(&name)))
 }
 
 #[cfg(test)]

@@ -1,0 +1,346 @@
+//! The CUDA driver API, dlopened at first use (`libcuda.so.1`,
+//! `nvcuda.dll`): nothing links against CUDA, and without a driver, loading
+//! and inspecting device code still work; only running it fails, with an
+//! error that names the library it looked for.
+//!
+//! Contexts: a kernel runs in the context current on the calling thread;
+//! with none, the device's primary context (the one the CUDA runtime and
+//! PyTorch use) is made current, as the CUDA runtime does. The device is
+//! the current context's, else device 0.
+
+use crate::runtime::model::error::{Error, Result, new_error};
+use crate::runtime::model::unlocked_once::get_or_make;
+use core::ffi::{CStr, c_char, c_int, c_uint, c_void};
+use std::sync::OnceLock;
+
+/// `CUresult`.
+pub type CuResult = c_int;
+/// `CUcontext`, `CUmodule`, `CUfunction`, `CUstream`.
+pub type Handle = *mut c_void;
+
+/// `CUlaunchAttribute`: an id, padding, a 64-byte value union.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+pub struct LaunchAttribute {
+    /// `CUlaunchAttributeID`.
+    pub id: c_uint,
+    pad: c_uint,
+    /// The value union, as 32-bit words (`clusterDim` is the first three,
+    /// `cooperative` the first).
+    pub value: [c_uint; 16],
+}
+
+/// `CUlaunchConfig`.
+#[repr(C)]
+pub struct LaunchConfig {
+    /// Grid dimensions, in blocks.
+    pub grid: [c_uint; 3],
+    /// Block dimensions, in threads.
+    pub block: [c_uint; 3],
+    /// Dynamic shared memory per block, in bytes.
+    pub shared_mem_bytes: c_uint,
+    /// The stream (NULL: the legacy default stream).
+    pub stream: Handle,
+    /// Launch attributes (NULL when `num_attrs` is 0).
+    pub attrs: *mut LaunchAttribute,
+    /// The number of attributes.
+    pub num_attrs: c_uint,
+}
+
+const _: () = {
+    assert!(size_of::<LaunchAttribute>() == 72);
+    assert!(core::mem::offset_of!(LaunchAttribute, value) == 8);
+    assert!(size_of::<LaunchConfig>() == 56);
+    assert!(core::mem::offset_of!(LaunchConfig, stream) == 32);
+    assert!(core::mem::offset_of!(LaunchConfig, attrs) == 40);
+    assert!(core::mem::offset_of!(LaunchConfig, num_attrs) == 48);
+};
+
+/// `CU_LAUNCH_ATTRIBUTE_*`.
+pub mod attr {
+    /// Cooperative launch.
+    pub const COOPERATIVE: u32 = 2;
+    /// Thread-block cluster dimensions.
+    pub const CLUSTER_DIMENSION: u32 = 4;
+    /// Programmatic stream serialization.
+    pub const PROGRAMMATIC_STREAM_SERIALIZATION: u32 = 6;
+    /// Preferred cluster dimensions.
+    pub const PREFERRED_CLUSTER_DIMENSION: u32 = 11;
+}
+/// `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`.
+pub const FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES: c_int = 8;
+/// `CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED`.
+pub const FUNC_NON_PORTABLE_CLUSTER_SIZE_ALLOWED: c_int = 14;
+/// `CU_LAUNCH_KERNEL_REQUIRED_BLOCK_DIM`.
+pub const REQUIRED_BLOCK_DIM: c_uint = 1;
+const DEVICE_COMPUTE_CAPABILITY_MAJOR: c_int = 75;
+const DEVICE_COMPUTE_CAPABILITY_MINOR: c_int = 76;
+/// `CUDA_ERROR_DEINITIALIZED`: the driver is shutting down (ignored on
+/// unload, as TVM does).
+pub const ERROR_DEINITIALIZED: CuResult = 4;
+
+/// The library names tried, in order.
+#[cfg(windows)]
+const DRIVER_NAMES: &[&str] = &["nvcuda.dll"];
+#[cfg(not(windows))]
+const DRIVER_NAMES: &[&str] = &["libcuda.so.1", "libcuda.so"];
+
+/// The driver entry points this library calls.
+pub struct Driver {
+    name: &'static str,
+    init: unsafe extern "C" fn(c_uint) -> CuResult,
+    device_get_attribute: unsafe extern "C" fn(*mut c_int, c_int, c_int) -> CuResult,
+    primary_ctx_retain: unsafe extern "C" fn(*mut Handle, c_int) -> CuResult,
+    ctx_get_current: unsafe extern "C" fn(*mut Handle) -> CuResult,
+    ctx_set_current: unsafe extern "C" fn(Handle) -> CuResult,
+    ctx_get_device: unsafe extern "C" fn(*mut c_int) -> CuResult,
+    ctx_push: unsafe extern "C" fn(Handle) -> CuResult,
+    ctx_pop: unsafe extern "C" fn(*mut Handle) -> CuResult,
+    module_load_data: unsafe extern "C" fn(*mut Handle, *const c_void) -> CuResult,
+    module_get_function: unsafe extern "C" fn(*mut Handle, Handle, *const c_char) -> CuResult,
+    module_unload: unsafe extern "C" fn(Handle) -> CuResult,
+    func_set_attribute: unsafe extern "C" fn(Handle, c_int, c_int) -> CuResult,
+    launch_kernel_ex: unsafe extern "C" fn(
+        *const LaunchConfig,
+        Handle,
+        *mut *mut c_void,
+        *mut *mut c_void,
+    ) -> CuResult,
+    get_error_name: unsafe extern "C" fn(CuResult, *mut *const c_char) -> CuResult,
+    mem_alloc: unsafe extern "C" fn(*mut u64, usize) -> CuResult,
+    mem_free: unsafe extern "C" fn(u64) -> CuResult,
+}
+
+static DRIVER: OnceLock<core::result::Result<&'static Driver, String>> = OnceLock::new();
+
+/// The driver, loaded at first use (never unloaded); an error names the
+/// libraries tried and why they failed.
+pub fn driver() -> Result<&'static Driver> {
+    get_or_make(&DRIVER, || load().map(|d| &*Box::leak(Box::new(d))))
+        .map_err(|why| cuda_error(&why))
+}
+
+fn load() -> core::result::Result<Driver, String> {
+    let mut why = Vec::new();
+    for &name in DRIVER_NAMES {
+        // SAFETY: the NVIDIA driver's initialisers are safe to run at any
+        // time (the CUDA runtime and PyTorch dlopen it the same way).
+        match unsafe { libloading::Library::new(name) } {
+            Ok(lib) => {
+                let lib: &'static libloading::Library = Box::leak(Box::new(lib));
+                return bind(name, lib).map_err(|e| format!("{name}: {e}"));
+            }
+            Err(e) => why.push(format!("{name}: {e}")),
+        }
+    }
+    Err(format!(
+        "the CUDA driver could not be loaded ({}); running device code needs the NVIDIA driver \
+         and a GPU",
+        why.join("; ")
+    ))
+}
+
+fn bind(
+    name: &'static str,
+    lib: &'static libloading::Library,
+) -> core::result::Result<Driver, String> {
+    macro_rules! sym {
+        ($name:literal) => {
+            // SAFETY: each entry point is declared with the signature the
+            // driver API (cuda.h) gives it.
+            *unsafe { lib.get(concat!($name, "\0").as_bytes()) }
+                .map_err(|e| format!("the driver lacks {}: {e}", $name))?
+        };
+    }
+    let d = Driver {
+        name,
+        init: sym!("cuInit"),
+        device_get_attribute: sym!("cuDeviceGetAttribute"),
+        primary_ctx_retain: sym!("cuDevicePrimaryCtxRetain"),
+        ctx_get_current: sym!("cuCtxGetCurrent"),
+        ctx_set_current: sym!("cuCtxSetCurrent"),
+        ctx_get_device: sym!("cuCtxGetDevice"),
+        ctx_push: sym!("cuCtxPushCurrent_v2"),
+        ctx_pop: sym!("cuCtxPopCurrent_v2"),
+        module_load_data: sym!("cuModuleLoadData"),
+        module_get_function: sym!("cuModuleGetFunction"),
+        module_unload: sym!("cuModuleUnload"),
+        func_set_attribute: sym!("cuFuncSetAttribute"),
+        launch_kernel_ex: sym!("cuLaunchKernelEx"),
+        get_error_name: sym!("cuGetErrorName"),
+        mem_alloc: sym!("cuMemAlloc_v2"),
+        mem_free: sym!("cuMemFree_v2"),
+    };
+    // SAFETY: cuInit takes flags 0 and may be called any number of times.
+    let rc = unsafe { (d.init)(0) };
+    if rc != 0 {
+        return Err(format!(
+            "cuInit failed with error: {} (no usable GPU?)",
+            d.error_name(rc)
+        ));
+    }
+    Ok(d)
+}
+
+/// A `CUDAError` (the kind TVM's CUDA runtime raises) with `message`.
+pub fn cuda_error(message: &str) -> Error {
+    Error::object(new_error(b"CUDAError", message.as_bytes(), b"", None, None))
+}
+
+impl Driver {
+    /// The name of error code `rc` (`CUDA_ERROR_...`).
+    pub fn error_name(&self, rc: CuResult) -> String {
+        let mut s: *const c_char = core::ptr::null();
+        // SAFETY: cuGetErrorName writes a static string or leaves NULL.
+        if unsafe { (self.get_error_name)(rc, &mut s) } != 0 || s.is_null() {
+            return format!("CUDA error {rc}");
+        }
+        // SAFETY: a NUL-terminated static string of the driver.
+        unsafe { CStr::from_ptr(s) }.to_string_lossy().into_owned()
+    }
+
+    /// `Ok` for `rc == 0`, else a `CUDAError` naming `call` and the driver.
+    pub fn check(&self, rc: CuResult, call: &str) -> Result<()> {
+        if rc == 0 {
+            return Ok(());
+        }
+        Err(cuda_error(&format!(
+            "{call} failed with error: {} (CUDA driver {})",
+            self.error_name(rc),
+            self.name
+        )))
+    }
+
+    /// The device of the calling thread's current context; with none, the
+    /// primary context of device 0 is made current first.
+    pub fn current_device(&self) -> Result<c_int> {
+        let mut ctx: Handle = core::ptr::null_mut();
+        // SAFETY: out-pointer to a local.
+        self.check(
+            unsafe { (self.ctx_get_current)(&mut ctx) },
+            "cuCtxGetCurrent",
+        )?;
+        if ctx.is_null() {
+            self.set_device(0)?;
+            return Ok(0);
+        }
+        let mut dev: c_int = 0;
+        // SAFETY: out-pointer to a local.
+        self.check(unsafe { (self.ctx_get_device)(&mut dev) }, "cuCtxGetDevice")?;
+        Ok(dev)
+    }
+
+    /// Makes `device`'s primary context current on this thread
+    /// (`cudaSetDevice`).
+    pub fn set_device(&self, device: c_int) -> Result<()> {
+        let ctx = self.primary_context(device)?;
+        // SAFETY: a context the driver handed out, retained for good.
+        self.check(unsafe { (self.ctx_set_current)(ctx) }, "cuCtxSetCurrent")
+    }
+
+    /// The primary context of `device`, retained once and kept.
+    fn primary_context(&self, device: c_int) -> Result<Handle> {
+        let mut ctx: Handle = core::ptr::null_mut();
+        // SAFETY: out-pointer to a local; the driver checks the ordinal.
+        let rc = unsafe { (self.primary_ctx_retain)(&mut ctx, device) };
+        self.check(rc, &format!("cuDevicePrimaryCtxRetain(device {device})"))?;
+        Ok(ctx)
+    }
+
+    /// The compute capability of `device` as `major * 10 + minor`.
+    pub fn compute_capability(&self, device: c_int) -> Result<i32> {
+        let (mut major, mut minor) = (0, 0);
+        // SAFETY: out-pointers to locals.
+        let rc = unsafe {
+            (self.device_get_attribute)(&mut major, DEVICE_COMPUTE_CAPABILITY_MAJOR, device)
+        };
+        self.check(rc, "cuDeviceGetAttribute")?;
+        // SAFETY: as above.
+        let rc = unsafe {
+            (self.device_get_attribute)(&mut minor, DEVICE_COMPUTE_CAPABILITY_MINOR, device)
+        };
+        self.check(rc, "cuDeviceGetAttribute")?;
+        Ok(major * 10 + minor)
+    }
+
+    /// Loads `image` (NUL-terminated if PTX) into `device`'s primary
+    /// context.
+    pub fn load_module(&self, device: c_int, image: &[u8]) -> Result<Handle> {
+        let ctx = self.primary_context(device)?;
+        // SAFETY: a retained context.
+        self.check(unsafe { (self.ctx_push)(ctx) }, "cuCtxPushCurrent")?;
+        let mut module: Handle = core::ptr::null_mut();
+        // SAFETY: `image` is a whole cubin, fatbin or NUL-terminated PTX
+        // (the caller sniffed it); the driver copies what it keeps.
+        let rc = unsafe { (self.module_load_data)(&mut module, image.as_ptr().cast()) };
+        let mut popped: Handle = core::ptr::null_mut();
+        // SAFETY: pops the context pushed above.
+        unsafe { (self.ctx_pop)(&mut popped) };
+        self.check(rc, "cuModuleLoadData")?;
+        Ok(module)
+    }
+
+    /// Unloads `module` of `device`'s primary context; errors are ignored
+    /// (the driver may be shutting down).
+    pub fn unload_module(&self, device: c_int, module: Handle) {
+        let Ok(ctx) = self.primary_context(device) else {
+            return;
+        };
+        // SAFETY: a retained context, then a module loaded into it.
+        unsafe {
+            if (self.ctx_push)(ctx) == 0 {
+                (self.module_unload)(module);
+                let mut popped: Handle = core::ptr::null_mut();
+                (self.ctx_pop)(&mut popped);
+            }
+        }
+    }
+
+    /// The kernel `name` of `module`.
+    pub fn function(&self, module: Handle, name: &CStr) -> Result<Handle> {
+        let mut f: Handle = core::ptr::null_mut();
+        // SAFETY: a loaded module and a NUL-terminated name.
+        let rc = unsafe { (self.module_get_function)(&mut f, module, name.as_ptr()) };
+        self.check(
+            rc,
+            &format!("cuModuleGetFunction {}", name.to_string_lossy()),
+        )?;
+        Ok(f)
+    }
+
+    /// Sets attribute `attr` of kernel `f`.
+    pub fn set_function_attribute(&self, f: Handle, attr: c_int, value: c_int) -> CuResult {
+        // SAFETY: a kernel handle of a loaded module.
+        unsafe { (self.func_set_attribute)(f, attr, value) }
+    }
+
+    /// Launches `f`.
+    ///
+    /// # Safety
+    /// `args` holds one pointer per kernel parameter, each to a value of
+    /// the parameter's size, valid for the call.
+    pub unsafe fn launch(
+        &self,
+        config: &LaunchConfig,
+        f: Handle,
+        args: *mut *mut c_void,
+    ) -> CuResult {
+        // SAFETY: by the caller's contract; `config` and its attributes are
+        // valid for the call.
+        unsafe { (self.launch_kernel_ex)(config, f, args, core::ptr::null_mut()) }
+    }
+
+    /// `cuMemAlloc` in the current context.
+    pub fn mem_alloc(&self, size: usize) -> Result<u64> {
+        let mut ptr = 0u64;
+        // SAFETY: out-pointer to a local.
+        self.check(unsafe { (self.mem_alloc)(&mut ptr, size) }, "cuMemAlloc")?;
+        Ok(ptr)
+    }
+
+    /// `cuMemFree`.
+    pub fn mem_free(&self, ptr: u64) -> Result<()> {
+        // SAFETY: the driver checks the pointer.
+        self.check(unsafe { (self.mem_free)(ptr) }, "cuMemFree")
+    }
+}

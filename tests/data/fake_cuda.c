@@ -1,0 +1,175 @@
+/* A fake CUDA driver (libcuda.so.1) for tests on machines without a GPU.
+ *
+ * "Device" memory is host memory. Modules are the images handed to
+ * cuModuleLoadData (their format is recorded); kernels of the TVM test
+ * libraries (tests/data/tvm) are emulated on the host, so a launch through
+ * the runtime computes what the GPU would:
+ *   add_one_kernel(float* a, float* b)            b[i] = a[i] + 1
+ *   scale_n_kernel(float* a, float* b, int n)     b[i] = a[i] * 3, i < n
+ *   shared_reverse_kernel(float* a, float* b, int n)  b[i] = a[n-1-i]
+ * Every call is appended to the file named by FAKE_CUDA_LOG, one line each,
+ * with the launch configuration and attributes. FAKE_CUDA_ARCH sets the
+ * compute capability (default 90). */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int CUresult;
+typedef struct { char name[128]; } Func;
+typedef struct { unsigned id; unsigned pad; unsigned value[16]; } Attr;
+typedef struct {
+  unsigned grid[3], block[3], shared;
+  void* stream;
+  Attr* attrs;
+  unsigned num_attrs;
+} Config;
+
+static int current_device = -1;
+static int ctx_stack[16];
+static int ctx_depth = 0;
+
+static void logf_(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+#include <stdarg.h>
+static void logf_(const char* fmt, ...) {
+  const char* path = getenv("FAKE_CUDA_LOG");
+  if (!path) return;
+  FILE* f = fopen(path, "a");
+  if (!f) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vfprintf(f, fmt, ap);
+  va_end(ap);
+  fputc('\n', f);
+  fclose(f);
+}
+
+CUresult cuInit(unsigned flags) { (void)flags; logf_("cuInit"); return 0; }
+CUresult cuDeviceGetAttribute(int* v, int attr, int dev) {
+  (void)dev;
+  const char* a = getenv("FAKE_CUDA_ARCH");
+  int arch = a ? atoi(a) : 90;
+  *v = attr == 75 ? arch / 10 : arch % 10;
+  return 0;
+}
+CUresult cuDevicePrimaryCtxRetain(void** ctx, int dev) {
+  if (dev < 0 || dev > 3) return 101; /* CUDA_ERROR_INVALID_DEVICE */
+  *ctx = (void*)(intptr_t)(0x1000 + dev);
+  return 0;
+}
+CUresult cuCtxGetCurrent(void** ctx) {
+  *ctx = current_device < 0 ? NULL : (void*)(intptr_t)(0x1000 + current_device);
+  return 0;
+}
+CUresult cuCtxSetCurrent(void* ctx) {
+  current_device = (int)((intptr_t)ctx - 0x1000);
+  logf_("cuCtxSetCurrent device %d", current_device);
+  return 0;
+}
+CUresult cuCtxGetDevice(int* dev) { *dev = current_device; return 0; }
+CUresult cuCtxPushCurrent_v2(void* ctx) {
+  ctx_stack[ctx_depth++] = current_device;
+  current_device = (int)((intptr_t)ctx - 0x1000);
+  return 0;
+}
+CUresult cuCtxPopCurrent_v2(void** ctx) {
+  if (ctx) *ctx = NULL;
+  current_device = ctx_stack[--ctx_depth];
+  return 0;
+}
+CUresult cuModuleLoadData(void** module, const void* image) {
+  const unsigned char* p = image;
+  const char* kind = "unknown";
+  if (memcmp(p, "\177ELF", 4) == 0) kind = "cubin";
+  else if (p[0] == 0x50 && p[1] == 0xed && p[2] == 0x55 && p[3] == 0xba) kind = "fatbin";
+  else if (strstr((const char*)p, ".version")) kind = "ptx";
+  logf_("cuModuleLoadData device %d %s", current_device, kind);
+  if (strcmp(kind, "unknown") == 0) return 200; /* CUDA_ERROR_INVALID_IMAGE */
+  *module = malloc(1);
+  return 0;
+}
+CUresult cuModuleUnload(void* module) {
+  logf_("cuModuleUnload device %d", current_device);
+  free(module);
+  return 0;
+}
+CUresult cuModuleGetFunction(void** f, void* module, const char* name) {
+  (void)module;
+  if (strcmp(name, "add_one_kernel") && strcmp(name, "scale_n_kernel") &&
+      strcmp(name, "shared_reverse_kernel"))
+    return 500; /* CUDA_ERROR_NOT_FOUND */
+  Func* fn = calloc(1, sizeof(Func));
+  snprintf(fn->name, sizeof(fn->name), "%s", name);
+  *f = fn;
+  logf_("cuModuleGetFunction %s", name);
+  return 0;
+}
+CUresult cuFuncSetAttribute(void* f, int attr, int value) {
+  logf_("cuFuncSetAttribute %s %d %d", ((Func*)f)->name, attr, value);
+  return 0;
+}
+CUresult cuLaunchKernelEx(const Config* c, void* f, void** args, void** extra) {
+  (void)extra;
+  Func* fn = f;
+  char attrs[256] = "";
+  for (unsigned i = 0; i < c->num_attrs; ++i) {
+    char one[64];
+    snprintf(one, sizeof(one), " attr%u=%u,%u,%u", c->attrs[i].id, c->attrs[i].value[0],
+             c->attrs[i].value[1], c->attrs[i].value[2]);
+    strncat(attrs, one, sizeof(attrs) - strlen(attrs) - 1);
+  }
+  logf_("cuLaunchKernelEx %s device %d grid %u,%u,%u block %u,%u,%u shared %u stream %p%s",
+        fn->name, current_device, c->grid[0], c->grid[1], c->grid[2], c->block[0], c->block[1],
+        c->block[2], c->shared, c->stream, attrs);
+  float* a = *(float**)args[0];
+  float* b = *(float**)args[1];
+  long threads = (long)c->grid[0] * c->grid[1] * c->grid[2] * c->block[0] * c->block[1] * c->block[2];
+  if (strcmp(fn->name, "add_one_kernel") == 0) {
+    for (long i = 0; i < threads; ++i) b[i] = a[i] + 1.0f;
+  } else if (strcmp(fn->name, "scale_n_kernel") == 0) {
+    int n = *(int*)args[2];
+    for (long i = 0; i < threads && i < n; ++i) b[i] = a[i] * 3.0f;
+  } else {
+    int n = *(int*)args[2];
+    for (long i = 0; i < n; ++i) b[i] = a[n - 1 - i];
+  }
+  return 0;
+}
+CUresult cuGetErrorName(CUresult e, const char** s) {
+  switch (e) {
+    case 101: *s = "CUDA_ERROR_INVALID_DEVICE"; break;
+    case 200: *s = "CUDA_ERROR_INVALID_IMAGE"; break;
+    case 500: *s = "CUDA_ERROR_NOT_FOUND"; break;
+    default: *s = "CUDA_ERROR_UNKNOWN"; break;
+  }
+  return 0;
+}
+CUresult cuMemAlloc_v2(uint64_t* p, size_t n) {
+  *p = (uint64_t)(uintptr_t)malloc(n);
+  logf_("cuMemAlloc device %d %zu", current_device, n);
+  return 0;
+}
+CUresult cuMemFree_v2(uint64_t p) {
+  free((void*)(uintptr_t)p);
+  logf_("cuMemFree");
+  return 0;
+}
+/* What other CUDA libraries look up when they find this driver (NVRTC
+ * dlopens libcuda.so.1 too): answered without a device. */
+CUresult cuDriverGetVersion(int* v) { *v = 13000; return 0; }
+CUresult cuDeviceGetCount(int* n) { *n = 1; return 0; }
+CUresult cuDeviceGet(int* d, int ordinal) { *d = ordinal; return ordinal == 0 ? 0 : 101; }
+CUresult cuGetExportTable(const void** table, const void* id) {
+  (void)id;
+  *table = NULL;
+  return 500;
+}
+CUresult cuGetProcAddress_v2(const char* name, void** fn, int version, uint64_t flags, int* status) {
+  (void)name; (void)version; (void)flags;
+  *fn = NULL;
+  if (status) *status = 1; /* CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND */
+  return 500;
+}
+CUresult cuGetProcAddress(const char* name, void** fn, int version, uint64_t flags) {
+  return cuGetProcAddress_v2(name, fn, version, flags, NULL);
+}
