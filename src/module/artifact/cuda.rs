@@ -19,6 +19,7 @@ use crate::abi::DLDataType;
 use crate::module::artifact::set::Artifact;
 use crate::module::device::cuda_module::CudaModule;
 use crate::module::format::cuda_blob::{self, CudaBlob, FunctionInfo};
+use crate::module::format::device_code;
 use crate::module::objects::module::Module;
 use crate::runtime::call::registry::Globals;
 use crate::runtime::call::signature::typed_fn;
@@ -42,9 +43,8 @@ const CODE_FORMATS: [&str; 4] = ["ptx", "cubin", "fatbin", "cuda"];
 /// The function table as JSON (TVM's `FunctionInfo::SaveToJSON` per kernel).
 pub fn table_to_json(functions: &[(String, FunctionInfo)]) -> Result<String> {
     let quote = |s: &str| {
-        let mut out = String::from("\"");
+        let mut out = String::new();
         json::escape(s.as_bytes(), &mut out);
-        out.push('"');
         out
     };
     let mut out = String::from("{");
@@ -237,7 +237,7 @@ pub(crate) fn blobs(artifacts: &[Artifact]) -> Result<Vec<(String, CudaBlob)>> {
 /// The three artifacts of a serialized CUDA module (what TVM embeds).
 pub fn artifacts_of_blob(codegen_id: &str, bytes: &[u8]) -> Result<Vec<Artifact>> {
     let blob = cuda_blob::decode(bytes)?;
-    let code_format = crate::module::format::device_code::sniff(&blob.code)?.name();
+    let code_format = device_code::sniff(&blob.code)?.name();
     let ext = match code_format {
         "cuda" => "cu",
         f => f,
@@ -263,6 +263,44 @@ pub fn artifacts_of_blob(codegen_id: &str, bytes: &[u8]) -> Result<Vec<Artifact>
             .format(TABLE_FORMAT)
             .build()?,
     ])
+}
+
+/// Describes a CUDA artifact: a function table's kernels with the packed
+/// call each expects, or the kernels device code declares.
+pub(crate) fn describe(a: &Artifact) -> Result<String> {
+    let mut out = String::new();
+    if a.format().as_deref() == Some(TABLE_FORMAT) {
+        for (_, info) in table_from_json(a.content())? {
+            let _ = writeln!(out, "  kernel {}", info.signature()?);
+        }
+    } else if a
+        .format()
+        .is_some_and(|f| CODE_FORMATS.contains(&f.as_str()))
+    {
+        let listing = device_code::list(a.content())?;
+        for k in &listing.kernels {
+            let kind = match k.kind {
+                device_code::SymbolKind::Entry => "entry",
+                device_code::SymbolKind::DeviceFunction => "device function (.func)",
+            };
+            let params = k
+                .param_sizes
+                .as_ref()
+                .map_or("parameters unknown".to_owned(), |p| {
+                    format!("parameters {p:?} bytes")
+                });
+            let _ = writeln!(
+                out,
+                "  {} {}: {kind}, {params}",
+                device_code::sniff(a.content())?.name(),
+                k.name
+            );
+        }
+        for n in &listing.notes {
+            let _ = writeln!(out, "  note: {n}");
+        }
+    }
+    Ok(out)
 }
 
 /// `ffi.Artifact.loader.cuda`: a module per `codegen_id`, the first

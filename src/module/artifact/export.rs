@@ -7,8 +7,10 @@
 #![forbid(unsafe_code)]
 
 use crate::module::artifact::bootstrap;
+use crate::module::artifact::cuda;
 use crate::module::artifact::native::{NATIVE_LOADER, build_native_library};
 use crate::module::artifact::set::{Artifact, ArtifactSet, ArtifactSetT};
+use crate::module::format::cuda_blob;
 use crate::module::format::image::map_file;
 use crate::module::format::inspect::embedded_library_bin;
 use crate::module::format::library_bin::{self, LIB_KIND, LibraryBin, ModuleEntry};
@@ -21,23 +23,31 @@ use crate::runtime::model::error::{Error, Result};
 use std::path::Path;
 
 /// The `__tvm_ffi__library_bin` of an exported set: the library itself
-/// (`_lib`, the root) and the set record, which the root does not import
-/// (loading attaches it instead, see `load::attach`).
+/// (`_lib`, the root), importing one `cuda` module per CUDA `codegen_id`
+/// (TVM's serialized module, so TVM's runtime loads them too), and the set
+/// record, which the root does not import (loading attaches it instead,
+/// see `load::attach`).
 pub(crate) fn library_bin_of(set: &ArtifactSet) -> Result<Vec<u8>> {
     let record = set_record::encode(set)?;
-    let tree = LibraryBin {
-        modules: vec![
-            ModuleEntry {
-                kind: LIB_KIND,
-                payload: None,
-            },
-            ModuleEntry {
-                kind: library_bin::SET_RECORD_KIND.as_bytes(),
-                payload: Some(&record),
-            },
-        ],
-        imports: vec![Vec::new(), Vec::new()],
-    };
+    let cuda: Vec<Vec<u8>> = cuda::blobs(&set.artifacts())?
+        .iter()
+        .map(|(_, blob)| cuda_blob::encode(blob))
+        .collect();
+    let mut modules = vec![ModuleEntry {
+        kind: LIB_KIND,
+        payload: None,
+    }];
+    modules.extend(cuda.iter().map(|payload| ModuleEntry {
+        kind: b"cuda",
+        payload: Some(payload),
+    }));
+    modules.push(ModuleEntry {
+        kind: library_bin::SET_RECORD_KIND.as_bytes(),
+        payload: Some(&record),
+    });
+    let mut imports = vec![(1..=cuda.len()).collect::<Vec<usize>>()];
+    imports.extend((0..=cuda.len()).map(|_| Vec::new()));
+    let tree = LibraryBin { modules, imports };
     library_bin::write(&tree).map_err(|e| Error::value(e.to_string()))
 }
 

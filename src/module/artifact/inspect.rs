@@ -2,12 +2,14 @@
 //! registered `ffi.Artifact.inspect.<format>` (`(ffi.Artifact) -> str`)
 //! describes its format; built in are JSON (pretty-printed), ELF objects,
 //! shared libraries and CUDA cubins (their symbols, read with `object`),
+//! CUDA artifacts (each kernel's signature from the function table, the
+//! kernels device code declares),
 //! constants (`params`: each tensor's name, dtype, shape and place), and for
 //! anything else the size and SHA-256.
 #![forbid(unsafe_code)]
 
-use crate::module::artifact::params;
 use crate::module::artifact::set::{Artifact, ArtifactT};
+use crate::module::artifact::{cuda, params};
 use crate::runtime::call::registry::{self, Globals};
 use crate::runtime::call::signature::typed_fn;
 use crate::runtime::call::signature::{Obj, StrRet};
@@ -105,6 +107,8 @@ pub(crate) fn inspect(a: &Artifact) -> Result<String> {
         out.push('\n');
     } else if format == "params" {
         out += &constants(a.content())?;
+    } else if a.loader() == cuda::CUDA_LOADER {
+        out += &cuda::describe(a)?;
     } else if let Some(listing) = symbols(a.content()) {
         out += &listing;
     }

@@ -21,6 +21,7 @@
 //!    functions can run.
 
 use crate::abi::kTVMFFIMap;
+use crate::module::artifact::cuda;
 use crate::module::artifact::native::{NATIVE_LOADER, build_native_library};
 use crate::module::artifact::set::{Artifact, ArtifactSet, ArtifactSetT, CONSTANTS_LOADER};
 use crate::module::load::emit::with_scratch_dir;
@@ -54,7 +55,7 @@ pub fn load_set(set: &ArtifactSet) -> Result<Module> {
     } else {
         load_native(&native)?
     };
-    attach(set, &host, false)?;
+    attach(set, &host, false, &[])?;
     Ok(host)
 }
 
@@ -62,11 +63,20 @@ pub fn load_set(set: &ArtifactSet) -> Result<Module> {
 /// (just built, or the exported library being loaded): the custom loaders'
 /// modules are imported into it and every code module gets its constants;
 /// the host's own when `native_constants_done` is false (an exported
-/// library's bootstrap handed them over at `dlopen`).
-pub(crate) fn attach(set: &ArtifactSet, host: &Module, native_constants_done: bool) -> Result<()> {
+/// library's bootstrap handed them over at `dlopen`). The loaders in
+/// `embedded` are skipped: the library's own tree already imported their
+/// modules.
+pub(crate) fn attach(
+    set: &ArtifactSet,
+    host: &Module,
+    native_constants_done: bool,
+    embedded: &[&str],
+) -> Result<()> {
     let mut groups: BTreeMap<String, Vec<Artifact>> = BTreeMap::new();
     for a in set.artifacts() {
-        groups.entry(a.loader().to_owned()).or_default().push(a);
+        if !embedded.contains(&a.loader()) {
+            groups.entry(a.loader().to_owned()).or_default().push(a);
+        }
     }
     let constants = groups.remove(CONSTANTS_LOADER).unwrap_or_default();
     // Each code module and the codegen ids it was made from.
@@ -87,7 +97,8 @@ pub(crate) fn attach(set: &ArtifactSet, host: &Module, native_constants_done: bo
 /// library's module. Its contents stay in the image (mapped for good): they
 /// are not copied.
 pub(crate) fn attach_record(record: &'static [u8], host: &Module, native_done: bool) -> Result<()> {
-    attach(&set_record::decode_in_image(record)?, host, native_done)
+    let set = set_record::decode_in_image(record)?;
+    attach(&set, host, native_done, &[cuda::CUDA_LOADER])
 }
 
 /// The codegen ids of `artifacts`.

@@ -111,7 +111,7 @@ fn section_at<'d, 'f>(file: &'f object::File<'d>, address: u64) -> Option<object
 /// file, bounded by its symbol's size and its section, if it has one
 /// (where the format records no size, by its section: the blob's own
 /// header says how long it is).
-pub(crate) fn embedded_library_bin(data: &[u8]) -> Result<Option<&[u8]>> {
+pub fn embedded_library_bin(data: &[u8]) -> Result<Option<&[u8]>> {
     let file = parse(data)?;
     let Some(sym) = defined(&file).into_iter().find(|s| s.name == LIBRARY_BIN) else {
         return Ok(None);

@@ -1,0 +1,705 @@
+//! Device code with our library alone, on the libraries apache-tvm 0.27
+//! exported (`tests/data/tvm`, made by `scripts/export-tvm-libraries.sh`):
+//! CUDA modules in every format load, inspect and write back byte for byte
+//! without a driver; kernels launch through a fake driver
+//! (`tests/data/fake_cuda.c`: host memory, the test kernels emulated)
+//! with TVM's calling convention, from the kernels themselves and from
+//! TVM's host code; the CPU libraries (a parallel loop, a workspace, a
+//! packed call) give NumPy's answers; hostile blobs get errors; CUDA
+//! artifacts load, export as a library and as Model Library Format, and
+//! read back. The official library loads none of these (see
+//! docs/device.md).
+#![cfg(all(target_os = "linux", target_arch = "x86_64"))]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use tvm_ffi::abi::*;
+use tvm_ffi::module::{inspect, library_bin};
+use tvm_ffi::runtime::registry::{Registration, get_global, set_global};
+use tvm_ffi::runtime::{Any, Function, ObjectRef, TextKind, make_text};
+
+const CUDA_LIBRARIES: [&str; 6] = [
+    "cuda_cubin",
+    "cuda_fatbin",
+    "cuda_ptx",
+    "cuda_nvptx",
+    "cuda_source",
+    "cuda_dyn_shared",
+];
+
+fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/tvm")
+        .join(format!("{name}.so"))
+}
+
+fn text(s: &str) -> Any {
+    make_text(s.as_bytes(), TextKind::Str)
+}
+
+fn call(name: &str, args: &[&Any]) -> tvm_ffi::runtime::Result<Any> {
+    let f = get_global(name.as_bytes()).unwrap_or_else(|| panic!("{name} is registered"));
+    let views: Vec<_> = args.iter().map(|a| a.view()).collect();
+    f.call(&views)
+}
+
+fn load(path: &Path) -> tvm_ffi::module::Module {
+    tvm_ffi::module::load_from_file(path.to_str().unwrap().as_bytes()).unwrap()
+}
+
+/// The `cuda` payload embedded in a library file.
+fn cuda_payload(path: &Path) -> Vec<u8> {
+    let file = std::fs::read(path).unwrap();
+    let blob = inspect::embedded_library_bin(&file).unwrap().unwrap();
+    let tree = library_bin::parse(blob).unwrap();
+    let entry = tree.modules.iter().find(|m| m.kind == b"cuda").unwrap();
+    entry.payload.unwrap().to_vec()
+}
+
+/// The function `name` of `module` (imports included).
+fn function(module: &tvm_ffi::module::Module, name: &str) -> Function {
+    module
+        .get_function_named(&text(name), true)
+        .unwrap()
+        .unwrap_or_else(|| panic!("{name}"))
+}
+
+/// A float32 tensor over `data` on `device_type` (never freed).
+fn tensor(data: &mut [f32], device_type: i32) -> Any {
+    let shape = Box::leak(Box::new([data.len() as i64]));
+    let managed = Box::leak(Box::new(DLManagedTensor {
+        dl_tensor: DLTensor {
+            data: data.as_mut_ptr().cast(),
+            device: DLDevice {
+                device_type,
+                device_id: 0,
+            },
+            ndim: 1,
+            dtype: DLDataType {
+                code: kDLFloat as u8,
+                bits: 32,
+                lanes: 1,
+            },
+            shape: shape.as_mut_ptr(),
+            strides: core::ptr::null_mut(),
+            byte_offset: 0,
+        },
+        manager_ctx: core::ptr::null_mut(),
+        deleter: None,
+    }));
+    let mut out = core::ptr::null_mut();
+    // SAFETY: a valid managed tensor, handed over; `out` is writable.
+    let rc = unsafe { tvm_ffi::capi::TVMFFITensorFromDLPack(managed, 0, 0, &mut out) };
+    assert_eq!(rc, 0);
+    // SAFETY: a new Tensor object.
+    Any::from(unsafe { ObjectRef::from_raw(core::ptr::NonNull::new(out.cast()).unwrap()) })
+}
+
+#[test]
+fn every_cuda_library_loads_inspects_and_writes_back_byte_for_byte() {
+    let dir = common::workdir("device_code", "write_back");
+    for name in CUDA_LIBRARIES {
+        let path = data(name);
+        let m = load(&path);
+        let imports = m.imports();
+        assert_eq!(imports.len(), 1, "{name}");
+        assert_eq!(imports[0].kind_name().unwrap(), "cuda", "{name}");
+        // The whole tree written back: the cuda entry is TVM's bytes.
+        let out = dir.join(format!("{name}.library_bin"));
+        call(
+            "ffi.ModuleWriteToFile",
+            &[
+                &Any::from(m.into_object()),
+                &text(out.to_str().unwrap()),
+                &text("library_bin"),
+            ],
+        )
+        .unwrap();
+        let written = std::fs::read(&out).unwrap();
+        let tree = library_bin::parse(&written).unwrap();
+        let entry = tree.modules.iter().find(|e| e.kind == b"cuda").unwrap();
+        assert_eq!(
+            entry.payload.unwrap(),
+            cuda_payload(&path),
+            "{name} round trip"
+        );
+    }
+}
+
+#[test]
+fn the_inspector_lists_kernels_and_reports_mismatches() {
+    let lines = |name: &str| -> Vec<String> {
+        let file = std::fs::read(data(name)).unwrap();
+        let found = inspect::inspect(&file).unwrap();
+        found
+            .library_bin
+            .unwrap()
+            .into_iter()
+            .flat_map(|m| m.detail)
+            .collect()
+    };
+    assert_eq!(
+        lines("cuda_fatbin"),
+        [
+            "code: fatbin (recorded as \"cubin\"), 5424 bytes, 2 kernel(s)",
+            "kernel add_one_kernel(void*, void*; grid.x, block.x)",
+            "kernel scale_n_kernel(void*, void*, int32_t; grid.x, block.x)",
+        ]
+    );
+    assert_eq!(
+        lines("cuda_dyn_shared")[1],
+        "kernel shared_reverse_kernel(void*, void*, int32_t; grid.x, block.x, dyn_shared_memory_bytes)"
+    );
+    let nvptx = lines("cuda_nvptx");
+    assert!(
+        nvptx[1].ends_with(
+            "MISMATCH: kernel add_one_kernel: the ptx code declares it a device function (.func), \
+             not a kernel entry (.entry): no runtime can launch it"
+        ),
+        "{nvptx:?}"
+    );
+    assert_eq!(
+        lines("cuda_source")[0],
+        "code: cuda, 2326 bytes, 2 kernel(s)"
+    );
+    // The same through ffi.InspectFile: each row's fourth element.
+    let found = call(
+        "ffi.InspectFile",
+        &[&text(data("cuda_ptx").to_str().unwrap())],
+    )
+    .unwrap();
+    let repr = tvm_ffi::runtime::json::stringify(found.view(), 0).unwrap();
+    assert!(
+        repr.contains("kernel scale_n_kernel(void*, void*, int32_t; grid.x, block.x)"),
+        "{repr}"
+    );
+}
+
+#[test]
+fn hostile_cuda_blobs_are_errors() {
+    let payload = cuda_payload(&data("cuda_ptx"));
+    let load_bytes = |b: &[u8]| {
+        call(
+            "ffi.Module.load_from_bytes.cuda",
+            &[&make_text(b, TextKind::Bytes)],
+        )
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+    };
+    assert_eq!(load_bytes(&payload), Ok(()));
+    // Cut anywhere (every 97th byte, and every byte of the header).
+    for n in (0..payload.len()).step_by(97).chain(0..200) {
+        assert!(load_bytes(&payload[..n]).is_err(), "cut at {n}");
+    }
+    // The code's length one byte past the end.
+    let code_len_at = payload.len() - 28398 - 8;
+    let mut long = payload.clone();
+    long[code_len_at..code_len_at + 8].copy_from_slice(&28399u64.to_le_bytes());
+    assert_eq!(
+        load_bytes(&long).unwrap_err(),
+        format!(
+            "ValueError: CUDA module blob cut short: the code needs 28399 bytes at offset {}, 28398 left",
+            code_len_at + 8
+        )
+    );
+    // Lengths and counts of 2^40 and more allocate nothing.
+    for at in [0, 11, 19] {
+        for huge in [1u64 << 40, u64::MAX] {
+            let mut b = payload.clone();
+            b[at..at + 8].copy_from_slice(&huge.to_le_bytes());
+            assert!(load_bytes(&b).is_err(), "{at} {huge}");
+        }
+    }
+    // Both spellings of the flag tags load; an unknown tag is named.
+    let mut blob = tvm_ffi::module::cuda_blob::decode(&payload).unwrap();
+    blob.functions[0]
+        .1
+        .launch_param_tags
+        .push("tir.use_dyn_shared_memory".into());
+    assert_eq!(
+        load_bytes(&tvm_ffi::module::cuda_blob::encode(&blob)),
+        Ok(())
+    );
+    blob.functions[0].1.launch_param_tags.pop();
+    blob.functions[0]
+        .1
+        .launch_param_tags
+        .push("warpIdx.x".into());
+    assert!(
+        load_bytes(&tvm_ffi::module::cuda_blob::encode(&blob))
+            .unwrap_err()
+            .contains("unknown launch tag \"warpIdx.x\"")
+    );
+}
+
+/// A directory holding the fake driver as `libcuda.so.1`, built once.
+fn fake_driver() -> PathBuf {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = common::workdir("device_code", "fake_driver");
+        let status = common::c_compiler()
+            .args(["-shared", "-fPIC", "-O1", "-o"])
+            .arg(dir.join("libcuda.so.1"))
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/fake_cuda.c"))
+            .status()
+            .unwrap();
+        assert!(status.success());
+        dir
+    })
+    .clone()
+}
+
+/// Runs `case` of the probe below with the fake driver; its log lines
+/// follow the answer.
+fn with_fake_driver(case: &str, extra: &[(&str, &Path)]) -> (String, Vec<String>) {
+    let dir = fake_driver();
+    let log = dir.join(format!("{case}.log"));
+    let _ = std::fs::remove_file(&log);
+    let mut env = vec![
+        ("LD_LIBRARY_PATH", dir.as_path()),
+        ("FAKE_CUDA_LOG", log.as_path()),
+    ];
+    env.extend_from_slice(extra);
+    let out = common::in_child("device_probe", case, b"", &env);
+    let lines = std::fs::read_to_string(&log).unwrap_or_default();
+    (out, lines.lines().map(str::to_owned).collect())
+}
+
+/// What one case does in the child (see the tests that start it).
+fn probe_case(case: &str) -> String {
+    let n = 1024usize;
+    let a: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let mut b = vec![0f32; n];
+    let addr = |v: &[f32]| Any::from(v.as_ptr() as i64);
+    let run = |f: &Function, args: &[Any]| -> Result<(), String> {
+        let views: Vec<_> = args.iter().map(|a| a.view()).collect();
+        f.call(&views).map(|_| ()).map_err(|e| e.to_string())
+    };
+    match case {
+        "kernels" => {
+            let mut out = Vec::new();
+            for lib in ["cuda_cubin", "cuda_fatbin", "cuda_ptx"] {
+                let m = load(&data(lib));
+                b.fill(0.0);
+                let k = function(&m, "add_one_kernel");
+                run(
+                    &k,
+                    &[addr(&a), addr(&b), Any::from(8i64), Any::from(128i64)],
+                )
+                .unwrap();
+                let add_ok = b.iter().zip(&a).all(|(y, x)| *y == x + 1.0);
+                let k = function(&m, "scale_n_kernel");
+                run(
+                    &k,
+                    &[
+                        addr(&a),
+                        addr(&b),
+                        Any::from(100i64),
+                        Any::from(2i64),
+                        Any::from(64i64),
+                    ],
+                )
+                .unwrap();
+                let scale_ok = (0..100).all(|i| b[i] == a[i] * 3.0) && b[100] == a[100] + 1.0;
+                // TVM's host code: CUDA tensors in, __tvm_set_device, the
+                // kernel through __TVMFFIEnvModLookupFromImports.
+                b.fill(0.0);
+                let host = function(&m, "add_one");
+                let mut a2 = a.clone();
+                run(&host, &[tensor(&mut a2, kDLCUDA), tensor(&mut b, kDLCUDA)]).unwrap();
+                let host_ok = b.iter().zip(&a).all(|(y, x)| *y == x + 1.0);
+                out.push(format!("{lib} {add_ok} {scale_ok} {host_ok}"));
+            }
+            out.join(", ")
+        }
+        "dyn_shared" => {
+            let m = load(&data("cuda_dyn_shared"));
+            let k = function(&m, "shared_reverse_kernel");
+            let args = |shared: i64| {
+                vec![
+                    addr(&a),
+                    addr(&b),
+                    Any::from(n as i64),
+                    Any::from(1i64),
+                    Any::from(256i64),
+                    Any::from(shared),
+                ]
+            };
+            run(&k, &args(1000)).unwrap();
+            run(&k, &args(60000)).unwrap();
+            run(&k, &args(50000)).unwrap();
+            let reversed = (0..n).all(|i| b[i] == a[n - 1 - i]);
+            let few = run(&k, &args(1)[..5]).unwrap_err();
+            let float = run(
+                &k,
+                &[
+                    addr(&a),
+                    addr(&b),
+                    Any::from(1.5f64),
+                    Any::from(1i64),
+                    Any::from(256i64),
+                    Any::from(0i64),
+                ],
+            )
+            .unwrap_err();
+            let negative = run(&k, &args(-1)).unwrap_err();
+            format!("{reversed} | {few} | {float} | {negative}")
+        }
+        "nvptx" => {
+            let m = load(&data("cuda_nvptx"));
+            let k = function(&m, "add_one_kernel");
+            run(
+                &k,
+                &[addr(&a), addr(&b), Any::from(8i64), Any::from(128i64)],
+            )
+            .unwrap_err()
+        }
+        "source" => {
+            let m = load(&data("cuda_source"));
+            let k = function(&m, "add_one_kernel");
+            match run(
+                &k,
+                &[addr(&a), addr(&b), Any::from(8i64), Any::from(128i64)],
+            ) {
+                Ok(()) => format!("compiled {}", b.iter().zip(&a).all(|(y, x)| *y == x + 1.0)),
+                Err(e) => e,
+            }
+        }
+        "no_driver" => {
+            let m = load(&data("cuda_ptx"));
+            let k = function(&m, "add_one_kernel");
+            run(
+                &k,
+                &[addr(&a), addr(&b), Any::from(8i64), Any::from(128i64)],
+            )
+            .unwrap_err()
+        }
+        "workspace_cuda" => {
+            let ws = get_global(b"__tvm_set_device").unwrap();
+            ws.call(&[Any::from(2i64).view(), Any::from(1i64).view()])
+                .unwrap();
+            let bad = ws
+                .call(&[Any::from(2i64).view(), Any::from(9i64).view()])
+                .unwrap_err()
+                .to_string();
+            let other = ws
+                .call(&[Any::from(4i64).view(), Any::from(0i64).view()])
+                .unwrap_err()
+                .to_string();
+            format!("{bad} | {other}")
+        }
+        "artifacts" => {
+            let payload = cuda_payload(&data("cuda_cubin"));
+            let parts = call(
+                "ffi.CUDAModuleToArtifacts",
+                &[&text("tvm_cuda"), &make_text(&payload, TextKind::Bytes)],
+            )
+            .unwrap();
+            let set = call("ffi.ArtifactSet", &[&parts, &Any::NONE]).unwrap();
+            let m = call("ffi.ArtifactSetLoad", &[&set]).unwrap();
+            let m = tvm_ffi::module::Module::from_object(m.view().to_object().unwrap()).unwrap();
+            let k = function(&m, "add_one_kernel");
+            run(
+                &k,
+                &[addr(&a), addr(&b), Any::from(8i64), Any::from(128i64)],
+            )
+            .unwrap();
+            format!("{}", b.iter().zip(&a).all(|(y, x)| *y == x + 1.0))
+        }
+        "yielding" => {
+            // A runtime registering the names as TVM does (no override).
+            let f = Function::from_closure(|_| Ok(Any::from(7i64)));
+            let mut out = Vec::new();
+            for name in ["__tvm_set_device", "ffi.Module.load_from_bytes.cuda"] {
+                let r = set_global(
+                    name.as_bytes(),
+                    f.clone(),
+                    b"",
+                    false,
+                    Registration::MethodInfo,
+                );
+                let now = get_global(name.as_bytes()).unwrap().call(&[]).unwrap();
+                out.push(format!(
+                    "{name} {} {}",
+                    r.is_ok(),
+                    now.view().as_i64().unwrap()
+                ));
+            }
+            let again = set_global(b"__tvm_set_device", f, b"", false, Registration::Function);
+            out.push(format!("again {}", again.unwrap_err()));
+            out.join(", ")
+        }
+        other => panic!("unknown case {other}"),
+    }
+}
+
+#[test]
+fn device_probe() {
+    if let Ok(case) = std::env::var("HOSTILE_CASE") {
+        common::print_result(&probe_case(&case));
+    }
+}
+
+#[test]
+fn kernels_launch_with_tvms_calling_convention() {
+    let (out, log) = with_fake_driver("kernels", &[]);
+    assert_eq!(
+        out,
+        "cuda_cubin true true true, cuda_fatbin true true true, cuda_ptx true true true"
+    );
+    let loads: Vec<&String> = log
+        .iter()
+        .filter(|l| l.starts_with("cuModuleLoadData"))
+        .collect();
+    assert_eq!(
+        loads,
+        [
+            "cuModuleLoadData device 0 cubin",
+            "cuModuleLoadData device 0 fatbin",
+            "cuModuleLoadData device 0 ptx"
+        ]
+    );
+    assert!(
+        log.contains(&"cuCtxSetCurrent device 0".to_string()),
+        "__tvm_set_device: {log:?}"
+    );
+    assert!(
+        log.contains(&"cuLaunchKernelEx scale_n_kernel device 0 grid 2,1,1 block 64,1,1 shared 0 stream (nil)".to_string()),
+        "{log:?}"
+    );
+}
+
+#[test]
+fn dynamic_shared_memory_raises_the_kernels_limit_once() {
+    let (out, log) = with_fake_driver("dyn_shared", &[]);
+    assert_eq!(
+        out,
+        "true | TypeError: kernel shared_reverse_kernel takes 6 arguments (3 for the kernel, then \
+         grid.x, block.x, dyn_shared_memory_bytes), got 5 | TypeError: kernel shared_reverse_kernel: \
+         argument 2 must be an int, got float | ValueError: kernel shared_reverse_kernel: launch \
+         argument dyn_shared_memory_bytes = -1 is outside 0..2^32"
+    );
+    let attrs: Vec<&String> = log
+        .iter()
+        .filter(|l| l.starts_with("cuFuncSetAttribute"))
+        .collect();
+    assert_eq!(attrs, ["cuFuncSetAttribute shared_reverse_kernel 8 60000"]);
+}
+
+#[test]
+fn a_func_is_never_launched() {
+    let (out, log) = with_fake_driver("nvptx", &[]);
+    assert_eq!(
+        out,
+        "ValueError: kernel add_one_kernel: the ptx code declares it a device function (.func), \
+         not a kernel entry (.entry): no runtime can launch it"
+    );
+    assert!(
+        !log.iter().any(|l| l.starts_with("cuModuleLoadData")),
+        "{log:?}"
+    );
+}
+
+#[test]
+fn cuda_source_needs_nvrtc() {
+    // Without NVRTC anywhere: the error says what to install.
+    let empty = common::workdir("device_code", "no_cuda_root");
+    let (out, _) = with_fake_driver("source", &[("CUDA_PATH", &empty), ("CUDA_HOME", &empty)]);
+    if !Path::new("/usr/local/cuda").exists() {
+        assert!(
+            out.starts_with("CUDAError: compiling CUDA source needs NVRTC"),
+            "{out}"
+        );
+        assert!(out.contains("pip install nvidia-cuda-nvrtc"), "{out}");
+    }
+    // With NVRTC (TVM_FFI_TEST_CUDA_PATH names a CUDA root holding it).
+    if let Ok(root) = std::env::var("TVM_FFI_TEST_CUDA_PATH") {
+        let (out, log) = with_fake_driver("source", &[("CUDA_PATH", Path::new(&root))]);
+        assert_eq!(out, "compiled true");
+        assert!(
+            log.contains(&"cuModuleLoadData device 0 cubin".to_string()),
+            "{log:?}"
+        );
+    }
+}
+
+#[test]
+fn without_a_driver_a_launch_names_what_is_missing() {
+    // SAFETY: probing for a system driver, whose initialisers are safe.
+    if unsafe { libloading::Library::new("libcuda.so.1") }.is_ok() {
+        eprintln!("skipped: this machine has a CUDA driver");
+        return;
+    }
+    let out = common::in_child("device_probe", "no_driver", b"", &[]);
+    assert!(
+        out.starts_with("CUDAError: the CUDA driver could not be loaded (libcuda.so.1: "),
+        "{out}"
+    );
+    assert!(
+        out.ends_with("running device code needs the NVIDIA driver and a GPU"),
+        "{out}"
+    );
+}
+
+#[test]
+fn set_device_checks_the_device() {
+    let (out, log) = with_fake_driver("workspace_cuda", &[]);
+    assert_eq!(
+        out,
+        "CUDAError: cuDevicePrimaryCtxRetain(device 9) failed with error: CUDA_ERROR_INVALID_DEVICE \
+         (CUDA driver libcuda.so.1) | ValueError: __tvm_set_device: device type 4 is not supported \
+         by this runtime without TVM's (CPU and CUDA are; `import tvm` provides the others)"
+    );
+    assert!(
+        log.contains(&"cuCtxSetCurrent device 1".to_string()),
+        "{log:?}"
+    );
+}
+
+#[test]
+fn tvms_registrations_replace_the_defaults() {
+    let out = common::in_child("device_probe", "yielding", b"", &[]);
+    assert_eq!(
+        out,
+        "__tvm_set_device true 7, ffi.Module.load_from_bytes.cuda true 7, again RuntimeError: \
+         Global Function `__tvm_set_device` is already registered"
+    );
+}
+
+#[test]
+fn cuda_artifacts_load_export_and_read_back() {
+    let (out, _) = with_fake_driver("artifacts", &[]);
+    assert_eq!(out, "true");
+    let payload = cuda_payload(&data("cuda_cubin"));
+    let parts = call(
+        "ffi.CUDAModuleToArtifacts",
+        &[&text("tvm_cuda"), &make_text(&payload, TextKind::Bytes)],
+    )
+    .unwrap();
+    let set = call("ffi.ArtifactSet", &[&parts, &Any::NONE]).unwrap();
+    let dir = common::workdir("device_code", "artifacts");
+    // As a library: TVM's cuda entry imported by the library, and the set.
+    let lib = dir.join("cuda_set.so");
+    call(
+        "ffi.ArtifactSetExportLibrary",
+        &[&set, &text(lib.to_str().unwrap())],
+    )
+    .unwrap();
+    assert_eq!(
+        cuda_payload(&lib),
+        payload,
+        "the exported entry is TVM's bytes"
+    );
+    let m = load(&lib);
+    let kinds: Vec<String> = m.imports().iter().map(|i| i.kind_name().unwrap()).collect();
+    assert_eq!(kinds, ["cuda"], "imported once");
+    let contents = |s: &tvm_ffi::module::artifact::ArtifactSet| -> Vec<(String, Vec<u8>)> {
+        s.artifacts()
+            .iter()
+            .map(|a| (a.file_name().to_owned(), a.content().to_vec()))
+            .collect()
+    };
+    let made = tvm_ffi::module::artifact::ArtifactSet::from_object(set.view().to_object().unwrap())
+        .unwrap();
+    let back = tvm_ffi::module::artifact::export::read_set(&lib)
+        .unwrap()
+        .unwrap();
+    assert_eq!(contents(&back), contents(&made));
+    assert_eq!(
+        contents(&made)
+            .iter()
+            .map(|(n, _)| n.as_str())
+            .collect::<Vec<_>>(),
+        ["kernels.cubin", "format.txt", "function_table.json"]
+    );
+    // As Model Library Format.
+    let tar = dir.join("cuda_set.tar");
+    call(
+        "ffi.ArtifactSetExportModelLibraryFormat",
+        &[&set, &text(tar.to_str().unwrap())],
+    )
+    .unwrap();
+    let back = call(
+        "ffi.ArtifactSetFromModelLibraryFormat",
+        &[&text(tar.to_str().unwrap())],
+    )
+    .unwrap();
+    let m = call("ffi.ArtifactSetLoad", &[&back]).unwrap();
+    let m = tvm_ffi::module::Module::from_object(m.view().to_object().unwrap()).unwrap();
+    assert!(m.imports().iter().any(|i| i.kind_name().unwrap() == "cuda"));
+    // The function table artifact is readable JSON with TVM's keys.
+    let table = call("ffi.ArrayGetItem", &[&parts, &Any::from(2i64)]).unwrap();
+    let inspected = call("ffi.ArtifactInspect", &[&table]).unwrap();
+    let inspected = tvm_ffi::runtime::json::stringify(inspected.view(), 0).unwrap();
+    assert!(
+        inspected.contains("kernel add_one_kernel(void*, void*; grid.x, block.x)"),
+        "{inspected}"
+    );
+}
+
+/// The global the packed-call library calls: copies `n` floats.
+fn register_copy() {
+    let copy = Function::from_closure(|args| {
+        let src = args.get(0).as_opaque_ptr().unwrap() as *const f32;
+        let dst = args.get(1).as_opaque_ptr().unwrap() as *mut f32;
+        let n = args.get(2).as_i64().unwrap() as usize;
+        // SAFETY: the library passes the data of two tensors of `n` floats.
+        unsafe { core::ptr::copy_nonoverlapping(src, dst, n) };
+        Ok(Any::NONE)
+    });
+    set_global(
+        b"testing.tvm_fixture_copy",
+        copy,
+        b"",
+        true,
+        Registration::Function,
+    )
+    .unwrap();
+}
+
+#[test]
+fn tvm_cpu_libraries_give_numpys_answers() {
+    let n = 1024usize;
+    let a: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
+    let run = |lib: &str, f: &str| -> Vec<f32> {
+        let m = load(&data(lib));
+        let mut a2 = a.clone();
+        let mut b = vec![0f32; n];
+        let f = function(&m, f);
+        f.call(&[
+            tensor(&mut a2, kDLCPU).view(),
+            tensor(&mut b, kDLCPU).view(),
+        ])
+        .unwrap();
+        b
+    };
+    // A parallel loop: __TVMBackendParallelLaunch.
+    assert!(
+        run("parallel_cpu", "add_one_parallel")
+            .iter()
+            .zip(&a)
+            .all(|(y, x)| *y == x + 1.0)
+    );
+    // A workspace: __TVMBackendAllocWorkspace / FreeWorkspace.
+    let b = run("workspace_cpu", "reverse_cumsum_workspace");
+    assert!((0..n).all(|i| b[i] == a[n - 1 - i] * 2.0 + a[i]));
+    // A global called through the packed call.
+    register_copy();
+    assert_eq!(run("packed_call_cpu", "call_global"), a);
+    // Many threads launching at once: each launch is whole.
+    std::thread::scope(|s| {
+        for _ in 0..8 {
+            s.spawn(|| {
+                for _ in 0..20 {
+                    assert!(
+                        run("parallel_cpu", "add_one_parallel")
+                            .iter()
+                            .zip(&a)
+                            .all(|(y, x)| *y == x + 1.0)
+                    );
+                }
+            });
+        }
+    });
+}
