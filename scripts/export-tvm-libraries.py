@@ -1,15 +1,15 @@
 #!/usr/bin/env python3
-"""Exports the TVM libraries under tests/data/tvm with apache-tvm 0.27 (no GPU needed).
+"""Exports the TVM libraries of tests/data/tvm with apache-tvm 0.27 (no GPU needed).
 
-Usage: export-tvm-libraries.py OUT [source]. Run by scripts/export-tvm-libraries.sh, which installs TVM and the CUDA tools from PyPI
-and puts a driver stub on LD_LIBRARY_PATH so that TVM's CUDA runtime loads.
-Each library is written with a JSON file of what it should compute (the NumPy answer
-is recomputed by the tests; the JSON names the function and the shapes).
+Usage: export-tvm-libraries.py OUT [source]. Run by scripts/export-tvm-libraries.sh,
+which installs TVM and the CUDA tools from PyPI and puts a driver stub on
+LD_LIBRARY_PATH so that TVM's CUDA runtime loads; `source` exports the CUDA
+library TVM writes when no CUDA runtime loads (CUDA source, fmt "cuda").
+What each function computes is checked by tests/device_code.rs.
 """
 import os
 import sys
 
-import numpy as np
 import tvm
 import tvm.support.nvcc  # registers tvm_callback_cuda_compile
 from tvm.script import ir as I

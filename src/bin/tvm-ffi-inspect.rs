@@ -14,6 +14,7 @@
 use std::ffi::OsString;
 use std::path::Path;
 use std::process::ExitCode;
+use tvm_ffi::module::artifact::cuda::describe_kernels;
 use tvm_ffi::module::artifact::export::{extract, read_set};
 use tvm_ffi::module::artifact::inspect::summary;
 use tvm_ffi::module::artifact::set::ArtifactSet;
@@ -34,8 +35,14 @@ fn print_artifacts(set: &ArtifactSet) {
         set.model_name(),
         set.meta_str("tvm_ffi_abi").unwrap_or_default()
     );
-    for a in artifacts {
-        print!("    {}", summary(&a));
+    for a in &artifacts {
+        print!("    {}", summary(a));
+    }
+    for (codegen_id, lines) in describe_kernels(&artifacts) {
+        println!("  CUDA kernels of {codegen_id}:");
+        for line in lines {
+            println!("    {line}");
+        }
     }
 }
 

@@ -303,6 +303,33 @@ pub(crate) fn describe(a: &Artifact) -> Result<String> {
     Ok(out)
 }
 
+/// The CUDA kernels of `artifacts`, per `codegen_id`: each kernel's
+/// signature, cross-checked against the code (the seed's
+/// `inspect_cuda_print-signatures`); a group that cannot be read gives one
+/// line saying why.
+pub fn describe_kernels(artifacts: &[Artifact]) -> Vec<(String, Vec<String>)> {
+    let mut ids: Vec<&str> = artifacts
+        .iter()
+        .filter(|a| a.loader() == CUDA_LOADER)
+        .map(|a| a.codegen_id())
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    match blobs(artifacts) {
+        Ok(groups) => groups
+            .into_iter()
+            .map(|(id, blob)| {
+                (
+                    id,
+                    device_code::describe_cuda_blob(&cuda_blob::encode(&blob)),
+                )
+            })
+            .collect(),
+        Err(e) if !ids.is_empty() => vec![(ids.join(", "), vec![format!("unreadable: {e}")])],
+        Err(_) => Vec::new(),
+    }
+}
+
 /// `ffi.Artifact.loader.cuda`: a module per `codegen_id`, the first
 /// importing the others.
 pub fn load(artifacts: &[Artifact]) -> Result<Module> {

@@ -130,7 +130,7 @@ fn load() -> core::result::Result<Driver, String> {
                 let lib: &'static libloading::Library = Box::leak(Box::new(lib));
                 return bind(name, lib).map_err(|e| format!("{name}: {e}"));
             }
-            Err(e) => why.push(format!("{name}: {e}")),
+            Err(e) => why.push(format!("{name}: {}", load_error(&e))),
         }
     }
     Err(format!(
@@ -180,6 +180,11 @@ fn bind(
         ));
     }
     Ok(d)
+}
+
+/// Why a library could not be opened (the system loader's own words).
+pub fn load_error(e: &libloading::Error) -> String {
+    std::error::Error::source(e).map_or_else(|| e.to_string(), |s| s.to_string())
 }
 
 /// A `CUDAError` (the kind TVM's CUDA runtime raises) with `message`.

@@ -4,7 +4,7 @@
 //! installation it came from (`include/` and `include/cccl/` beside its
 //! `lib/`, or under `$CUDA_PATH`, `$CUDA_HOME`, `/usr/local/cuda`).
 
-use crate::module::device::driver::cuda_error;
+use crate::module::device::driver::{cuda_error, load_error};
 use crate::runtime::model::error::Result;
 use crate::runtime::model::unlocked_once::get_or_make;
 use core::ffi::{CStr, c_char, c_int, c_void};
@@ -82,7 +82,7 @@ fn open() -> core::result::Result<(libloading::Library, Option<PathBuf>), String
         // SAFETY: NVRTC's initialisers are safe to run at any time.
         match unsafe { libloading::Library::new(&path) } {
             Ok(lib) => return Ok((lib, root)),
-            Err(e) => tried.push(format!("{}: {e}", path.display())),
+            Err(e) => tried.push(format!("{}: {}", path.display(), load_error(&e))),
         }
     }
     Err(format!(

@@ -16,7 +16,7 @@ use crate::runtime::model::error::{Error, Result, take_raised};
 use crate::runtime::model::object::ObjectRef;
 use core::ffi::c_void;
 use std::cell::Cell;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
 /// `TVMParallelGroupEnv`.
@@ -45,31 +45,39 @@ thread_local! {
     static IN_TASK: Cell<bool> = const { Cell::new(false) };
 }
 
-/// One launch as the workers see it.
-#[derive(Clone)]
-struct Job {
-    lambda: Lambda,
-    cdata: usize,
-    num_task: i32,
-    counters: Arc<[AtomicI32]>,
-}
+/// How long an idle worker, or a launcher waiting for its tasks, spins
+/// before it sleeps (a `spin_loop` hint each): launches in a loop then
+/// never pay a wake-up.
+const SPINS: u32 = 1 << 16;
 
-#[derive(Default)]
-struct State {
-    generation: u64,
-    job: Option<Job>,
-    finished: usize,
-    errors: Vec<(i32, Option<ObjectRef>)>,
-}
-
+/// The pool. A launch is published in the atomics below, then
+/// `generation` is bumped; workers spin on it, then sleep on `work` (the
+/// launcher wakes sleepers under `state`). Each worker that ran a task adds
+/// one to `finished`; the launcher spins on it, then sleeps on `done`.
 struct Pool {
     /// Threads besides the caller's.
     workers: AtomicUsize,
     pid: u32,
     busy: AtomicBool,
+    generation: AtomicU64,
+    lambda: AtomicUsize,
+    cdata: AtomicUsize,
+    num_task: AtomicI32,
+    finished: AtomicUsize,
+    /// Barrier counters, `SYNC_STRIDE` apart, one per thread of the pool.
+    counters: Box<[AtomicI32]>,
+    /// Sleeping workers and whether the launcher sleeps (guarded by the
+    /// mutex for the condition variables), and the failed tasks' errors.
     state: Mutex<State>,
     work: Condvar,
     done: Condvar,
+}
+
+#[derive(Default)]
+struct State {
+    sleeping_workers: usize,
+    launcher_sleeps: bool,
+    errors: Vec<(i32, Option<ObjectRef>)>,
 }
 
 static POOL: Mutex<Option<Arc<Pool>>> = Mutex::new(None);
@@ -83,22 +91,32 @@ fn concurrency() -> usize {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
-/// This process's pool, started at first use.
+/// This process's pool, started at first use (again in a forked child,
+/// whose parent's workers did not follow it).
 fn pool() -> Arc<Pool> {
     let pid = std::process::id();
     let mut slot = POOL.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(p) = slot.as_ref().filter(|p| p.pid == pid) {
         return p.clone();
     }
+    let threads = concurrency();
     let p = Arc::new(Pool {
-        workers: AtomicUsize::new(concurrency().saturating_sub(1)),
+        workers: AtomicUsize::new(threads - 1),
         pid,
         busy: AtomicBool::new(false),
+        generation: AtomicU64::new(0),
+        lambda: AtomicUsize::new(0),
+        cdata: AtomicUsize::new(0),
+        num_task: AtomicI32::new(0),
+        finished: AtomicUsize::new(0),
+        counters: (0..threads * SYNC_STRIDE)
+            .map(|_| AtomicI32::new(0))
+            .collect(),
         state: Mutex::default(),
         work: Condvar::new(),
         done: Condvar::new(),
     });
-    for id in 1..=p.workers.load(Ordering::Relaxed) {
+    for id in 1..threads {
         let worker = p.clone();
         let spawned = std::thread::Builder::new()
             .name(format!("tvm-ffi-pool-{id}"))
@@ -119,51 +137,98 @@ impl Pool {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Waits until a launch other than `seen` is published (an even
+    /// `generation`): spins, then sleeps.
+    fn next_launch(&self, seen: u64) -> u64 {
+        let published = |g: u64| g != seen && g % 2 == 0;
+        for _ in 0..SPINS {
+            let g = self.generation.load(Ordering::Acquire);
+            if published(g) {
+                return g;
+            }
+            std::hint::spin_loop();
+        }
+        let mut s = self.lock();
+        s.sleeping_workers += 1;
+        while !published(self.generation.load(Ordering::Acquire)) {
+            s = self.work.wait(s).unwrap_or_else(|e| e.into_inner());
+        }
+        s.sleeping_workers -= 1;
+        self.generation.load(Ordering::Acquire)
+    }
+
+    /// The launch of generation `g` (`lambda`, `cdata`, `num_task`), if it
+    /// is still the published one: a sequence lock, as `launch` writes the
+    /// fields between an odd and an even generation.
+    fn read_launch(&self, g: u64) -> Option<(usize, usize, i32)> {
+        let fields = (
+            self.lambda.load(Ordering::Relaxed),
+            self.cdata.load(Ordering::Relaxed),
+            self.num_task.load(Ordering::Relaxed),
+        );
+        std::sync::atomic::fence(Ordering::Acquire);
+        (self.generation.load(Ordering::Relaxed) == g).then_some(fields)
+    }
+
     /// A worker's loop: run task `id` of every launch that has one.
     fn serve(&self, id: i32) {
         IN_TASK.with(|t| t.set(true));
         let mut seen = 0u64;
         loop {
-            let job = {
-                let mut s = self.lock();
-                while s.generation == seen {
-                    s = self.work.wait(s).unwrap_or_else(|e| e.into_inner());
-                }
-                seen = s.generation;
-                s.job.clone()
+            let g = self.next_launch(seen);
+            let Some((lambda, cdata, num_task)) = self.read_launch(g) else {
+                continue;
             };
-            let Some(job) = job else { continue };
-            if id >= job.num_task {
+            seen = g;
+            if id >= num_task {
                 continue;
             }
-            let failed = run_task(&job, id);
-            let mut s = self.lock();
+            // SAFETY: `lambda` was stored from a `Lambda` by `launch`.
+            let lambda: Lambda = unsafe { core::mem::transmute::<usize, Lambda>(lambda) };
+            let failed = run_task(lambda, cdata, &self.counters, num_task, id);
             if let Some(err) = failed {
-                s.errors.push((id, err));
+                self.lock().errors.push((id, err));
             }
-            s.finished += 1;
-            drop(s);
-            self.done.notify_all();
+            self.finished.fetch_add(1, Ordering::AcqRel);
+            if self.lock().launcher_sleeps {
+                self.done.notify_all();
+            }
         }
+    }
+
+    /// Waits until `n` workers finished their tasks: spins, then sleeps.
+    fn wait_finished(&self, n: usize) {
+        for _ in 0..SPINS {
+            if self.finished.load(Ordering::Acquire) >= n {
+                return;
+            }
+            std::hint::spin_loop();
+        }
+        let mut s = self.lock();
+        s.launcher_sleeps = true;
+        while self.finished.load(Ordering::Acquire) < n {
+            s = self.done.wait(s).unwrap_or_else(|e| e.into_inner());
+        }
+        s.launcher_sleeps = false;
     }
 }
 
-/// Runs task `id` of `job`; on failure, the error it raised (if any).
-fn run_task(job: &Job, id: i32) -> Option<Option<ObjectRef>> {
+/// Runs task `id` of a launch; on failure, the error it raised (if any).
+fn run_task(
+    lambda: Lambda,
+    cdata: usize,
+    counters: &[AtomicI32],
+    num_task: i32,
+    id: i32,
+) -> Option<Option<ObjectRef>> {
     let mut env = GroupEnv {
-        sync_handle: job.counters.as_ptr() as *mut c_void,
-        num_task: job.num_task,
+        sync_handle: counters.as_ptr() as *mut c_void,
+        num_task,
     };
     // SAFETY: the lambda and its closure data come from generated code's
     // launch, which waits for every task before it returns.
-    let rc = unsafe { (job.lambda)(id, &mut env, job.cdata as *mut c_void) };
+    let rc = unsafe { lambda(id, &mut env, cdata as *mut c_void) };
     (rc != 0).then(take_raised)
-}
-
-fn counters(num_task: i32) -> Arc<[AtomicI32]> {
-    (0..num_task as usize * SYNC_STRIDE)
-        .map(|_| AtomicI32::new(0))
-        .collect()
 }
 
 /// Runs `lambda` on `num_task` tasks (see the module docs).
@@ -181,13 +246,8 @@ pub unsafe fn launch(lambda: Lambda, cdata: *mut c_void, num_task: i32) -> Resul
                 .is_ok()
     });
     let Some(pool) = pool else {
-        let job = Job {
-            lambda,
-            cdata: cdata as usize,
-            num_task: 1,
-            counters: counters(1),
-        };
-        return finish(run_task(&job, 0).map(|e| (0, e)));
+        let counters: [AtomicI32; SYNC_STRIDE] = Default::default();
+        return finish(run_task(lambda, cdata as usize, &counters, 1, 0).map(|e| (0, e)));
     };
     let total = pool.workers.load(Ordering::Relaxed) as i32 + 1;
     let num_task = if num_task <= 0 || num_task > total {
@@ -195,30 +255,25 @@ pub unsafe fn launch(lambda: Lambda, cdata: *mut c_void, num_task: i32) -> Resul
     } else {
         num_task
     };
-    let job = Job {
-        lambda,
-        cdata: cdata as usize,
-        num_task,
-        counters: counters(num_task),
-    };
-    {
-        let mut s = pool.lock();
-        s.job = Some(job.clone());
-        s.finished = 0;
-        s.errors.clear();
-        s.generation += 1;
+    // Published as a sequence lock: odd while the fields change, even after.
+    pool.generation.fetch_add(1, Ordering::Relaxed);
+    std::sync::atomic::fence(Ordering::Release);
+    for c in pool.counters.iter().take(num_task as usize * SYNC_STRIDE) {
+        c.store(0, Ordering::Relaxed);
     }
-    pool.work.notify_all();
+    pool.finished.store(0, Ordering::Relaxed);
+    pool.lambda.store(lambda as usize, Ordering::Relaxed);
+    pool.cdata.store(cdata as usize, Ordering::Relaxed);
+    pool.num_task.store(num_task, Ordering::Relaxed);
+    pool.generation.fetch_add(1, Ordering::Release);
+    if pool.lock().sleeping_workers > 0 {
+        pool.work.notify_all();
+    }
     IN_TASK.with(|t| t.set(true));
-    let mine = run_task(&job, 0);
+    let mine = run_task(lambda, cdata as usize, &pool.counters, num_task, 0);
     IN_TASK.with(|t| t.set(false));
-    let mut s = pool.lock();
-    while s.finished < (num_task - 1) as usize {
-        s = pool.done.wait(s).unwrap_or_else(|e| e.into_inner());
-    }
-    s.job = None;
-    let mut errors = std::mem::take(&mut s.errors);
-    drop(s);
+    pool.wait_finished((num_task - 1) as usize);
+    let mut errors = std::mem::take(&mut pool.lock().errors);
     pool.busy.store(false, Ordering::Release);
     if let Some(e) = mine {
         errors.push((0, e));
@@ -255,4 +310,84 @@ pub unsafe fn barrier(task_id: i32, env: &GroupEnv) {
         }
     }
     std::sync::atomic::fence(Ordering::Acquire);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::model::error::set_raised;
+
+    /// Each task writes its id, meets the others, then sums what all wrote.
+    unsafe extern "C" fn meet(task: i32, env: *mut GroupEnv, cdata: *mut c_void) -> i32 {
+        // SAFETY: `cdata` is the test's slots; `env` the launch's.
+        let (slots, env) = unsafe { (&*(cdata as *const [AtomicI32; 64]), &*env) };
+        slots[task as usize].store(task + 1, Ordering::Relaxed);
+        // SAFETY: the environment this launch handed over.
+        unsafe { barrier(task, env) };
+        let sum: i32 = (0..env.num_task as usize)
+            .map(|i| slots[i].load(Ordering::Relaxed))
+            .sum();
+        slots[32 + task as usize].store(sum, Ordering::Relaxed);
+        0
+    }
+
+    unsafe extern "C" fn fail_odd(task: i32, _: *mut GroupEnv, _: *mut c_void) -> i32 {
+        if task % 2 == 1 || task == 0 {
+            set_raised(Error::value(format!("task {task} failed")).into_object());
+            return -1;
+        }
+        0
+    }
+
+    unsafe extern "C" fn nested(_: i32, env: *mut GroupEnv, cdata: *mut c_void) -> i32 {
+        // SAFETY: `cdata` is the test's counter.
+        let seen = unsafe { &*(cdata as *const AtomicI32) };
+        // SAFETY: `meet` follows the contract; a nested launch runs serially.
+        let inner = unsafe { launch(count_tasks, cdata, 0) };
+        assert!(inner.is_ok());
+        // SAFETY: the environment this launch handed over.
+        seen.fetch_add(100 * unsafe { &*env }.num_task, Ordering::Relaxed);
+        0
+    }
+
+    unsafe extern "C" fn count_tasks(_: i32, env: *mut GroupEnv, cdata: *mut c_void) -> i32 {
+        // SAFETY: `cdata` is the test's counter; `env` the launch's.
+        unsafe { &*(cdata as *const AtomicI32) }
+            .fetch_add(unsafe { &*env }.num_task, Ordering::Relaxed);
+        0
+    }
+
+    #[test]
+    fn tasks_meet_at_barriers_and_failures_are_raised() {
+        for _ in 0..200 {
+            let slots: [AtomicI32; 64] = core::array::from_fn(|_| AtomicI32::new(0));
+            // SAFETY: `meet` reads and writes only `slots`, alive throughout.
+            unsafe {
+                launch(
+                    meet,
+                    (&slots as *const [AtomicI32; 64]).cast_mut().cast(),
+                    0,
+                )
+            }
+            .unwrap();
+            let n = (0..32)
+                .take_while(|&i| slots[i].load(Ordering::Relaxed) != 0)
+                .count() as i32;
+            assert!(n >= 1);
+            for t in 0..n as usize {
+                assert_eq!(slots[32 + t].load(Ordering::Relaxed), n * (n + 1) / 2);
+            }
+        }
+        // SAFETY: `fail_odd` touches nothing.
+        let err = unsafe { launch(fail_odd, core::ptr::null_mut(), 0) }.unwrap_err();
+        assert_eq!(err.to_string(), "ValueError: task 0 failed");
+        let seen = AtomicI32::new(0);
+        // SAFETY: `nested` only counts into `seen`.
+        unsafe { launch(nested, (&seen as *const AtomicI32).cast_mut().cast(), 1) }.unwrap();
+        assert_eq!(
+            seen.load(Ordering::Relaxed),
+            101,
+            "the nested launch ran as one task"
+        );
+    }
 }
