@@ -313,6 +313,21 @@ fn probe_case(case: &str) -> String {
             }
             out.join(", ")
         }
+        "reload" => {
+            // The library caches the kernel's handle in its own variables:
+            // a second load of the same file, after the first module went,
+            // still finds a live function.
+            let mut ok = Vec::new();
+            for _ in 0..3 {
+                let m = load(&data("cuda_cubin"));
+                let host = function(&m, "add_one");
+                b.fill(0.0);
+                let mut a2 = a.clone();
+                run(&host, &[tensor(&mut a2, kDLCUDA), tensor(&mut b, kDLCUDA)]).unwrap();
+                ok.push(b.iter().zip(&a).all(|(y, x)| *y == x + 1.0).to_string());
+            }
+            ok.join(" ")
+        }
         "dyn_shared" => {
             let m = load(&data("cuda_dyn_shared"));
             let k = function(&m, "shared_reverse_kernel");
@@ -467,6 +482,67 @@ fn kernels_launch_with_tvms_calling_convention() {
     assert!(
         log.contains(&"cuLaunchKernelEx scale_n_kernel device 0 grid 2,1,1 block 64,1,1 shared 0 stream (nil)".to_string()),
         "{log:?}"
+    );
+}
+
+#[test]
+fn a_library_loaded_again_keeps_the_kernels_it_looked_up() {
+    let (out, _) = with_fake_driver("reload", &[]);
+    assert_eq!(out, "true true true");
+}
+
+/// The directory of the cdylib (target/<profile>, next to deps/).
+fn cdylib_dir() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    exe.parent().and_then(Path::parent).unwrap().to_path_buf()
+}
+
+#[test]
+fn the_gpu_check_passes_on_the_fake_driver() {
+    let dir = common::workdir("device_code", "gpu_check");
+    let exe = dir.join("gpu_check");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let status = common::c_compiler()
+        .arg("-o")
+        .arg(&exe)
+        .arg(root.join("tests/gpu/gpu_check.c"))
+        .arg(format!("-I{}", root.join("include").display()))
+        .arg(format!("-L{}", cdylib_dir().display()))
+        .arg(format!("-Wl,-rpath,{}", cdylib_dir().display()))
+        .args(["-ltvm_ffi", "-ldl", "-lpthread"])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let fake = fake_driver();
+    let empty = common::workdir("device_code", "gpu_check_no_cuda");
+    let out = common::target_command(&exe)
+        .arg(root.join("tests/data/tvm"))
+        .env("LD_LIBRARY_PATH", &fake)
+        .env("CUDA_PATH", &empty)
+        .env("CUDA_HOME", &empty)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    // Without NVRTC the source library's call fails (and says why); every
+    // other check passes.
+    let wrong: Vec<&str> = text.lines().filter(|l| l.starts_with("WRONG")).collect();
+    if Path::new("/usr/local/cuda").exists() {
+        assert!(wrong.is_empty(), "{text}");
+    } else {
+        assert_eq!(
+            wrong,
+            ["WRONG: cuda_source add_one on the default stream"],
+            "{text}"
+        );
+        assert!(text.contains("compiling CUDA source needs NVRTC"), "{text}");
+    }
+    assert!(
+        text.contains("ok: cuda_cubin add_one captured in a CUDA graph, replayed 3 times"),
+        "{text}"
+    );
+    assert!(
+        text.contains("ok: 8 threads, each its own stream, 50 host calls each"),
+        "{text}"
     );
 }
 

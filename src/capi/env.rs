@@ -123,7 +123,10 @@ pub unsafe extern "C" fn TVMFFIEnvTensorAlloc(
 /// Finds `func_name` for a loaded library: in the imports of the module
 /// the library received in `__tvm_ffi__library_ctx` (its C++ `ModuleObj*`,
 /// as in the reference), then in the global registry. Ownership: `*out` is
-/// borrowed, kept alive by the module (lookups are cached).
+/// borrowed, kept alive by the module (lookups are cached) and, for a
+/// loaded library, as long as the library stays mapped (the reference's
+/// dangles once the module goes while the library stays: a second load of
+/// the same file).
 /// Errors: RuntimeError "Cannot find function ..." when absent; TypeError
 /// if `library_ctx` is not a module; ValueError for NULLs.
 ///
@@ -147,7 +150,14 @@ pub unsafe extern "C" fn TVMFFIEnvModLookupFromImports(
         let module = unsafe { crate::module::Module::from_cxx_ptr(library_ctx) }?;
         // SAFETY: `func_name` is NUL-terminated per the contract.
         let name = unsafe { core::ffi::CStr::from_ptr(func_name) };
-        *out = module.lookup_from_imports(name)?.as_ptr().cast();
+        let found = module.lookup_from_imports(name)?;
+        // A library keeps the handle in its own variables, which outlive
+        // the module when the same file loads again: the function stays
+        // as long as the library does.
+        // SAFETY: a live function the module's lookup cache holds.
+        let func = unsafe { crate::runtime::ObjectRef::from_borrowed(found) };
+        crate::module::load::library::keep_looked_up(&module, &func);
+        *out = found.as_ptr().cast();
         Ok(())
     })
 }

@@ -12,6 +12,7 @@ use crate::module::format::library_bin::{self, LIB_KIND};
 use crate::module::format::symbols::*;
 use crate::module::objects::module::{Module, ModuleKind};
 use crate::runtime::model::error::{Error, Result};
+use crate::runtime::model::object::ObjectRef;
 use crate::runtime::model::os;
 use crate::runtime::model::string::{TextKind, make_text};
 use crate::runtime::{Any, Function, call::function, call::registry, model::type_table};
@@ -40,17 +41,23 @@ struct Image {
     segments: Vec<Range<usize>>,
     /// Set by [`release`].
     released: AtomicBool,
+    /// The functions `TVMFFIEnvModLookupFromImports` handed the library:
+    /// it keeps their handles in its own variables (TVM's host code
+    /// does), which live as long as the image, beyond the module whose
+    /// lookup cache owned them when the same file is loaded again.
+    looked_up: Mutex<Vec<ObjectRef>>,
 }
 
 impl Drop for Image {
     fn drop(&mut self) {
         // SAFETY: `handle` is taken once, here, and never used again.
         let handle = unsafe { ManuallyDrop::take(&mut self.handle) };
+        let looked_up = core::mem::take(&mut *lock(&self.looked_up));
         if self.released.load(Ordering::Acquire) {
             let segments = core::mem::take(&mut self.segments);
-            lock(&PENDING_UNLOADS).push((handle, segments));
+            lock(&PENDING_UNLOADS).push((handle, segments, looked_up));
         } else {
-            keep_mapped(handle);
+            keep_mapped(handle, looked_up);
         }
     }
 }
@@ -58,11 +65,12 @@ impl Drop for Image {
 /// Libraries that stay mapped for good: their handles are never closed,
 /// and kept here so nothing they hold (a private copy, the name they were
 /// opened by) is lost.
-static KEPT: Mutex<Vec<Handle>> = Mutex::new(Vec::new());
+static KEPT: Mutex<Vec<(Handle, Vec<ObjectRef>)>> = Mutex::new(Vec::new());
 
-/// Keeps `handle` open for the life of the process.
-fn keep_mapped(handle: Handle) {
-    lock(&KEPT).push(handle);
+/// Keeps `handle` open for the life of the process, with the functions its
+/// variables may hold.
+fn keep_mapped(handle: Handle, looked_up: Vec<ObjectRef>) {
+    lock(&KEPT).push((handle, looked_up));
 }
 
 /// A symbol's address, and how many bytes from it lie in a readable (or
@@ -83,6 +91,7 @@ impl Image {
             located: Mutex::new(Vec::new()),
             segments,
             released: AtomicBool::new(false),
+            looked_up: Mutex::new(Vec::new()),
         })
     }
 
@@ -207,7 +216,11 @@ static LIB_MODULES: LazyLock<Mutex<HashMap<usize, Weak<Image>>>> = LazyLock::new
 
 /// Released images no module or function uses any more, with their
 /// segments: closed by the next [`unload_released`].
-static PENDING_UNLOADS: Mutex<Vec<(Handle, Vec<Range<usize>>)>> = Mutex::new(Vec::new());
+static PENDING_UNLOADS: Mutex<Vec<Unload>> = Mutex::new(Vec::new());
+
+/// A released image waiting to be closed: its handle, segments, and the
+/// functions it looked up (released before it closes).
+type Unload = (Handle, Vec<Range<usize>>, Vec<ObjectRef>);
 
 /// Locks a table whose every change leaves it valid (so a poisoned lock is
 /// reusable).
@@ -234,18 +247,34 @@ pub fn release(m: &Module) {
     unload_released();
 }
 
+/// Keeps `func`, which `TVMFFIEnvModLookupFromImports` found for the
+/// library of module `m`, as long as that library stays mapped (see
+/// `Image::looked_up`); nothing for other modules.
+pub fn keep_looked_up(m: &Module, func: &ObjectRef) {
+    let image = lock(&LIB_MODULES)
+        .get(&(m.handle() as usize))
+        .and_then(Weak::upgrade);
+    if let Some(image) = image {
+        let mut kept = lock(&image.looked_up);
+        if !kept.iter().any(|k| k == func) {
+            kept.push(func.clone());
+        }
+    }
+}
+
 /// Closes the released images queued by their last user, each unless a
 /// registered value still runs code in it.
 fn unload_released() {
     let pending = core::mem::take(&mut *lock(&PENDING_UNLOADS));
-    for (handle, segments) in pending {
+    for (handle, segments, looked_up) in pending {
         let inside = |addr: usize| segments.iter().any(|r| r.contains(&addr));
         let in_use = registry::runs_code_in(&inside)
             || type_table::runs_code_in(&inside, &|o| function::runs_code_in(o, &inside))
             || lock(&SYSTEM_SYMBOLS).values().any(|&p| inside(p));
         if in_use {
-            keep_mapped(handle);
+            keep_mapped(handle, looked_up);
         } else {
+            drop(looked_up);
             drop(handle);
         }
     }
@@ -494,7 +523,7 @@ pub(crate) fn load_own(path: &Path) -> Result<Module> {
 /// code in it.
 fn discard(handle: Handle) {
     let segments = image::segments_of(handle.raw());
-    lock(&PENDING_UNLOADS).push((handle, segments));
+    lock(&PENDING_UNLOADS).push((handle, segments, Vec::new()));
 }
 
 /// The module tree of a shared library's image.
