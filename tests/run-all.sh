@@ -30,6 +30,10 @@
 #      up: a RecursionError on ours (tests/python/deep_callbacks.py),
 #      finalizers that look globals up while a global is replaced, with
 #      identical transcripts under a timeout (tests/python/reentrant.py),
+#      TVM 0.27's libraries (tests/data/tvm) without `import tvm`: NumPy's
+#      answers and CUDA modules on ours, the official library's failures
+#      (tests/python/tvm_libraries.py), and the GPU script where a GPU is
+#      (tests/gpu/run.sh; it says why it skipped elsewhere),
 #   4c. structural visitors and mutators on both libraries, with identical
 #      transcripts (tests/python/structural_diff.py),
 #      subclasses defined in Python on every receiver (tests/python/subclass.py),
@@ -269,6 +273,18 @@ diff target/reentrant-official.log target/reentrant-ours.log
 reentrant_py_passed=$(awk '/^reentrant-py:/ { print $2 }' target/reentrant-ours.log)
 echo "reentrant-py: $reentrant_py_passed checks, identical transcripts"
 
+stage "TVM 0.27's libraries without import tvm: NumPy's answers and CUDA modules on ours; the official library fails on them as before"
+mkdir -p target/tvm-libraries
+TVM_LIBRARIES_TMP="$root/target/tvm-libraries" PYTHONPATH="$root/target/suite/pkg-ours" \
+  "$venv/bin/python" tests/python/tvm_libraries.py ours | tee target/tvm-libraries-ours.log
+TVM_LIBRARIES_TMP="$root/target/tvm-libraries" "$venv/bin/python" tests/python/tvm_libraries.py official \
+  | tee target/tvm-libraries-official.log
+tvm_libraries_passed=$(cat target/tvm-libraries-ours.log target/tvm-libraries-official.log \
+  | awk '/^tvm-libraries:/ { n += $2 } END { print n }')
+
+stage "device code on a GPU (tests/gpu/run.sh; skipped without one)"
+tests/gpu/run.sh "$lib"
+
 stage "structural visitors and mutators: official library, then ours (transcript diff)"
 "$venv/bin/python" tests/python/structural_diff.py >target/structural-official.log
 PYTHONPATH="$root/target/suite/pkg-ours" "$venv/bin/python" tests/python/structural_diff.py --ours \
@@ -361,4 +377,4 @@ for i in "${!stage_names[@]}"; do
   printf "%6d %6d  %s\n" "${stage_secs[$i]}" "$((stage_cpus[$i] / 100))" "${stage_names[$i]}"
 done
 printf "%6d %6d  total\n" "$SECONDS" "$(($(children_cpu) / 100))"
-echo "summary: $((cargo_passed + ctest_passed + asan_passed + loader_tools_passed + cross_passed + suite_passed + cxx_suite_passed + artifacts_python_passed + deep_callbacks_passed + reentrant_py_passed + install_passed + wheel_passed + structural_passed + subclass_py_passed + json_graph_passed + cxx_module_passed + rust_dependent_passed + rust_authors_passed + linkers_passed + aarch64_passed + macos_passed + windows_passed)) passed, 0 failed"
+echo "summary: $((cargo_passed + ctest_passed + asan_passed + loader_tools_passed + cross_passed + suite_passed + cxx_suite_passed + artifacts_python_passed + deep_callbacks_passed + reentrant_py_passed + tvm_libraries_passed + install_passed + wheel_passed + structural_passed + subclass_py_passed + json_graph_passed + cxx_module_passed + rust_dependent_passed + rust_authors_passed + linkers_passed + aarch64_passed + macos_passed + windows_passed)) passed, 0 failed"
