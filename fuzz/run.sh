@@ -9,7 +9,7 @@ set -uo pipefail
 seconds="${1:-30}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(library_bin dtype dlpack inspect json artifacts)
+[ ${#targets[@]} -eq 0 ] && targets=(library_bin dtype dlpack inspect json artifacts device_code)
 cd "$(dirname "${BASH_SOURCE[0]}")"
 if ! command -v cargo-fuzz >/dev/null 2>&1; then
   cargo install cargo-fuzz --locked >/dev/null 2>&1 || exit 3
