@@ -415,7 +415,7 @@ impl Kernel {
                          preferred cluster size",
                     ));
                 }
-                if dims[i] % dims[6 + i] != 0 {
+                if !dims[i].is_multiple_of(dims[6 + i]) {
                     return Err(Error::value(
                         "CUDA required block dimension launch needs each logical block-grid \
                          dimension to be divisible by its compile-time cluster dimension",

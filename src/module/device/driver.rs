@@ -221,10 +221,8 @@ impl Driver {
     pub fn current_device(&self) -> Result<c_int> {
         let mut ctx: Handle = core::ptr::null_mut();
         // SAFETY: out-pointer to a local.
-        self.check(
-            unsafe { (self.ctx_get_current)(&mut ctx) },
-            "cuCtxGetCurrent",
-        )?;
+        let rc = unsafe { (self.ctx_get_current)(&mut ctx) };
+        self.check(rc, "cuCtxGetCurrent")?;
         if ctx.is_null() {
             self.set_device(0)?;
             return Ok(0);

@@ -140,7 +140,7 @@ impl Pool {
     /// Waits until a launch other than `seen` is published (an even
     /// `generation`): spins, then sleeps.
     fn next_launch(&self, seen: u64) -> u64 {
-        let published = |g: u64| g != seen && g % 2 == 0;
+        let published = |g: u64| g != seen && g.is_multiple_of(2);
         for _ in 0..SPINS {
             let g = self.generation.load(Ordering::Acquire);
             if published(g) {

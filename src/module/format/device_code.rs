@@ -296,11 +296,11 @@ fn find_decl(text: &str) -> Option<(SymbolKind, usize)> {
             if prefix.split_whitespace().all(|w| w.starts_with('.')) {
                 let mut after = at + kw.len();
                 // `.func (.reg .b32 ret) name(` declares a return value first.
-                if kind == SymbolKind::DeviceFunction && text[after..].trim_start().starts_with('(')
+                if kind == SymbolKind::DeviceFunction
+                    && text[after..].trim_start().starts_with('(')
+                    && let Some(close) = text[after..].find(')')
                 {
-                    if let Some(close) = text[after..].find(')') {
-                        after += close + 1;
-                    }
+                    after += close + 1;
                 }
                 while text[after..].starts_with(char::is_whitespace) {
                     after += 1;
