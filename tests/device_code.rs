@@ -266,6 +266,22 @@ fn with_fake_driver(case: &str, extra: &[(&str, &Path)]) -> (String, Vec<String>
     (out, lines.lines().map(str::to_owned).collect())
 }
 
+/// Launches `add_one_kernel` of `m` on `a` into `b` (8 blocks of 128
+/// threads): whether `b` is `a + 1`, or the error.
+fn add_one_kernel(m: &tvm_ffi::module::Module, a: &[f32], b: &mut [f32]) -> Result<bool, String> {
+    b.fill(0.0);
+    let k = function(m, "add_one_kernel");
+    let args = [
+        Any::from(a.as_ptr() as i64),
+        Any::from(b.as_ptr() as i64),
+        Any::from(8i64),
+        Any::from(128i64),
+    ];
+    let views: Vec<_> = args.iter().map(|a| a.view()).collect();
+    k.call(&views).map_err(|e| e.to_string())?;
+    Ok(b.iter().zip(a).all(|(y, x)| *y == x + 1.0))
+}
+
 /// What one case does in the child (see the tests that start it).
 fn probe_case(case: &str) -> String {
     let n = 1024usize;
@@ -281,14 +297,7 @@ fn probe_case(case: &str) -> String {
             let mut out = Vec::new();
             for lib in ["cuda_cubin", "cuda_fatbin", "cuda_ptx"] {
                 let m = load(&data(lib));
-                b.fill(0.0);
-                let k = function(&m, "add_one_kernel");
-                run(
-                    &k,
-                    &[addr(&a), addr(&b), Any::from(8i64), Any::from(128i64)],
-                )
-                .unwrap();
-                let add_ok = b.iter().zip(&a).all(|(y, x)| *y == x + 1.0);
+                let add_ok = add_one_kernel(&m, &a, &mut b).unwrap();
                 let k = function(&m, "scale_n_kernel");
                 run(
                     &k,
@@ -361,35 +370,12 @@ fn probe_case(case: &str) -> String {
             let negative = run(&k, &args(-1)).unwrap_err();
             format!("{reversed} | {few} | {float} | {negative}")
         }
-        "nvptx" => {
-            let m = load(&data("cuda_nvptx"));
-            let k = function(&m, "add_one_kernel");
-            run(
-                &k,
-                &[addr(&a), addr(&b), Any::from(8i64), Any::from(128i64)],
-            )
-            .unwrap_err()
-        }
-        "source" => {
-            let m = load(&data("cuda_source"));
-            let k = function(&m, "add_one_kernel");
-            match run(
-                &k,
-                &[addr(&a), addr(&b), Any::from(8i64), Any::from(128i64)],
-            ) {
-                Ok(()) => format!("compiled {}", b.iter().zip(&a).all(|(y, x)| *y == x + 1.0)),
-                Err(e) => e,
-            }
-        }
-        "no_driver" => {
-            let m = load(&data("cuda_ptx"));
-            let k = function(&m, "add_one_kernel");
-            run(
-                &k,
-                &[addr(&a), addr(&b), Any::from(8i64), Any::from(128i64)],
-            )
-            .unwrap_err()
-        }
+        "nvptx" => add_one_kernel(&load(&data("cuda_nvptx")), &a, &mut b).unwrap_err(),
+        "source" => match add_one_kernel(&load(&data("cuda_source")), &a, &mut b) {
+            Ok(ok) => format!("compiled {ok}"),
+            Err(e) => e,
+        },
+        "no_driver" => add_one_kernel(&load(&data("cuda_ptx")), &a, &mut b).unwrap_err(),
         "workspace_cuda" => {
             let ws = get_global(b"__tvm_set_device").unwrap();
             ws.call(&[Any::from(2i64).view(), Any::from(1i64).view()])
@@ -414,13 +400,7 @@ fn probe_case(case: &str) -> String {
             let set = call("ffi.ArtifactSet", &[&parts, &Any::NONE]).unwrap();
             let m = call("ffi.ArtifactSetLoad", &[&set]).unwrap();
             let m = tvm_ffi::module::Module::from_object(m.view().to_object().unwrap()).unwrap();
-            let k = function(&m, "add_one_kernel");
-            run(
-                &k,
-                &[addr(&a), addr(&b), Any::from(8i64), Any::from(128i64)],
-            )
-            .unwrap();
-            format!("{}", b.iter().zip(&a).all(|(y, x)| *y == x + 1.0))
+            add_one_kernel(&m, &a, &mut b).unwrap().to_string()
         }
         "yielding" => {
             // A runtime registering the names as TVM does (no override).

@@ -87,7 +87,10 @@ TVM_FFI_DLL int TVMFFIEnvTensorAlloc(DLTensor *prototype, TVMFFIObjectHandle *ou
  * Finds `func_name` for a loaded library: in the imports of the module
  * the library received in `__tvm_ffi__library_ctx` (its C++ `ModuleObj*`,
  * as in the reference), then in the global registry. Ownership: `*out` is
- * borrowed, kept alive by the module (lookups are cached).
+ * borrowed, kept alive by the module (lookups are cached) and, for a
+ * loaded library, as long as the library stays mapped (the reference's
+ * dangles once the module goes while the library stays: a second load of
+ * the same file).
  * Errors: RuntimeError "Cannot find function ..." when absent; TypeError
  * if `library_ctx` is not a module; ValueError for NULLs.
  *
