@@ -91,19 +91,19 @@ pub(crate) fn context_defaults() -> [(&'static str, usize); 8] {
     [
         (
             "__TVMFFIFunctionCall",
-            super::TVMFFIFunctionCall as *const () as usize,
+            super::function::TVMFFIFunctionCall as *const () as usize,
         ),
         (
             "__TVMFFIErrorSetRaisedFromCStr",
-            super::TVMFFIErrorSetRaisedFromCStr as *const () as usize,
+            super::error::TVMFFIErrorSetRaisedFromCStr as *const () as usize,
         ),
         (
             "__TVMFFIEnvModLookupFromImports",
-            super::TVMFFIEnvModLookupFromImports as *const () as usize,
+            super::env::TVMFFIEnvModLookupFromImports as *const () as usize,
         ),
         (
             "__TVMFFIHandleInitOnce",
-            super::TVMFFIHandleInitOnce as *const () as usize,
+            super::init_once::TVMFFIHandleInitOnce as *const () as usize,
         ),
         (
             "__TVMBackendAllocWorkspace",
