@@ -7,7 +7,7 @@
 //! object type with reflected fields (`#[derive(tvmffi::Object)]`), hand a
 //! tensor over through DLPack (`tvmffi::Tensor`), load a module and call it
 //! (`tvmffi::Module`), all in safe Rust, as an extension loaded by either
-//! runtime or in a program hosting this one (feature `host`).
+//! runtime or in a program hosting this one (`tvmffi-host`).
 //!
 //! This crate is the runtime itself:
 //!

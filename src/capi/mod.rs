@@ -1,8 +1,8 @@
 //! The C ABI: every `extern "C"` function of `tvm/ffi/c_api.h`, callable
 //! from Rust too. One file per C name family. Each entry point checks its
 //! arguments with the helpers of `args`, calls the core and converts the result; `args::ffi_call`
-//! turns errors and panics into a raised error and a nonzero return. This
-//! file only declares and re-exports.
+//! turns errors and panics into a raised error and a nonzero return.
+// This file only declares and re-exports.
 // Layers, lowest first: args, *.
 #![allow(non_snake_case, reason = "C API names")]
 

@@ -4,11 +4,11 @@
 //! (`__tvm_ffi_<name>` with their docs and type schemas).
 
 use std::collections::HashMap;
-// Only with the feature tests/rust-api/extension uses to show the refusal.
 use tvmffi::{
     DeviceView, Object, ObjectRef, Result, Slice, SliceMut, Tensor, Writable, bail, ensure, export,
     global,
 };
+// Only with the feature tests/rust-api/extension uses to show the refusal.
 #[cfg(feature = "runtime-inside-by-mistake")]
 use tvmffi_host as _;
 

@@ -5,7 +5,7 @@
 // MSVC's library uses: UCRT's, with its std::allocator's alignment of big
 // blocks, since code built by MSVC frees what we allocate and the other
 // way round. vcruntime140.dll (exceptions) and UCRT's heap are imported
-// by src/module/objects/cxx_msvc.rs.
+// by src/module/objects/cxx.rs.
 #ifndef TVM_FFI_RS_CXX_MSVC_STD_H_
 #define TVM_FFI_RS_CXX_MSVC_STD_H_
 

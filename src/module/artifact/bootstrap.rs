@@ -40,7 +40,7 @@ fn c_string(text: &str) -> String {
 /// The C source of the bootstrap for `set`, whose `__tvm_ffi__library_bin`
 /// is `blob`.
 pub fn source(set: &ArtifactSet, blob: &[u8]) -> Result<String> {
-    let tree = library_bin::parse(blob).map_err(|e| Error::value(e.to_string()))?;
+    let tree = library_bin::parse(blob)?;
     let record = tree
         .set_record()
         .ok_or_else(|| Error::runtime("the blob holds no artifact set record"))?;

@@ -48,7 +48,7 @@ pub(crate) fn library_bin_of(set: &ArtifactSet) -> Result<Vec<u8>> {
     let mut imports = vec![(1..=cuda.len()).collect::<Vec<usize>>()];
     imports.extend((0..=cuda.len()).map(|_| Vec::new()));
     let tree = LibraryBin { modules, imports };
-    library_bin::write(&tree).map_err(|e| Error::value(e.to_string()))
+    library_bin::write(&tree).map_err(Error::from)
 }
 
 /// The codegen directory the constants bootstrap is compiled in.
@@ -93,7 +93,7 @@ pub(crate) fn set_from_file(path: &Path) -> Result<ArtifactSet> {
         ))
     };
     let blob = embedded_library_bin(&data)?.ok_or_else(none)?;
-    let tree = library_bin::parse(blob).map_err(|e| Error::value(e.to_string()))?;
+    let tree = library_bin::parse(blob)?;
     let record = tree.set_record().ok_or_else(none)?;
     set_record::decode(record)
 }
@@ -121,7 +121,7 @@ pub fn read_set(path: &Path) -> Result<Option<ArtifactSet>> {
     match embedded_library_bin(&data)? {
         None => Ok(None),
         Some(blob) => {
-            let tree = library_bin::parse(blob).map_err(|e| Error::value(e.to_string()))?;
+            let tree = library_bin::parse(blob)?;
             tree.set_record().map(set_record::decode).transpose()
         }
     }

@@ -203,7 +203,7 @@ pub fn inspect(data: &[u8]) -> Result<Inspection> {
     out.functions.dedup();
     out.cubins = cubins(&file);
     if let Some(blob) = embedded_library_bin(data)? {
-        let tree = library_bin::parse(blob).map_err(|e| Error::value(e.to_string()))?;
+        let tree = library_bin::parse(blob)?;
         out.library_bin = Some(summarize(&tree));
     }
     Ok(out)

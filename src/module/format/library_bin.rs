@@ -47,6 +47,13 @@ pub struct ParseError {
     pub what: String,
 }
 
+impl From<ParseError> for crate::runtime::model::error::Error {
+    /// A `ValueError` with the parser's message.
+    fn from(e: ParseError) -> Self {
+        Self::value(e.to_string())
+    }
+}
+
 /// One module of the tree: its kind and, unless it is `_lib`, its bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ModuleEntry<'a> {
@@ -283,6 +290,13 @@ fn find_cycle(imports: &[Vec<usize>]) -> Option<usize> {
         }
     }
     None
+}
+
+impl From<WriteError> for crate::runtime::model::error::Error {
+    /// A `ValueError` with the writer's message.
+    fn from(e: WriteError) -> Self {
+        Self::value(e.to_string())
+    }
 }
 
 /// A problem with a tree handed to the writer.

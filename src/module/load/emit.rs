@@ -316,7 +316,7 @@ pub(crate) fn export_tree(root: &Module) -> Result<Vec<u8>> {
             },
         })
         .collect();
-    library_bin::write(&LibraryBin { modules, imports }).map_err(|e| Error::value(e.to_string()))
+    library_bin::write(&LibraryBin { modules, imports }).map_err(Error::from)
 }
 
 /// Writes a module tree to `path`: `library_bin`/`bin` (the blob), `c`

@@ -343,7 +343,7 @@ fn register_artifacts(g: &mut Globals<'_>) {
     g.add(typed_fn!(
         "ffi.LibraryBinInspect",
         |blob: BytesArg<'_>| -> Any {
-            let tree = library_bin::parse(blob.0).map_err(|e| Error::value(e.to_string()))?;
+            let tree = library_bin::parse(blob.0)?;
             let summary = crate::module::format::inspect::summarize(&tree);
             Ok(describe_tree(&summary))
         }
@@ -360,7 +360,7 @@ fn register_artifacts(g: &mut Globals<'_>) {
                                                   path: Str<'_>|
      -> () {
         let path = path_arg(path);
-        library_bin::parse(blob.0).map_err(|e| Error::value(e.to_string()))?;
+        library_bin::parse(blob.0)?;
         std::fs::write(&path, emit::to_object_file(blob.0)?)
             .map_err(|e| Error::runtime(format!("cannot write {}: {e}", path.display())))
     }));
@@ -368,7 +368,7 @@ fn register_artifacts(g: &mut Globals<'_>) {
         "ffi.LibraryBinBuildSharedLibrary",
         |blob: BytesArg<'_>, objects: Obj<'_, SeqT>, out: Str<'_>| -> () {
             const N: &str = "ffi.LibraryBinBuildSharedLibrary";
-            library_bin::parse(blob.0).map_err(|e| Error::value(e.to_string()))?;
+            library_bin::parse(blob.0)?;
             let objects = elements_of(&objects)?;
             let paths: Vec<Cow<'_, Path>> = objects
                 .iter()

@@ -618,7 +618,7 @@ fn library_module(symbols: Arc<Symbols>) -> Result<Module> {
     // SAFETY: `bound` bytes from the symbol are mapped and readable, and
     // stay so: libraries are never unmapped.
     let blob: &'static [u8] = unsafe { core::slice::from_raw_parts(bin_addr.cast::<u8>(), bound) };
-    let tree = library_bin::parse(blob).map_err(|e| Error::value(e.to_string()))?;
+    let tree = library_bin::parse(blob)?;
     // Modules by index; an artifact set record (an exported set) is no
     // module: it is attached to the root once the tree is built.
     let mut modules = Vec::with_capacity(tree.modules.len());
