@@ -12,6 +12,8 @@
 //! the runtime's own definition in the program. glibc takes an absolute
 //! symbol's value as is from 2.28 on; the loader checks that after mapping.
 
+use object::elf;
+
 /// One symbol of the stub: its name and the address it stands for.
 pub struct AbiExport {
     /// The symbol name, as a C or C++ (mangled) caller spells it.
@@ -29,17 +31,16 @@ unsafe impl Sync for AbiExport {}
 
 /// `e_machine` of the system this runtime is built for.
 #[cfg(target_arch = "x86_64")]
-const MACHINE: u16 = 62;
+const MACHINE: u16 = elf::EM_X86_64.0;
 #[cfg(target_arch = "aarch64")]
-const MACHINE: u16 = 183;
+const MACHINE: u16 = elf::EM_AARCH64.0;
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-const MACHINE: u16 = 0;
+const MACHINE: u16 = elf::EM_NONE.0;
 
 const EHDR: usize = 64;
 const PHDR: usize = 56;
 const SYM: usize = 24;
 const DYN: usize = 16;
-const SHN_ABS: u16 = 0xfff1;
 
 /// The classic System V symbol hash (`DT_HASH`), which every ELF loader reads.
 fn sysv_hash(name: &[u8]) -> u32 {
@@ -80,13 +81,13 @@ pub fn write(soname: &[u8], symbols: &[(&[u8], u64, bool)]) -> Vec<u8> {
     let str_off = sym_off + SYM * count;
     let dyn_off = (str_off + strtab.len()).next_multiple_of(8);
     let dynamic: [(u64, u64); 7] = [
-        (14, u64::from(soname_at)), // DT_SONAME
-        (4, hash_off as u64),       // DT_HASH
-        (5, str_off as u64),        // DT_STRTAB
-        (6, sym_off as u64),        // DT_SYMTAB
-        (10, strtab.len() as u64),  // DT_STRSZ
-        (11, SYM as u64),           // DT_SYMENT
-        (0, 0),                     // DT_NULL
+        (elf::DT_SONAME.0 as u64, u64::from(soname_at)),
+        (elf::DT_HASH.0 as u64, hash_off as u64),
+        (elf::DT_STRTAB.0 as u64, str_off as u64),
+        (elf::DT_SYMTAB.0 as u64, sym_off as u64),
+        (elf::DT_STRSZ.0 as u64, strtab.len() as u64),
+        (elf::DT_SYMENT.0 as u64, SYM as u64),
+        (elf::DT_NULL.0 as u64, 0),
     ];
     let total = dyn_off + DYN * dynamic.len();
 
@@ -95,11 +96,17 @@ pub fn write(soname: &[u8], symbols: &[(&[u8], u64, bool)]) -> Vec<u8> {
     let u32s = |out: &mut Vec<u8>, v: u32| out.extend_from_slice(&v.to_le_bytes());
     let u64s = |out: &mut Vec<u8>, v: u64| out.extend_from_slice(&v.to_le_bytes());
     // The ELF header: 64-bit, little-endian, a shared object, no sections.
-    out.extend_from_slice(&[0x7f, b'E', b'L', b'F', 2, 1, 1, 0]);
+    out.extend_from_slice(&elf::ELFMAG);
+    out.extend_from_slice(&[
+        elf::ELFCLASS64.0,
+        elf::ELFDATA2LSB.0,
+        elf::EV_CURRENT.0 as u8,
+        elf::ELFOSABI_NONE.0,
+    ]);
     out.extend_from_slice(&[0; 8]);
-    u16s(&mut out, 3); // ET_DYN
+    u16s(&mut out, elf::ET_DYN.0);
     u16s(&mut out, MACHINE);
-    u32s(&mut out, 1); // EV_CURRENT
+    u32s(&mut out, elf::EV_CURRENT.0 as u32);
     u64s(&mut out, 0); // e_entry
     u64s(&mut out, EHDR as u64); // e_phoff
     u64s(&mut out, 0); // e_shoff
@@ -112,7 +119,7 @@ pub fn write(soname: &[u8], symbols: &[(&[u8], u64, bool)]) -> Vec<u8> {
     // executable.
     let phdr = |out: &mut Vec<u8>, kind: u32, off: usize, size: usize, align: u64| {
         u32s(out, kind);
-        u32s(out, 6); // PF_R | PF_W
+        u32s(out, (elf::PF_R | elf::PF_W).0);
         for v in [
             off as u64,
             off as u64,
@@ -124,9 +131,9 @@ pub fn write(soname: &[u8], symbols: &[(&[u8], u64, bool)]) -> Vec<u8> {
             u64s(out, v);
         }
     };
-    phdr(&mut out, 1, 0, total, 0x1000); // PT_LOAD
-    phdr(&mut out, 2, dyn_off, DYN * dynamic.len(), 8); // PT_DYNAMIC
-    phdr(&mut out, 0x6474_e551, 0, 0, 16); // PT_GNU_STACK
+    phdr(&mut out, elf::PT_LOAD.0, 0, total, 0x1000);
+    phdr(&mut out, elf::PT_DYNAMIC.0, dyn_off, DYN * dynamic.len(), 8);
+    phdr(&mut out, elf::PT_GNU_STACK.0, 0, 0, 16);
     u32s(&mut out, nbucket as u32);
     u32s(&mut out, count as u32);
     buckets
@@ -137,9 +144,14 @@ pub fn write(soname: &[u8], symbols: &[(&[u8], u64, bool)]) -> Vec<u8> {
     out.extend_from_slice(&[0; SYM]);
     for ((_, addr, data), &name) in symbols.iter().zip(&names) {
         u32s(&mut out, name);
-        out.push((1 << 4) | if *data { 1 } else { 2 }); // STB_GLOBAL, STT_OBJECT or STT_FUNC
-        out.push(0); // STV_DEFAULT
-        u16s(&mut out, SHN_ABS);
+        let kind = if *data {
+            elf::STT_OBJECT
+        } else {
+            elf::STT_FUNC
+        };
+        out.push(elf::SymbolInfo::new(elf::STB_GLOBAL, kind).0);
+        out.push(elf::STV_DEFAULT.0);
+        u16s(&mut out, elf::SHN_ABS.0);
         u64s(&mut out, *addr);
         u64s(&mut out, 0);
     }
@@ -208,8 +220,18 @@ mod tests {
         assert_eq!(
             syms,
             [
-                ("TVMFFIFunctionCall".to_string(), 0x1234_5678, 0x12, SHN_ABS),
-                ("_ZTIN3tvm3ffi5ErrorE".to_string(), 0x9abc, 0x11, SHN_ABS)
+                (
+                    "TVMFFIFunctionCall".to_string(),
+                    0x1234_5678,
+                    0x12,
+                    elf::SHN_ABS.0
+                ),
+                (
+                    "_ZTIN3tvm3ffi5ErrorE".to_string(),
+                    0x9abc,
+                    0x11,
+                    elf::SHN_ABS.0
+                )
             ]
         );
     }
