@@ -100,7 +100,7 @@ pub fn write(soname: &[u8], symbols: &[(&[u8], u64, bool)]) -> Vec<u8> {
     out.extend_from_slice(&[
         elf::ELFCLASS64.0,
         elf::ELFDATA2LSB.0,
-        elf::EV_CURRENT.0 as u8,
+        elf::EV_CURRENT.0,
         elf::ELFOSABI_NONE.0,
     ]);
     out.extend_from_slice(&[0; 8]);
