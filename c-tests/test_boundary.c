@@ -91,8 +91,8 @@ int main(void) {
   /* A Function cell built outside the library (as C++ code compiled with the
    * official headers builds one) is called through its safe_call. Its
    * safe_call must be set: every creator sets it and FunctionCreate refuses
-   * NULL, so the call path no longer tests it (issue 13: the checked call is
-   * the NULL test, the type compare and the jump). */
+   * NULL, so the call path no longer tests it (the checked call is the NULL
+   * test, the type compare and the jump). */
   struct {
     TVMFFIObject header;
     TVMFFIFunctionCell cell;

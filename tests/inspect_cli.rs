@@ -329,7 +329,7 @@ fn object_with_functions(n: usize) -> Vec<u8> {
 fn listing_many_functions_is_linear() {
     // 10^5 functions: a search per symbol made this quadratic (seconds);
     // sorted and deduplicated it is a few milliseconds (measured, not
-    // asserted: see the issue 22 note).
+    // asserted: a timed test would be flaky).
     let data = object_with_functions(100_000);
     let found = tvm_ffi::module::inspect::inspect(&data).unwrap();
     assert_eq!(found.functions.len(), 100_000);

@@ -44,7 +44,7 @@
 #   4e. a Rust crate depending on the rlib-only package (tests/packaging/rust-dependent),
 #      the safe Rust API (tvmffi): the extension example loaded by the
 #      official Python package on both libraries with identical transcripts,
-#      the host example, the five tasks of issue 33 written with the
+#      the host example, the five Rust-author tasks written with the
 #      official crate and with tvmffi, cargo package of every crate
 #      (tests/rust-api/extension, tests/rust-api/tasks),
 #      the library linked by GNU ld and gold (and mold when present) with the

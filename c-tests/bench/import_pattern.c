@@ -1,5 +1,5 @@
 /* What a compiler built on TVM-FFI does to the library while it is imported,
- * once per process (issue 25), by phase:
+ * once per process, by phase:
  *   alloc_index    ~500 TVMFFITypeGetOrAllocIndex (new type keys)
  *   register_field ~1000 TVMFFITypeRegisterField (2 per type)
  *   register_attr  ~1800 TVMFFITypeRegisterAttr

@@ -2,7 +2,7 @@
 # Instructions per operation (callgrind, deterministic) of each path of
 # bench_core.c, on the official library and on ours, as a ratio:
 # Ir/op = (Ir at 2N iterations - Ir at N) / N, so start-up cancels out. The
-# figure includes the harness loop (about 16 instructions), as in issue 13.
+# figure includes the harness loop (about 16 instructions).
 # usage: c-tests/bench/ir.sh [LABEL ...]   (after c-tests/bench/run.sh built
 #        target/bench; needs valgrind)
 set -euo pipefail

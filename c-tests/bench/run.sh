@@ -70,7 +70,7 @@ gcc -O2 -std=c11 -I"$root/include" "$root/c-tests/bench/artifact_memory.c" -L"$r
 [ -f "$out/artifact_set.so" ] || "$out/artifact_memory" make "$out/artifact_set.so" 256 998 >/dev/null
 echo "artifact set: 1,000 artifacts, 256 MiB of constants, $(($(stat -c %s "$out/artifact_set.so") / 1024)) KiB library"
 "$out/artifact_memory" load "$out/artifact_set.so"
-# A compiler's import (issue 25): registrations, lookups, name listings,
+# A compiler's import: registrations, lookups, name listings,
 # backtraces and an error, by phase, in ns per operation (one process each).
 gcc -O2 -std=c11 -I"$root/include" "$root/c-tests/bench/import_pattern.c" -L"$root/target/release" \
   -Wl,-rpath,"$root/target/release" -ltvm_ffi -o "$out/import_ours"

@@ -16,7 +16,7 @@
 #     every extension without a runtime: no TVMFFI* definitions;
 #   - tvmffi's and tvmffi-host's tests and doctests pass, their docs build
 #     without a warning;
-#   - the host example (tasks 2-5 of issue 33) prints what
+#   - the host example (Rust-author tasks 2-5) prints what
 #     tests/rust-api/extension/host.expected holds.
 # Usage: run.sh VENV OUR_LIBRARY. Prints "rust-extension: N passed".
 set -euo pipefail
