@@ -316,7 +316,7 @@ fn library_call_failed(code: c_int) -> c_int {
 
 unsafe extern "C" fn lib_function_drop(this: *mut c_void) {
     // A panicking drop of the module is contained.
-    crate::runtime::model::boundary::catch_or((), || {
+    crate::runtime::model::object::contain_panic(|| {
         // SAFETY: `this` came from `Box::into_raw` below; dropped once.
         drop(unsafe { Box::from_raw(this.cast::<LibFunction>()) })
     });

@@ -10,6 +10,7 @@ use super::module::{Module, ModuleKind};
 use crate::abi::*;
 use crate::runtime::model::boundary::{catch_or, catch_to_code};
 use crate::runtime::model::error::{Error, Result};
+use crate::runtime::model::object::contain_panic;
 use crate::runtime::model::string::{TextKind, make_text};
 use crate::runtime::{Any, AnyView, Function, ObjectRef, value::seq};
 use core::ffi::{CStr, c_char, c_int, c_void};
@@ -424,7 +425,7 @@ unsafe extern "C" fn kind_inspect_source(
 unsafe extern "C" fn kind_drop(s: *mut c_void) {
     // SAFETY: called once, when the module dies; the state came from
     // `Box::into_raw` in `Module::of_kind`. A panicking Drop is contained (leaked).
-    catch_or((), || drop(unsafe { Box::from_raw(s.cast::<KindState>()) }));
+    contain_panic(|| drop(unsafe { Box::from_raw(s.cast::<KindState>()) }));
 }
 
 static KIND_OPS: KindOps = KindOps {

@@ -539,7 +539,7 @@ impl Drop for PrivateCopy {
 /// A child only tries the lock: a thread of the parent may have held it at
 /// the fork, and no thread of the child will release it.
 extern "C" fn remove_live_copies() {
-    crate::runtime::model::boundary::catch_or((), || {
+    crate::runtime::model::object::contain_panic(|| {
         let me = std::process::id();
         let mut live = if REGISTERED_BY.load(Ordering::Relaxed) == me {
             lock(&LIVE_COPIES)
