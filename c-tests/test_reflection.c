@@ -45,7 +45,8 @@ static void print_value(const TVMFFIAny* v) {
 static const char* kSkippedGlobals[] = {
     "ffi.LibraryBin", "ffi.InspectFile", "ffi.ModuleFromExternC", "ffi.Artifact",
     "ffi.ModuleTreeWriteFormats",
-    "ffi.Module.load_from_bytes.ffi.ArtifactSet", NULL};
+    "ffi.Module.load_from_bytes.ffi.ArtifactSet", "ffi.Module.load_from_bytes.cuda",
+    "ffi.CUDAModuleToArtifacts", "__tvm_set_device", NULL};
 
 static int has_prefix_in(const char* name, const char** list) {
   for (; *list; ++list) {
