@@ -53,8 +53,9 @@
 //! # }
 //! ```
 //!
-//! `tvm_ffi.load_module("libmy_ext.so").add_one(41)` returns 42; its
-//! `__doc__` is the doc comment. A wrong argument raises the reference's
+//! `tvm_ffi.load_module("libmy_ext.so").add_one(41)` returns 42; the doc
+//! comment is the function's doc (`m.get_function_doc("add_one")`; the
+//! Python wrapper's own `__doc__` is the package's). A wrong argument raises the reference's
 //! `TypeError` (``Mismatched type on argument #0 when calling:
 //! `add_one(0: int) -> int`. Expected `int` but got `ffi.SmallStr` ``), an error
 //! its kind (`ValueError`), a panic a `RuntimeError`.
