@@ -63,6 +63,11 @@ pub(crate) const BUILTIN_GLOBALS: &[fn(&mut runtime::call::registry::Globals<'_>
 pub(crate) const BUILTIN_CONTEXT_DEFAULTS: fn() -> [(&'static str, usize); 8] =
     capi::backend::context_defaults;
 
+/// What the loader writes into a TVM library's other context slots left
+/// NULL: stubs that raise an error naming the slot
+/// (`module::load::library::missing_slot_name`).
+pub(crate) const BUILTIN_MISSING_SLOTS: fn() -> [usize; 8] = capi::backend::missing_slot_stubs;
+
 /// Who attaches an artifact set record found in a loaded library to the
 /// library's module: the artifact layer, above the loader that finds it.
 pub(crate) const BUILTIN_SET_RECORD_LOADER: fn(

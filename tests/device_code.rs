@@ -322,6 +322,17 @@ fn probe_case(case: &str) -> String {
             }
             out.join(", ")
         }
+        "missing_global" => {
+            let m = load(&data("packed_call_cpu"));
+            let mut a2 = a.clone();
+            function(&m, "call_global")
+                .call(&[
+                    tensor(&mut a2, kDLCPU).view(),
+                    tensor(&mut b, kDLCPU).view(),
+                ])
+                .unwrap_err()
+                .to_string()
+        }
         "reload" => {
             // The library caches the kernel's handle in its own variables:
             // a second load of the same file, after the first module went,
@@ -692,6 +703,44 @@ fn cuda_artifacts_load_export_and_read_back() {
         inspected.contains("kernel add_one_kernel(void*, void*; grid.x, block.x)"),
         "{inspected}"
     );
+}
+
+#[test]
+fn a_slot_nobody_provides_raises_instead_of_jumping_to_null() {
+    let dir = common::workdir("device_code", "missing_slot");
+    let src = dir.join("future.c");
+    std::fs::write(
+        &src,
+        "#include <tvm/ffi/c_api.h>\n\
+         /* Slots as TVM's generated code declares them: one we fill, one a newer TVM might add. */\n\
+         TVM_FFI_DLL_EXPORT void* __TVMBackendAllocWorkspace = 0;\n\
+         TVM_FFI_DLL_EXPORT void* __TVMBackendFutureService = 0;\n\
+         TVM_FFI_DLL_EXPORT int __tvm_ffi_future(void* s, const TVMFFIAny* a, int32_t n, TVMFFIAny* r) {\n\
+           (void)s; (void)a; (void)n; r->type_index = kTVMFFINone;\n\
+           return ((int (*)(void))__TVMBackendFutureService)();\n\
+         }\n",
+    )
+    .unwrap();
+    let lib = dir.join("libfuture.so");
+    let status = common::c_compiler()
+        .args(["-shared", "-fPIC", "-o"])
+        .arg(&lib)
+        .arg(&src)
+        .arg(concat!("-I", env!("CARGO_MANIFEST_DIR"), "/include"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let m = load(&lib);
+    let err = function(&m, "future").call(&[]).unwrap_err().to_string();
+    assert_eq!(
+        err,
+        "RuntimeError: the library called __TVMBackendFutureService, a context symbol no runtime \
+         in this process provides (TVM's runtime registers its own: `import tvm`)"
+    );
+    // A global the packed call names that nobody registered: the lookup's
+    // error (in a child: another test registers it).
+    let out = common::in_child("device_probe", "missing_global", b"", &[]);
+    assert!(out.contains("testing.tvm_fixture_copy"), "{out}");
 }
 
 /// The global the packed-call library calls: copies `n` floats.

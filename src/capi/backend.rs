@@ -123,3 +123,33 @@ pub(crate) fn context_defaults() -> [(&'static str, usize); 8] {
         ),
     ]
 }
+
+/// Raises the error of the `index`-th missing context slot; -1.
+fn missing_slot(index: usize) -> c_int {
+    ffi_call(|| {
+        let name = crate::module::load::library::missing_slot_name(index);
+        Err(Error::runtime(format!(
+            "the library called {name}, a context symbol no runtime in this process provides \
+             (TVM's runtime registers its own: `import tvm`)"
+        )))
+    })
+}
+
+macro_rules! missing_slot_stubs {
+    ($($i:literal => $f:ident),*) => {
+        $(
+            /// A context slot nobody provides: raises, returns -1.
+            extern "C" fn $f() -> c_int {
+                missing_slot($i)
+            }
+        )*
+        /// The stubs the loader writes into a TVM library's context slots
+        /// that nobody provides, one per slot name (the last for any beyond).
+        pub(crate) fn missing_slot_stubs() -> [usize; 8] {
+            [$($f as *const () as usize),*]
+        }
+    };
+}
+
+missing_slot_stubs!(0 => missing0, 1 => missing1, 2 => missing2, 3 => missing3,
+    4 => missing4, 5 => missing5, 6 => missing6, 7 => missing7);

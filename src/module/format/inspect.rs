@@ -164,6 +164,21 @@ fn parse(data: &[u8]) -> Result<object::File<'_>> {
     object::File::parse(data).map_err(|e| Error::value(format!("not an object file: {e}")))
 }
 
+/// The context slots a shared library declares: the data symbols named
+/// `__TVM...` through which TVM's generated code reaches the runtime
+/// (`__TVMBackendParallelLaunch`, `__TVMFFIFunctionCall`, ...), sorted.
+pub fn context_slots(data: &[u8]) -> Result<Vec<String>> {
+    let file = parse(data)?;
+    let mut out: Vec<String> = defined(&file)
+        .into_iter()
+        .filter(|s| !s.code && s.name.starts_with("__TVM"))
+        .map(|s| s.name.to_owned())
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}
+
 /// One summary per module of a decoded tree.
 pub fn summarize(tree: &library_bin::LibraryBin<'_>) -> Vec<ModuleSummary> {
     tree.modules

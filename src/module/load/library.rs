@@ -557,20 +557,65 @@ fn set_pointer_symbol(symbols: &Symbols, name: &str, value: *mut c_void) -> Resu
 
 /// Writes `value` into the `void*` variable `name` of the library if it
 /// defines a writable one that is still NULL (a default never replaces
-/// what the library or a runtime put there).
-fn fill_null_pointer_symbol(symbols: &Symbols, name: &str, value: usize) {
+/// what the library or a runtime put there); whether it wrote.
+fn fill_null_pointer_symbol(symbols: &Symbols, name: &str, value: usize) -> bool {
     let Some((addr, Some(extent))) = symbols.locate(name, true, |_| size_of::<usize>()) else {
-        return;
+        return false;
     };
     if extent < size_of::<usize>() {
-        return;
+        return false;
     }
     let slot = addr.cast::<*mut c_void>();
     // SAFETY: a writable, mapped pointer-sized variable of the library.
     unsafe {
         if slot.read_unaligned().is_null() {
             slot.write_unaligned(value as *mut c_void);
+            return true;
         }
+    }
+    false
+}
+
+/// Context slots nobody provides, by the stub that answers for each
+/// (`crate::BUILTIN_MISSING_SLOTS`; the last one stands for any beyond).
+static MISSING_SLOTS: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// The name of the context slot the `index`-th missing-slot stub answers
+/// for ("a context symbol" when more slots are missing than stubs exist).
+pub fn missing_slot_name(index: usize) -> String {
+    lock(&MISSING_SLOTS)
+        .get(index)
+        .cloned()
+        .unwrap_or_else(|| "a context symbol".to_owned())
+}
+
+/// Fills the context slots of a TVM library that neither a runtime nor
+/// this library provides (a newer TVM's) with stubs that raise an error
+/// naming the slot and return -1, so a call through one never jumps to
+/// address 0. The slots are the library file's `__TVM...` data symbols.
+fn fill_missing_slots(symbols: &Symbols) {
+    let Symbols::Dso(_, path) = symbols else {
+        return;
+    };
+    let Ok(slots) =
+        image::map_file(path).and_then(|data| crate::module::format::inspect::context_slots(&data))
+    else {
+        return;
+    };
+    let stubs = crate::BUILTIN_MISSING_SLOTS();
+    for name in slots {
+        let index = {
+            let mut names = lock(&MISSING_SLOTS);
+            match names.iter().position(|n| *n == name) {
+                Some(i) => i,
+                None if names.len() < stubs.len() => {
+                    names.push(name.clone());
+                    names.len() - 1
+                }
+                None => stubs.len() - 1,
+            }
+        };
+        fill_null_pointer_symbol(symbols, &name, stubs[index.min(stubs.len() - 1)]);
     }
 }
 
@@ -579,8 +624,14 @@ fn fill_null_pointer_symbol(symbols: &Symbols, name: &str, value: usize) {
 /// jumps through NULL), then decodes the embedded tree if there is one.
 fn library_module(symbols: Arc<Symbols>) -> Result<Module> {
     visit_context_symbols(|name, ptr| set_pointer_symbol(&symbols, name, ptr))?;
+    let mut filled = false;
     for (name, value) in crate::BUILTIN_CONTEXT_DEFAULTS() {
-        fill_null_pointer_symbol(&symbols, name, value);
+        filled |= fill_null_pointer_symbol(&symbols, name, value);
+    }
+    // A library whose slots wanted our defaults is TVM's: any other slot
+    // left NULL gets a stub that raises.
+    if filled {
+        fill_missing_slots(&symbols);
     }
     // As in the reference, `__tvm_ffi__library_ctx` receives the
     // `ModuleObj*` (the C++ address), for TVMFFIEnvModLookupFromImports.
