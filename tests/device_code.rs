@@ -163,7 +163,7 @@ fn the_inspector_lists_kernels_and_reports_mismatches() {
         lines("cuda_source")[0],
         "code: cuda, 2326 bytes, 2 kernel(s)"
     );
-    // The same through ffi.InspectFile: each row's fourth element.
+    // The same through ffi.InspectFile: the cuda row's fourth element.
     let found = call(
         "ffi.InspectFile",
         &[&text(data("cuda_ptx").to_str().unwrap())],

@@ -319,13 +319,17 @@ fn describe_tree(modules: &[crate::module::format::inspect::ModuleSummary]) -> A
         .iter()
         .map(|m| {
             let imports = seq::new_array(m.imports.iter().map(|&c| Any::from(c as i64)).collect());
-            let detail = seq::new_array(m.detail.iter().map(|l| text(l.as_bytes())).collect());
-            Any::from(seq::new_array(vec![
+            let mut row = vec![
                 text(m.kind.as_bytes()),
                 Any::from(m.size as i64),
                 Any::from(imports),
-                Any::from(detail),
-            ]))
+            ];
+            // A kind this library reads (`cuda`) adds what its payload holds.
+            if !m.detail.is_empty() {
+                let lines = m.detail.iter().map(|l| text(l.as_bytes())).collect();
+                row.push(Any::from(seq::new_array(lines)));
+            }
+            Any::from(seq::new_array(row))
         })
         .collect();
     Any::from(seq::new_array(rows))
