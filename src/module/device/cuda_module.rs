@@ -82,7 +82,8 @@ impl CudaModule {
 
 impl Drop for Code {
     fn drop(&mut self) {
-        let Ok(d) = driver::driver() else { return };
+        // Code that never ran loaded nothing: the driver is not opened here.
+        let Some(d) = driver::loaded() else { return };
         for (device, slot) in self.loaded.iter().enumerate() {
             let m = slot.swap(core::ptr::null_mut(), Ordering::AcqRel);
             if !m.is_null() {
@@ -353,7 +354,6 @@ impl Kernel {
             .map_err(Error::value)?;
             let m = self.code.module_on(d, dev)?;
             f = d.function(m, &self.name)?;
-            self.functions[dev].store(f, Ordering::Release);
             let cluster = wl.dims[6] * wl.dims[7] * wl.dims[8];
             if cluster > 8
                 && d.set_function_attribute(f, driver::FUNC_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1)
@@ -367,6 +367,7 @@ impl Kernel {
                     ),
                 ));
             }
+            self.functions[dev].store(f, Ordering::Release);
         }
         if u64::from(wl.shared) >= DEFAULT_SHARED_LIMIT
             && wl.shared > self.shared_limit[dev].load(Ordering::Acquire)

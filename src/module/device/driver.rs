@@ -109,6 +109,8 @@ pub struct Driver {
     get_error_name: unsafe extern "C" fn(CuResult, *mut *const c_char) -> CuResult,
     mem_alloc: unsafe extern "C" fn(*mut u64, usize) -> CuResult,
     mem_free: unsafe extern "C" fn(u64) -> CuResult,
+    /// The primary contexts retained so far, by device.
+    primary: std::sync::Mutex<Vec<(c_int, usize)>>,
 }
 
 static DRIVER: OnceLock<core::result::Result<&'static Driver, String>> = OnceLock::new();
@@ -118,6 +120,11 @@ static DRIVER: OnceLock<core::result::Result<&'static Driver, String>> = OnceLoc
 pub fn driver() -> Result<&'static Driver> {
     get_or_make(&DRIVER, || load().map(|d| &*Box::leak(Box::new(d))))
         .map_err(|why| cuda_error(&why))
+}
+
+/// The driver if an earlier call loaded it (never loads it).
+pub fn loaded() -> Option<&'static Driver> {
+    DRIVER.get()?.as_ref().ok().copied()
 }
 
 fn load() -> core::result::Result<Driver, String> {
@@ -170,6 +177,7 @@ fn bind(
         get_error_name: sym!("cuGetErrorName"),
         mem_alloc: sym!("cuMemAlloc_v2"),
         mem_free: sym!("cuMemFree_v2"),
+        primary: Default::default(),
     };
     // SAFETY: cuInit takes flags 0 and may be called any number of times.
     let rc = unsafe { (d.init)(0) };
@@ -241,12 +249,23 @@ impl Driver {
         self.check(unsafe { (self.ctx_set_current)(ctx) }, "cuCtxSetCurrent")
     }
 
-    /// The primary context of `device`, retained once and kept.
+    /// The primary context of `device`, retained at its first use and kept
+    /// (retained outside the table's lock; threads that race retain it
+    /// twice, which the driver counts).
     fn primary_context(&self, device: c_int) -> Result<Handle> {
+        let cached =
+            |table: &[(c_int, usize)]| table.iter().find(|(d, _)| *d == device).map(|e| e.1);
+        if let Some(ctx) = cached(&self.primary.lock().unwrap_or_else(|e| e.into_inner())) {
+            return Ok(ctx as Handle);
+        }
         let mut ctx: Handle = core::ptr::null_mut();
         // SAFETY: out-pointer to a local; the driver checks the ordinal.
         let rc = unsafe { (self.primary_ctx_retain)(&mut ctx, device) };
         self.check(rc, &format!("cuDevicePrimaryCtxRetain(device {device})"))?;
+        let mut table = self.primary.lock().unwrap_or_else(|e| e.into_inner());
+        if cached(&table).is_none() {
+            table.push((device, ctx as usize));
+        }
         Ok(ctx)
     }
 
