@@ -67,7 +67,26 @@
 #      (tests/platforms/windows/run.sh; installs mingw-w64 and wine with apt); it
 #      runs in the background from stage 3 on, its log printed at the end,
 #   5. the C tests under valgrind (leaks and invalid accesses), when present.
+#
+# Options: --fast runs only the fast tier, what to run before every commit
+# (the venv, cargo test, the C tests with their transcript diffs: a few
+# minutes on 2 cores); --list prints the stages, in order.
 set -euo pipefail
+mode=all
+case "${1:-}" in
+  "") ;;
+  --fast) mode=fast ;;
+  --list)
+    # The stages in order; the ones in the background say so.
+    grep -oE '^(stage| *background) "[^"$]+"' "${BASH_SOURCE[0]}" |
+      sed -E 's/^stage "(.*)"/\1/; s/^ *background "(.*)"/\1 (in the background)/'
+    exit 0
+    ;;
+  *)
+    echo "usage: tests/run-all.sh [--fast | --list]" >&2
+    exit 2
+    ;;
+esac
 mkdir -p "$(dirname "${BASH_SOURCE[0]}")/../target"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -189,7 +208,7 @@ for p in linux-perf libgtest-dev gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qem
   gcc-mingw-w64-x86-64-posix g++-mingw-w64-x86-64-posix wine wine64; do
   dpkg-query -W -f '${Status}' "$p" 2>/dev/null | grep -q ' installed$' || early+=("$p")
 done
-if [ ${#early[@]} -gt 0 ] && command -v apt-get >/dev/null; then
+if [ "$mode" = all ] && [ ${#early[@]} -gt 0 ] && command -v apt-get >/dev/null; then
   background "Debian packages for later stages, installed early: ${early[*]}" target/apt-early.log \
     sh -c 'tests/tools/apt-install.sh target/apt-early-apt.log "$@" && echo installed ||
       echo "not installed now (target/apt-early-apt.log); each stage installs its own"' sh "${early[@]}"
@@ -209,14 +228,30 @@ cargo_passed=$(awk '/^test result: ok/ { n += $4 } END { print n + 0 }' target/c
 # the stages below leave a core partly idle too. It builds in its own
 # directories (target/x86_64-pc-windows-gnu, target/debug for its build
 # scripts, target/windows), which no stage below uses.
-background "Windows x86-64: tvm_ffi.dll built with mingw, exports, cargo test and the C tests (ours and official) under Wine" \
-  target/windows.log tests/platforms/windows/run.sh "$venv"
+[ "$mode" = fast ] ||
+  background "Windows x86-64: tvm_ffi.dll built with mingw, exports, cargo test and the C tests (ours and official) under Wine" \
+    target/windows.log tests/platforms/windows/run.sh "$venv"
 
 stage "C tests (ours and official, with transcript diffs)"
 "$venv/bin/cmake" -S c-tests -B target/c-tests -DTVM_FFI_OFFICIAL_DIR="$official_dir" -DTVM_FFI_LIBRARY="$lib" >/dev/null
 "$venv/bin/cmake" --build target/c-tests -j2 >/dev/null
 "$venv/bin/ctest" --test-dir target/c-tests -j2 --output-on-failure | tee target/ctest.log
 ctest_passed=$(awk '/tests passed/ { print $NF }' target/ctest.log)
+
+report() { # what passed: the stages' seconds (wall, CPU), then the count
+  echo "== all tests passed; seconds per stage (wall, CPU):"
+  for i in "${!stage_names[@]}"; do
+    printf "%6d %6d  %s\n" "${stage_secs[$i]}" "$((stage_cpus[$i] / 100))" "${stage_names[$i]}"
+  done
+  printf "%6d %6d  total\n" "$SECONDS" "$(($(children_cpu) / 100))"
+  echo "summary: $1 passed, 0 failed"
+}
+if [ "$mode" = fast ]; then
+  stage ""
+  report "$((cargo_passed + ctest_passed))"
+  echo "(the fast tier; tests/run-all.sh with no option runs every stage)"
+  exit 0
+fi
 
 stage "C tests on our library under AddressSanitizer and UBSan"
 "$venv/bin/cmake" -S c-tests -B target/c-tests-asan -DSANITIZE=ON -DTVM_FFI_OFFICIAL_DIR="$official_dir" \
@@ -372,9 +407,4 @@ fi
 wait_background
 windows_passed=$(awk '/^windows:/ { print ($2 == "skipped" ? 0 : $2) }' target/windows.log)
 macos_passed=$(awk '/^(macos|windows-arm64):/ { n += ($2 == "skipped" ? 0 : $2) } END { print n + 0 }' target/macos.log)
-echo "== all tests passed; seconds per stage (wall, CPU):"
-for i in "${!stage_names[@]}"; do
-  printf "%6d %6d  %s\n" "${stage_secs[$i]}" "$((stage_cpus[$i] / 100))" "${stage_names[$i]}"
-done
-printf "%6d %6d  total\n" "$SECONDS" "$(($(children_cpu) / 100))"
-echo "summary: $((cargo_passed + ctest_passed + asan_passed + loader_tools_passed + cross_passed + suite_passed + cxx_suite_passed + artifacts_python_passed + deep_callbacks_passed + reentrant_py_passed + tvm_libraries_passed + install_passed + wheel_passed + structural_passed + subclass_py_passed + json_graph_passed + cxx_module_passed + rust_dependent_passed + rust_authors_passed + linkers_passed + aarch64_passed + macos_passed + windows_passed)) passed, 0 failed"
+report "$((cargo_passed + ctest_passed + asan_passed + loader_tools_passed + cross_passed + suite_passed + cxx_suite_passed + artifacts_python_passed + deep_callbacks_passed + reentrant_py_passed + tvm_libraries_passed + install_passed + wheel_passed + structural_passed + subclass_py_passed + json_graph_passed + cxx_module_passed + rust_dependent_passed + rust_authors_passed + linkers_passed + aarch64_passed + macos_passed + windows_passed))"
