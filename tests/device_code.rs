@@ -722,14 +722,7 @@ fn a_slot_nobody_provides_raises_instead_of_jumping_to_null() {
     )
     .unwrap();
     let lib = dir.join("libfuture.so");
-    let status = common::c_compiler()
-        .args(["-shared", "-fPIC", "-o"])
-        .arg(&lib)
-        .arg(&src)
-        .arg(concat!("-I", env!("CARGO_MANIFEST_DIR"), "/include"))
-        .status()
-        .unwrap();
-    assert!(status.success());
+    common::build_c_library(&src, &lib);
     let m = load(&lib);
     let err = function(&m, "future").call(&[]).unwrap_err().to_string();
     assert_eq!(

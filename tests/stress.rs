@@ -72,14 +72,7 @@ fn build_library(dir: &Path) -> std::path::PathBuf {
     )
     .unwrap();
     let lib = dir.join("libstress_add.so");
-    let status = common::c_compiler()
-        .args(["-shared", "-fPIC", "-o"])
-        .arg(&lib)
-        .arg(&src)
-        .arg(concat!("-I", env!("CARGO_MANIFEST_DIR"), "/include"))
-        .status()
-        .unwrap();
-    assert!(status.success());
+    common::build_c_library(&src, &lib);
     lib
 }
 

@@ -99,14 +99,20 @@ pub fn build_versioned(dir: &Path, version: i64, out: &Path) {
         ),
     )
     .unwrap();
+    build_c_library(&src, out);
+}
+
+/// Compiles the C file `src` (which may include our headers) into the
+/// shared library `out`.
+pub fn build_c_library(src: &Path, out: &Path) {
     let status = c_compiler()
         .args(["-shared", "-fPIC", "-o"])
         .arg(out)
-        .arg(&src)
+        .arg(src)
         .arg(concat!("-I", env!("CARGO_MANIFEST_DIR"), "/include"))
         .status()
         .unwrap();
-    assert!(status.success());
+    assert!(status.success(), "cc failed on {}", src.display());
 }
 
 /// Loads `lib` and calls its `version` function: the answer, the function
