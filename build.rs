@@ -283,7 +283,7 @@ fn capi_exports(root: &Path) -> Vec<String> {
 /// symbol the shared library exports (the C API's functions, the C++
 /// layer's symbols) with the address of its definition, for the soname
 /// stub a statically linked runtime stands behind
-/// (`module::format::soname_stub`). `TVMFFIFunctionCall` comes first: the
+/// (`platform::soname_stub`). `TVMFFIFunctionCall` comes first: the
 /// loader checks the stub by it.
 fn abi_exports_table(root: &Path) {
     println!("cargo:rerun-if-changed={}/src/capi", root.display());
@@ -295,9 +295,9 @@ fn abi_exports_table(root: &Path) {
          /// Every symbol of the ABI this runtime defines, with its address: what\n\
          /// the soname stub defines when the runtime is linked into a program.\n\
          #[cfg(target_os = \"linux\")]\n\
-         pub(crate) static BUILTIN_ABI_EXPORTS: &[module::format::soname_stub::AbiExport] = {\n\
+         pub(crate) static BUILTIN_ABI_EXPORTS: &[platform::soname_stub::AbiExport] = {\n\
          use core::ffi::c_void;\n\
-         use module::format::soname_stub::AbiExport;\n\
+         use platform::soname_stub::AbiExport;\n\
          unsafe extern \"C\" {\n",
     );
     for (i, name) in cxx.iter().enumerate() {

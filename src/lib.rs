@@ -18,11 +18,14 @@
 //! * [`module`]: modules, loading libraries, artifacts and their exports.
 //! * [`abi`]: `#[repr(C)]` mirrors of every C type and `kTVMFFI*` constant
 //!   (the header in `include/` is generated from them).
+//! * `platform`: what differs between operating systems, below everything
+//!   else: OS calls, mapping and loading images, trust checks, stacks,
+//!   backtraces.
 //!
 //! Thread safety: every entry point may be called from any thread. A `const
 //! T*` parameter is only read during the call; a non-const one may be written.
 
-// Layers, lowest first: abi, runtime, module, capi.
+// Layers, lowest first: platform, abi, runtime, module, capi.
 // Each layer uses only the ones before it (checked by `tests/layers.rs`).
 // This file composes what the layers register (`BUILTIN_*` below): the only
 // items a lower file may read from the crate root, so no layer names one
@@ -37,6 +40,7 @@
 pub mod abi;
 pub mod capi;
 pub mod module;
+pub(crate) mod platform;
 pub mod runtime;
 
 /// Who describes the built-in types beyond their keys and indices (layouts,

@@ -41,7 +41,7 @@ unsafe fn arg_text<'a>(p: *const c_char, name: &str) -> Result<&'a str> {
 /// `p` is NULL or NUL-terminated.
 unsafe fn arg_path<'a>(p: *const c_char, name: &str) -> Result<Cow<'a, Path>> {
     // SAFETY: per the contract.
-    Ok(crate::runtime::model::os::path_from_bytes(unsafe {
+    Ok(crate::platform::os::path_from_bytes(unsafe {
         arg_cstr(p, name)
     }?))
 }

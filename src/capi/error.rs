@@ -3,13 +3,14 @@
 use super::args::{arg_bytes, arg_cstr, arg_out, ffi_call, ffi_call_or};
 use crate::abi::*;
 use crate::runtime::model::error::{new_error, set_raised, take_raised};
-use crate::runtime::{Error, ObjectRef, model::backtrace};
+use crate::platform::backtrace;
+use crate::runtime::{Error, ObjectRef};
 use core::cell::RefCell;
 use core::ffi::{c_char, c_int};
 use core::ptr::NonNull;
 
 /// Raises an error made of a kind and message, with a backtrace as
-/// `TVM_FFI_ERROR_BACKTRACE` asks (see `runtime::model::backtrace`): named frames by
+/// `TVM_FFI_ERROR_BACKTRACE` asks (see `platform::backtrace`): named frames by
 /// default, files and lines with `1`, none with `0`.
 fn raise_text(kind: &[u8], message: &[u8]) {
     let bt = match *backtrace::ON_RAISE {

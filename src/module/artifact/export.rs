@@ -11,7 +11,7 @@ use crate::module::artifact::cuda;
 use crate::module::artifact::native::{NATIVE_LOADER, build_native_library};
 use crate::module::artifact::set::{Artifact, ArtifactSet, ArtifactSetT};
 use crate::module::format::cuda_blob;
-use crate::module::format::image::map_file;
+use crate::platform::image::map_file;
 use crate::module::format::inspect::embedded_library_bin;
 use crate::module::format::library_bin::{self, LIB_KIND, LibraryBin, ModuleEntry};
 use crate::module::load::emit::{check_operand, to_object_file, with_scratch_dir};
@@ -171,7 +171,7 @@ fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         let mut h = std::collections::hash_map::RandomState::new().build_hasher();
         h.write_u32(attempt);
         let temp = dir.join(format!(".tvm-ffi-extract-{:016x}", h.finish()));
-        match crate::runtime::model::os::create_new_file(&temp, 0o644) {
+        match crate::platform::os::create_new_file(&temp, 0o644) {
             Ok(file) => break (temp, file),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 64 => attempt += 1,
             Err(e) => return Err(e),
@@ -188,7 +188,7 @@ fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 
 /// Registers the export and read-back globals.
 pub(crate) fn register_globals(g: &mut Globals<'_>) {
-    let path_arg = |s: &Str<'_>| crate::runtime::model::os::path_from_bytes(s.0).into_owned();
+    let path_arg = |s: &Str<'_>| crate::platform::os::path_from_bytes(s.0).into_owned();
     g.add(typed_fn!("ffi.ArtifactSetExportLibrary", |set: Obj<
         '_,
         ArtifactSetT,

@@ -114,7 +114,7 @@ fn codegen_ids(artifacts: &[Artifact]) -> BTreeSet<String> {
 fn load_native(native: &[Artifact]) -> Result<Module> {
     with_scratch_dir(|dir| {
         let output = dir.join("native.so");
-        let own = crate::module::format::image::own_shared_object();
+        let own = crate::platform::image::own_shared_object();
         let link: Vec<&std::path::Path> = own.iter().map(|p| p.as_path()).collect();
         build_native_library(dir, native, &link, &output)?;
         load_own(&output)

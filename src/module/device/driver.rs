@@ -9,7 +9,7 @@
 //! the current context's, else device 0.
 
 use crate::runtime::model::error::{Error, Result, new_error};
-use crate::runtime::model::unlocked_once::get_or_make;
+use crate::platform::unlocked_once::get_or_make;
 use core::ffi::{CStr, c_char, c_int, c_uint, c_void};
 use std::sync::OnceLock;
 

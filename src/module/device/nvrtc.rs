@@ -6,7 +6,7 @@
 
 use crate::module::device::driver::{cuda_error, load_error};
 use crate::runtime::model::error::Result;
-use crate::runtime::model::unlocked_once::get_or_make;
+use crate::platform::unlocked_once::get_or_make;
 use core::ffi::{CStr, c_char, c_int, c_void};
 use std::ffi::CString;
 use std::path::PathBuf;
@@ -104,7 +104,7 @@ fn load() -> core::result::Result<&'static Nvrtc, String> {
     let create: unsafe extern "C" fn(_, _, _, _, _, _) -> c_int = sym!("nvrtcCreateProgram");
     // The installation NVRTC came from: `<root>/lib/libnvrtc.so.N`.
     let own_root = root.or_else(|| {
-        let path = crate::module::format::image::path_of_address(create as usize)?;
+        let path = crate::platform::image::path_of_address(create as usize)?;
         Some(path.parent()?.parent()?.to_path_buf())
     });
     let roots = own_root.into_iter().chain(env_roots()).collect();

@@ -24,7 +24,7 @@ pub struct Inspection {
 /// a device or a directory is refused with what it is; an 8 GiB sparse
 /// file costs nothing until read).
 pub fn map_file(path: &std::path::Path) -> Result<memmap2::Mmap> {
-    super::image::map_file(path)
+    Ok(crate::platform::image::map_file(path)?)
 }
 
 /// The prefix of embedded cubin symbols (start; the end adds `_end`).

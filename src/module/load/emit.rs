@@ -224,52 +224,10 @@ pub(crate) fn run_c_compiler(args: &[&OsStr], cwd: Option<&Path>) -> Result<()> 
 /// another user planted, so whatever is written, compiled and loaded there
 /// is this process's own.
 pub(crate) fn with_scratch_dir<T>(f: impl FnOnce(&Path) -> Result<T>) -> Result<T> {
-    let dir = make_private_dir()?;
+    let dir = crate::platform::trust::make_private_dir()?;
     let result = f(&dir);
     let _ = std::fs::remove_dir_all(&dir);
     result
-}
-
-/// `mkdtemp` semantics without unsafe code: `$TMPDIR/tvm-ffi-rs-<64 random
-/// bits>` made by one `mkdir` of mode 0700, which fails on any existing
-/// entry (a directory or link planted under that name); another name is
-/// drawn then. The bits come from the standard library's randomly keyed
-/// hasher. `TMPDIR` itself must be safe from other users
-/// ([`trust`](super::trust)): in a directory others may write without the
-/// sticky bit (or below one), another user could rename our directory away
-/// and put theirs, with their library, in its place.
-pub(crate) fn make_private_dir() -> Result<std::path::PathBuf> {
-    use std::hash::{BuildHasher, Hasher};
-    let base = std::env::temp_dir();
-    super::trust::check_dir_chain(&base).map_err(|why| {
-        Error::runtime(format!(
-            "refusing to make a private directory under {}: {why}; set TMPDIR to a directory \
-             other users cannot write",
-            base.display()
-        ))
-    })?;
-    let mut last = None;
-    for attempt in 0u32..64 {
-        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-        h.write_u32(attempt);
-        h.write_u32(std::process::id());
-        let dir = base.join(format!("tvm-ffi-rs-{:016x}", h.finish()));
-        match crate::runtime::model::os::create_private_dir(&dir) {
-            Ok(()) => return Ok(dir),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
-            Err(e) => {
-                return Err(Error::runtime(format!(
-                    "cannot create a private directory under {}: {e}",
-                    base.display()
-                )));
-            }
-        }
-    }
-    Err(Error::runtime(format!(
-        "cannot create a private directory under {}: {}",
-        base.display(),
-        last.map_or_else(String::new, |e| e.to_string())
-    )))
 }
 
 /// The blob of a live module tree: library modules become `_lib`, every

@@ -14,7 +14,7 @@ use crate::runtime::call::signature::{
     obj_type,
 };
 use crate::runtime::model::error::{Error, Result};
-use crate::runtime::model::os;
+use crate::platform::os;
 use crate::runtime::model::string::{TextKind, make_text};
 use crate::runtime::{Any, AnyView, Function, ObjectRef, call::registry, value::seq};
 use core::ffi::c_void;
@@ -386,7 +386,7 @@ fn register_artifacts(g: &mut Globals<'_>) {
     g.add(typed_fn!("ffi.InspectFile", |path: Str<'_>| -> Any {
         // Regular files only, mapped: the file's length bounds what is read,
         // and a FIFO or a device is refused rather than read forever.
-        let data = crate::module::format::image::map_file(&path_arg(path))?;
+        let data = crate::platform::image::map_file(&path_arg(path))?;
         let found = crate::module::format::inspect::inspect(&data)?;
         let functions =
             seq::new_array(found.functions.iter().map(|f| text(f.as_bytes())).collect());

@@ -5,15 +5,15 @@
 //! [`load_dso`]): no object can outlive the code it points into, and a
 //! released library is unloaded only when nothing registered runs its code.
 
-use super::loader::{self, FileId, Handle};
 use crate::abi::*;
-use crate::module::format::image;
+use crate::platform::loader::{self, FileId, Handle};
+use crate::platform::image;
 use crate::module::format::library_bin::{self, LIB_KIND};
 use crate::module::format::symbols::*;
 use crate::module::objects::module::{Module, ModuleKind};
 use crate::runtime::model::error::{Error, Result};
 use crate::runtime::model::object::ObjectRef;
-use crate::runtime::model::os;
+use crate::platform::os;
 use crate::runtime::model::string::{TextKind, make_text};
 use crate::runtime::{Any, Function, call::function, call::registry, model::type_table};
 use core::ffi::{c_int, c_void};
@@ -316,7 +316,7 @@ fn library_call_failed(code: c_int) -> c_int {
 
 unsafe extern "C" fn lib_function_drop(this: *mut c_void) {
     // A panicking drop of the module is contained.
-    crate::runtime::model::object::contain_panic(|| {
+    crate::platform::panic::contain_panic(|| {
         // SAFETY: `this` came from `Box::into_raw` below; dropped once.
         drop(unsafe { Box::from_raw(this.cast::<LibFunction>()) })
     });
@@ -598,7 +598,9 @@ fn fill_missing_slots(symbols: &Symbols) {
         return;
     };
     let Ok(slots) =
-        image::map_file(path).and_then(|data| crate::module::format::inspect::context_slots(&data))
+        image::map_file(path)
+            .map_err(Error::from)
+            .and_then(|data| crate::module::format::inspect::context_slots(&data))
     else {
         return;
     };

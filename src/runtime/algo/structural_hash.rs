@@ -20,7 +20,7 @@ use crate::runtime::algo::traversal::{
 use crate::runtime::call::function::Function;
 use crate::runtime::call::registry::Globals;
 use crate::runtime::call::signature::typed_fn;
-use crate::runtime::model::address_map::AddrMap;
+use crate::platform::address_map::AddrMap;
 use crate::runtime::model::any::{Any, AnyView, is_object_index};
 use crate::runtime::model::error::{Error, Result};
 use crate::runtime::model::object::ObjectRef;

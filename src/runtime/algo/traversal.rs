@@ -5,7 +5,7 @@
 //! definition regions and structural kinds.
 
 use crate::abi::*;
-use crate::runtime::model::address_map::AddrSet;
+use crate::platform::address_map::AddrSet;
 use crate::runtime::model::error::{Error, Result};
 use crate::runtime::model::stack::{MAX_DEPTH, thread_mark, too_deep};
 use crate::runtime::model::type_table::type_key_of;

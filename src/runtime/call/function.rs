@@ -255,7 +255,7 @@ unsafe extern "C" fn extern_c_slow(
     }
     if floor != 0
         && MAIN_FLOOR.load(Ordering::Relaxed) == usize::MAX
-        && crate::runtime::model::stack::on_initial_stack()
+        && crate::platform::stack::on_initial_stack()
     {
         MAIN_FLOOR.store(floor, Ordering::Relaxed);
     }

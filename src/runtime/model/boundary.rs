@@ -9,7 +9,7 @@
 //! its body through these functions, so no panic crosses into C. Callbacks
 //! that return nothing and whose caller looks at no error (deleters, an
 //! Error's `update_backtrace`) contain a panic with
-//! [`contain_panic`](crate::runtime::model::object::contain_panic), in the
+//! [`contain_panic`](crate::platform::panic::contain_panic), in the
 //! layer below, where those objects are made.
 //!
 //! It lives in `runtime`, not `capi`: `runtime` and `module` install those

@@ -2,6 +2,7 @@
 //! `{TVMFFIObject, TVMFFIErrorCell}`, and the per-thread raised-error slot.
 
 use crate::abi::*;
+use crate::platform::failure::{Failure, FailureKind};
 use crate::runtime::model::object::{ObjBox, ObjectRef, new_object};
 use core::cell::{Cell, UnsafeCell};
 use core::ffi::c_int;
@@ -102,6 +103,17 @@ pub enum ErrorRepr {
     /// is returned as it is.
     #[error("a callee failed with code {0}")]
     Passthrough(i32),
+}
+
+impl From<Failure> for Error {
+    fn from(f: Failure) -> Error {
+        let kind = match f.kind {
+            FailureKind::Value => ErrorKind::ValueError,
+            FailureKind::Runtime => ErrorKind::RuntimeError,
+            FailureKind::Internal => ErrorKind::InternalError,
+        };
+        Error::new(kind, f.message)
+    }
 }
 
 impl Error {
@@ -327,7 +339,7 @@ unsafe extern "C" fn update_backtrace(
     if this.is_null() || backtrace.is_null() {
         return;
     }
-    crate::runtime::model::object::contain_panic(|| {
+    crate::platform::panic::contain_panic(|| {
         // SAFETY: `this` is one of our Error objects (the function pointer is
         // only installed in them) and the caller holds a reference to it.
         let payload = unsafe { &*this.cast::<ObjBox<ErrorPayload>>() };
@@ -359,8 +371,8 @@ thread_local! {
 /// Releases the error left in the slot when a thread exits; armed by every
 /// [`set_raised`], so an error raised by a destructor at exit is released
 /// too.
-static RELEASE_AT_EXIT: crate::runtime::model::os::AtThreadExit =
-    crate::runtime::model::os::AtThreadExit::new(|| drop(take_raised()));
+static RELEASE_AT_EXIT: crate::platform::os::AtThreadExit =
+    crate::platform::os::AtThreadExit::new(|| drop(take_raised()));
 
 /// Puts `err` in this thread's slot, releasing what was there.
 pub fn set_raised(err: ObjectRef) {

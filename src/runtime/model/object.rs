@@ -6,6 +6,7 @@
 //! header's deleter: new objects start at strong 1 / weak 1; the deleter gets
 //! `Strong` (destroy contents), `Weak` (free memory) or `Both`.
 
+use crate::platform::panic::contain_panic;
 use crate::abi::*;
 use core::ffi::{c_int, c_void};
 use core::mem::ManuallyDrop;
@@ -425,15 +426,6 @@ pub fn new_object<T: Send + Sync + 'static>(type_index: i32, payload: T) -> Obje
     });
     // SAFETY: a fresh Box is non-null; we hand its single strong reference over.
     unsafe { ObjectRef::from_raw(NonNull::from(Box::leak(boxed)).cast()) }
-}
-
-/// Runs `f` for a C caller that gets nothing back and looks at no error (a
-/// deleter, a backtrace update): a panic stops there, never unwinding into
-/// C, and what `f` was releasing leaks. The one place those callbacks meet
-/// panics; callers that take a return code go through
-/// [`boundary`](crate::runtime::model::boundary) instead.
-pub fn contain_panic(f: impl FnOnce()) {
-    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
 }
 
 /// The deleter of [`new_object`] allocations.

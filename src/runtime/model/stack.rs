@@ -52,48 +52,11 @@ thread_local! {
     static BOUNDS: Cell<(usize, usize)> = const { Cell::new((usize::MAX, 0)) };
 }
 
-/// The lowest address and the size of the current thread's own stack (not
-/// a segment [`deep`] moved to).
-#[cfg(target_os = "linux")]
-#[allow(unsafe_code)]
-fn own_stack() -> Option<(usize, usize)> {
-    // SAFETY: the attribute object is initialised by pthread_getattr_np
-    // before it is read, and destroyed once; the out-pointers are locals.
-    unsafe {
-        let mut attr: libc::pthread_attr_t = core::mem::zeroed();
-        if libc::pthread_getattr_np(libc::pthread_self(), &mut attr) != 0 {
-            return None;
-        }
-        let (mut addr, mut size) = (core::ptr::null_mut(), 0usize);
-        let found = libc::pthread_attr_getstack(&attr, &mut addr, &mut size) == 0;
-        libc::pthread_attr_destroy(&mut attr);
-        found.then_some((addr as usize, size))
-    }
-}
-
-/// Windows: the thread's reserved stack, guard pages included (the
-/// margin keeps callbacks well above them).
-#[cfg(windows)]
-#[allow(unsafe_code)]
-fn own_stack() -> Option<(usize, usize)> {
-    use windows_sys::Win32::System::Threading::GetCurrentThreadStackLimits;
-    let (mut low, mut high) = (0usize, 0usize);
-    // SAFETY: two out-pointers to locals.
-    unsafe { GetCurrentThreadStackLimits(&mut low, &mut high) };
-    (high > low).then_some((low, high - low))
-}
-
-/// Elsewhere (macOS) the stack is not read yet: callbacks are not limited.
-#[cfg(not(any(target_os = "linux", windows)))]
-fn own_stack() -> Option<(usize, usize)> {
-    None
-}
-
 /// This thread's floor and own stack's lowest address (see [`BOUNDS`]).
 fn bounds() -> (usize, usize) {
     BOUNDS.with(|b| {
         if b.get().0 == usize::MAX {
-            b.set(own_stack().map_or((0, 0), |(low, size)| {
+            b.set(crate::platform::stack::own_stack().map_or((0, 0), |(low, size)| {
                 (low + CALLBACK_MARGIN.min(size / 4), low)
             }));
         }
@@ -111,40 +74,6 @@ fn bounds() -> (usize, usize) {
 #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
 pub fn thread_floor() -> usize {
     bounds().0
-}
-
-/// Whether the current thread runs on the process's initial stack (the
-/// main thread's, which the kernel put above every other mapping): its own
-/// stack holds the random bytes the kernel placed there at exec
-/// (`AT_RANDOM`). After a `fork` from another thread, the child's only
-/// thread runs on that thread's stack instead, and answers false.
-///
-/// The answer is kept per thread: finding the main thread's stack reads
-/// `/proc/self/maps`, which a caller on the main thread must not pay per
-/// call. And the random bytes lie above the top glibc reports for the main
-/// thread (the page above `__libc_stack_end`) by the size of the arguments
-/// and environment the kernel put there, which the kernel caps at a
-/// quarter of the stack limit: that much above the top still counts (a
-/// large environment made every answer false before, and every call of a
-/// C-created function on the main thread read `/proc/self/maps`).
-#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
-#[allow(unsafe_code)]
-pub fn on_initial_stack() -> bool {
-    thread_local! {
-        static ON_INITIAL: Cell<Option<bool>> = const { Cell::new(None) };
-    }
-    ON_INITIAL.with(|known| {
-        if let Some(answer) = known.get() {
-            return answer;
-        }
-        // SAFETY: getauxval only reads the auxiliary vector.
-        let at_random = unsafe { libc::getauxval(libc::AT_RANDOM) } as usize;
-        let answer = own_stack().is_some_and(|(low, size)| {
-            at_random >= low && at_random - low < size.saturating_add(size / 4 + 4096)
-        });
-        known.set(Some(answer));
-        answer
-    })
 }
 
 /// Whether a foreign callback may run at stack pointer `sp`: above the

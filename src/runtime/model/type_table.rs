@@ -175,7 +175,7 @@ impl Facts {
 
 type FactsCache = (
     u64,
-    crate::runtime::model::address_map::AddrMap<i32, std::rc::Rc<Facts>>,
+    crate::platform::address_map::AddrMap<i32, std::rc::Rc<Facts>>,
 );
 
 thread_local! {

@@ -318,7 +318,7 @@ fn py_class_layout_within(type_index: i32, total_size: usize) -> Result<Vec<(Sto
 /// The deleter of Python-defined objects: releases the owning fields, then
 /// frees the `calloc`'d memory.
 unsafe extern "C" fn py_class_deleter(this: *mut c_void, flags: c_int) {
-    crate::runtime::model::object::contain_panic(|| {
+    crate::platform::panic::contain_panic(|| {
         if flags & kTVMFFIObjectDeleterFlagBitMaskStrong != 0 {
             // SAFETY: `this` is a live object header.
             let type_index = unsafe { (*this.cast::<TVMFFIObject>()).type_index };

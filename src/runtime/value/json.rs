@@ -560,7 +560,7 @@ impl Writer {
             let wanted = usize::try_from(total).unwrap_or(usize::MAX);
             // More than the machine's memory is refused even where the
             // allocator would promise it (overcommit).
-            let physical = crate::runtime::model::os::physical_memory()
+            let physical = crate::platform::os::physical_memory()
                 .map_or(usize::MAX, |m| usize::try_from(m).unwrap_or(usize::MAX));
             (wanted <= physical)
                 .then(|| {

@@ -34,7 +34,7 @@ unsafe extern "C" fn delete_seq(this: *mut c_void, flags: c_int) {
         // fresh stack segment when needed, so deep nesting cannot overflow.
         // A panic while releasing (a Rust deleter of an element) is
         // contained: the remaining elements leak, nothing unwinds into C.
-        crate::runtime::model::object::contain_panic(|| {
+        crate::platform::panic::contain_panic(|| {
             // SAFETY: the first `size` elements are owned; the buffer goes
             // back through whichever deleter owns it (NULL: in place).
             crate::runtime::model::stack::deep(|| unsafe {

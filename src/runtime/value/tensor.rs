@@ -56,7 +56,7 @@ unsafe extern "C" fn delete_tensor(this: *mut c_void, flags: core::ffi::c_int) {
     let obj = this.cast::<TensorObj>();
     let release_owner = || {
         // A panic in a producer's deleter must not unwind into C.
-        crate::runtime::model::object::contain_panic(|| {
+        crate::platform::panic::contain_panic(|| {
             // SAFETY: called once when the strong count reaches zero.
             unsafe { core::ptr::drop_in_place(&raw mut (*obj).owner) }
         });

@@ -1,33 +1,10 @@
-//! Who besides this process's user can change a file or the directories on
-//! its way: the loader maps a library from its real path only where nobody
-//! else can rename something over it or rewrite it (else it loads a private
-//! copy), and scratch space is only made where nobody else can swap it.
-//!
-//! A directory is safe when root or this process's user owns it and no one
-//! else may write it, or the sticky bit keeps others from renaming or
-//! removing entries they do not own (`/tmp`). A file is safe when root or
-//! this user owns it and no one else may write it. Every directory the
-//! path's resolution passes through is checked: the ancestors of the path
-//! as given (so a symbolic link is judged by the directory holding it) and
-//! of the path it resolves to.
-//!
-//! On Windows, ACLs rather than owners and modes say who may write, and no
-//! ACL is read here: a directory chain passes when it resolves, and files
-//! are not judged (the loader does not ask). What stands in there is the loader's hold on the file (see
-//! `loader/windows.rs`: nobody can rewrite, replace or rename a library
-//! between its check and its mapping, nor write it while it is mapped) and
-//! the per-user `TEMP` directory, which only its user (and administrators)
-//! may enter by default.
+//! Unix: owners and mode bits say who else may change a file or rename
+//! entries of a directory.
 
-#[cfg(unix)]
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
-/// Why a file or directory is not safe from other users, for messages.
-pub type Unsafe = String;
-
 /// Whether `meta`'s owner is root or this process's user.
-#[cfg(unix)]
 fn owned_by_us(meta: &std::fs::Metadata) -> bool {
     // SAFETY: geteuid only reads the process's credentials.
     let euid = unsafe { libc::geteuid() };
@@ -35,8 +12,7 @@ fn owned_by_us(meta: &std::fs::Metadata) -> bool {
 }
 
 /// Checks one directory (followed through links, as resolution does).
-#[cfg(unix)]
-fn check_dir(dir: &Path) -> Result<(), Unsafe> {
+pub(super) fn check_dir(dir: &Path) -> Result<(), String> {
     let meta = std::fs::metadata(dir).map_err(|e| format!("cannot stat {}: {e}", dir.display()))?;
     let others_write = meta.mode() & 0o022 != 0;
     let sticky = meta.mode() & 0o1000 != 0;
@@ -57,38 +33,9 @@ fn check_dir(dir: &Path) -> Result<(), Unsafe> {
     Ok(())
 }
 
-/// On Windows: that the directory can be read (see the module doc).
-#[cfg(windows)]
-fn check_dir(dir: &Path) -> Result<(), Unsafe> {
-    std::fs::metadata(dir)
-        .map(drop)
-        .map_err(|e| format!("cannot stat {}: {e}", dir.display()))
-}
-
-/// Checks that no other user can rename, replace or remove entries in
-/// `dir` or in any directory its resolution passes through: each ancestor
-/// of `dir` as spelled (made absolute) and, when links lead elsewhere, of
-/// the directory it resolves to.
-pub fn check_dir_chain(dir: &Path) -> Result<(), Unsafe> {
-    let absolute =
-        std::path::absolute(dir).map_err(|e| format!("cannot resolve {}: {e}", dir.display()))?;
-    let resolved = std::fs::canonicalize(&absolute)
-        .map_err(|e| format!("cannot resolve {}: {e}", dir.display()))?;
-    for d in absolute.ancestors() {
-        check_dir(d)?;
-    }
-    if resolved != absolute {
-        for d in resolved.ancestors() {
-            check_dir(d)?;
-        }
-    }
-    Ok(())
-}
-
-/// Checks that no other user can change the file `path` (whose metadata is
-/// `meta`) or rename something over it.
-#[cfg(unix)]
-pub fn check_file(path: &Path, meta: &std::fs::Metadata) -> Result<(), Unsafe> {
+/// Checks that no other user owns or may write the file `path` (whose
+/// metadata is `meta`).
+pub(super) fn check_file(path: &Path, meta: &std::fs::Metadata) -> Result<(), String> {
     if !owned_by_us(meta) {
         return Err(format!(
             "{} belongs to another user (uid {})",
@@ -103,17 +50,12 @@ pub fn check_file(path: &Path, meta: &std::fs::Metadata) -> Result<(), Unsafe> {
             meta.mode() & 0o7777
         ));
     }
-    let parent = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    check_dir_chain(parent)
+    Ok(())
 }
 
 #[cfg(test)]
-#[cfg(unix)]
 mod tests {
-    use super::*;
+    use super::super::{check_dir_chain, check_file};
     use std::os::unix::fs::PermissionsExt;
 
     fn fresh(name: &str) -> std::path::PathBuf {

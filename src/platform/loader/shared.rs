@@ -2,8 +2,8 @@
 //! library that cannot be loaded, the system loader's for a file it cannot
 //! open, and opening the file to check.
 
-use crate::module::format::image;
-use crate::runtime::model::error::{Error, ErrorKind, Result};
+use crate::platform::failure::{Failure, Result};
+use crate::platform::image;
 use std::fs::{File, Metadata};
 use std::path::Path;
 
@@ -20,7 +20,7 @@ pub(super) fn open_library_file(path: &Path) -> Result<(File, Metadata)> {
 /// with the system's `reason` where the reference gives it: `dlerror`'s
 /// text on Unix; on Windows its `LoadLibraryW` failure names only the path,
 /// and so does ours.
-pub(super) fn system_refused(path: &Path, reason: impl std::fmt::Display) -> Error {
+pub(super) fn system_refused(path: &Path, reason: impl std::fmt::Display) -> Failure {
     if cfg!(windows) {
         reference_error(format!("{}", path.display()))
     } else {
@@ -30,19 +30,16 @@ pub(super) fn system_refused(path: &Path, reason: impl std::fmt::Display) -> Err
 
 /// The reference's message for a library that cannot be loaded, with
 /// `reason` after the path.
-pub(super) fn load_error(path: &Path, reason: impl std::fmt::Display) -> Error {
+pub(super) fn load_error(path: &Path, reason: impl std::fmt::Display) -> Failure {
     reference_error(format!("{} {reason}", path.display()))
 }
 
 /// The reference's failed check for a library that cannot be loaded,
 /// ending in `what`.
-fn reference_error(what: String) -> Error {
-    Error::new(
-        ErrorKind::InternalError,
-        format!(
+fn reference_error(what: String) -> Failure {
+    Failure::internal(format!(
             "Check failed: (lib_handle_ != nullptr) is false: Failed to load dynamic shared library {what}"
-        ),
-    )
+    ))
 }
 
 /// The loader's wording for a file it cannot open (`dlerror`'s).

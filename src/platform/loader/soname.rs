@@ -7,14 +7,14 @@
 //! rlib, a C program on `libtvm_ffi.a`), the system loader would search its
 //! path for a `libtvm_ffi.so`: it fails, or maps another runtime beside
 //! this one. So before the first library is loaded, the
-//! [soname stub](crate::module::format::soname_stub) is loaded in its
+//! [soname stub](crate::platform::soname_stub) is loaded in its
 //! place: the loader matches every later `NEEDED libtvm_ffi.so` to it and
 //! binds the ABI's symbols to this runtime's definitions. Nothing on the
 //! loader path is read, and the program needs no `--export-dynamic`.
 
 use super::memfd::{memfd, proc_name, seal};
-use crate::module::format::soname_stub::{self, AbiExport};
-use crate::module::load::emit::make_private_dir;
+use crate::platform::soname_stub::{self, AbiExport};
+use crate::platform::trust::make_private_dir;
 use core::ffi::{CStr, c_void};
 use libloading::os::unix::Library;
 use std::io::Write;
@@ -33,7 +33,7 @@ pub(super) const SONAME: &CStr = c"libtvm_ffi.so";
 /// first outcome is kept).
 pub(super) fn provide(exports: &'static [AbiExport]) -> Result<(), String> {
     static DONE: OnceLock<Result<(), String>> = OnceLock::new();
-    crate::runtime::model::unlocked_once::get_or_make(&DONE, || provide_once(exports))
+    crate::platform::unlocked_once::get_or_make(&DONE, || provide_once(exports))
 }
 
 fn provide_once(exports: &[AbiExport]) -> Result<(), String> {

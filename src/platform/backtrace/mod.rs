@@ -13,7 +13,10 @@
 //!   reference's first backtrace parses debug information for about a
 //!   quarter of a second). `TVM_FFI_ERROR_BACKTRACE=0` turns it off.
 
-use crate::runtime::model::symbolize;
+mod symbolize;
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+mod unwind;
+
 use std::collections::HashMap;
 use std::fmt::Write;
 use std::sync::{Arc, LazyLock, Mutex};
@@ -217,7 +220,7 @@ type CxaDemangle = unsafe extern "C" fn(
 /// Looked up unlocked: `dlsym` takes the system loader's lock.
 fn cxa_demangle() -> Option<CxaDemangle> {
     static FOUND: std::sync::OnceLock<Option<CxaDemangle>> = std::sync::OnceLock::new();
-    crate::runtime::model::unlocked_once::get_or_make(&FOUND, || {
+    crate::platform::unlocked_once::get_or_make(&FOUND, || {
         #[cfg(windows)]
         let f: *mut core::ffi::c_void = core::ptr::null_mut();
         // SAFETY: RTLD_DEFAULT (NULL) lookup of a NUL-terminated name.
@@ -318,7 +321,7 @@ fn forget_if_remapped() {
             NAMED.lock().unwrap_or_else(|e| e.into_inner()).clear();
             RESOLVED.lock().unwrap_or_else(|e| e.into_inner()).clear();
             #[cfg(target_arch = "x86_64")]
-            crate::runtime::model::unwind::forget_rules();
+            unwind::forget_rules();
             if unloaded {
                 symbolize::forget_objects();
             }
@@ -361,7 +364,7 @@ enum Frame {
 /// Return addresses named so far. Bounded: emptied when it reaches
 /// [`MAX_NAMED`] addresses (a process raising from that many sites).
 static NAMED: LazyLock<
-    std::sync::Mutex<crate::runtime::model::address_map::AddrMap<usize, Frame>>,
+    std::sync::Mutex<crate::platform::address_map::AddrMap<usize, Frame>>,
 > = LazyLock::new(Default::default);
 const MAX_NAMED: usize = 1 << 16;
 
@@ -489,7 +492,7 @@ fn name_frame(ip: usize) -> Frame {
 /// else `_Unwind_Backtrace`.
 fn walk(ips: &mut [usize]) -> usize {
     #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
-    if let Some(n) = crate::runtime::model::unwind::return_addresses(ips) {
+    if let Some(n) = unwind::return_addresses(ips) {
         return n;
     }
     let mut n = 0;
@@ -552,7 +555,7 @@ struct Symbol {
 /// Return addresses resolved from debug information so far (each resolved
 /// once: a backtrace from a site seen before parses nothing). Bounded as
 /// [`NAMED`] is.
-type Resolved = crate::runtime::model::address_map::AddrMap<usize, Arc<[Symbol]>>;
+type Resolved = crate::platform::address_map::AddrMap<usize, Arc<[Symbol]>>;
 static RESOLVED: LazyLock<Mutex<Resolved>> = LazyLock::new(Default::default);
 
 /// The symbols of return address `ip`, from debug information.

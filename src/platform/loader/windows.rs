@@ -14,7 +14,7 @@
 //!
 //! What differs from Unix, and why:
 //! - Who may write the file or its directories is not checked (ACLs decide
-//!   that on Windows, see [`trust`](crate::module::load::trust)): the hold above
+//!   that on Windows, see [`trust`](crate::platform::trust)): the hold above
 //!   is what keeps the checked file and the mapped one the same.
 //! - The loader answers a path with the image it already has under that
 //!   name, even if a new file was renamed into the path since: a path
@@ -26,8 +26,8 @@
 //!   <path>", without the system's reason.
 
 use super::shared::{cannot_open, load_error, open_library_file, system_refused};
-use crate::module::format::image;
-use crate::runtime::model::error::Result;
+use crate::platform::image;
+use crate::platform::failure::Result;
 use std::path::Path;
 
 /// The library type of this system's loader.
@@ -36,7 +36,7 @@ type Lib = libloading::os::windows::Library;
 /// A library file's identity and version: size, creation and last write
 /// times.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(in crate::module) struct FileId {
+pub(crate) struct FileId {
     len: u64,
     created: u64,
     written: u64,
@@ -44,7 +44,7 @@ pub(in crate::module) struct FileId {
 
 impl FileId {
     /// The identity of a file from its metadata.
-    pub(in crate::module) fn of(m: &std::fs::Metadata) -> FileId {
+    pub(crate) fn of(m: &std::fs::Metadata) -> FileId {
         use std::os::windows::fs::MetadataExt;
         FileId {
             len: m.file_size(),
@@ -54,13 +54,13 @@ impl FileId {
     }
 
     /// The identity of the file at `path` now, if it can be read.
-    pub(in crate::module) fn at(path: &Path) -> Option<FileId> {
+    pub(crate) fn at(path: &Path) -> Option<FileId> {
         std::fs::metadata(path).ok().map(|m| FileId::of(&m))
     }
 }
 
 /// An open library, freed when dropped.
-pub(in crate::module) struct Handle {
+pub(crate) struct Handle {
     lib: libloading::Library,
     /// The module handle (its base address).
     raw: usize,
@@ -68,7 +68,7 @@ pub(in crate::module) struct Handle {
 
 impl Handle {
     /// A handle over an open library.
-    pub(in crate::module) fn plain(lib: Lib) -> Handle {
+    pub(crate) fn plain(lib: Lib) -> Handle {
         let raw = lib.into_raw();
         // SAFETY: the handle `into_raw` just gave back, owned again.
         let lib = unsafe { Lib::from_raw(raw) };
@@ -79,25 +79,25 @@ impl Handle {
     }
 
     /// The main program (whose own exports its symbols are).
-    pub(in crate::module) fn this_program() -> Handle {
+    pub(crate) fn this_program() -> Handle {
         // The main program's handle is always there to be had.
         Handle::plain(Lib::this().expect("the main program is loaded"))
     }
 
     /// The open library.
-    pub(in crate::module) fn lib(&self) -> &libloading::Library {
+    pub(crate) fn lib(&self) -> &libloading::Library {
         &self.lib
     }
 
     /// The module handle.
-    pub(in crate::module) fn raw(&self) -> *mut core::ffi::c_void {
+    pub(crate) fn raw(&self) -> *mut core::ffi::c_void {
         self.raw as *mut core::ffi::c_void
     }
 }
 
 /// `LoadLibraryExW(name)` (a bare name: the system's search order); errors
 /// name `path`, the path the caller gave.
-pub(in crate::module) fn dlopen(name: &Path, path: &Path) -> Result<Lib> {
+pub(crate) fn dlopen(name: &Path, path: &Path) -> Result<Lib> {
     load_with_flags(name, path, 0)
 }
 
@@ -112,7 +112,7 @@ fn load_with_flags(name: &Path, path: &Path, flags: u32) -> Result<Lib> {
 /// the file that was checked. Nothing is mapped and then refused here, so
 /// `_discard` is never called; nor is a load ever a reload (`_reload`):
 /// the loader answers a path it has mapped with that image.
-pub(in crate::module) fn open(
+pub(crate) fn open(
     path: &Path,
     _reload: bool,
     _discard: impl FnOnce(Handle),

@@ -56,9 +56,9 @@
 
 use super::memfd::{memfd, proc_name, seal};
 use super::shared::{cannot_open, load_error, open_library_file};
-use crate::module::format::image;
-use crate::module::load::trust;
-use crate::runtime::model::error::Result;
+use crate::platform::image;
+use crate::platform::trust;
+use crate::platform::failure::Result;
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::os::unix::ffi::OsStrExt;
@@ -69,7 +69,7 @@ use std::sync::{LazyLock, Mutex, MutexGuard};
 /// A library file's identity and version: device, inode, size and
 /// modification time.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(in crate::module) struct FileId {
+pub(crate) struct FileId {
     dev: u64,
     ino: u64,
     len: u64,
@@ -78,7 +78,7 @@ pub(in crate::module) struct FileId {
 
 impl FileId {
     /// The identity of a file from its metadata.
-    pub(in crate::module) fn of(m: &std::fs::Metadata) -> FileId {
+    pub(crate) fn of(m: &std::fs::Metadata) -> FileId {
         use std::os::unix::fs::MetadataExt;
         FileId {
             dev: m.dev(),
@@ -89,14 +89,14 @@ impl FileId {
     }
 
     /// The identity of the file at `path` now, if it can be read.
-    pub(in crate::module) fn at(path: &Path) -> Option<FileId> {
+    pub(crate) fn at(path: &Path) -> Option<FileId> {
         std::fs::metadata(path).ok().map(|m| FileId::of(&m))
     }
 }
 
 /// An open library: closed, then its private copy removed and the name it
 /// was opened by given back, when dropped.
-pub(in crate::module) struct Handle {
+pub(crate) struct Handle {
     lib: Option<libloading::Library>,
     /// The `dlopen` handle, for `dlinfo`.
     raw: usize,
@@ -130,23 +130,23 @@ impl Handle {
 
     /// A handle over a library opened by a name no one else tracks (a bare
     /// name, the main program, a library this process built).
-    pub(in crate::module) fn plain(lib: libloading::os::unix::Library) -> Handle {
+    pub(crate) fn plain(lib: libloading::os::unix::Library) -> Handle {
         Handle::new(lib, None, None)
     }
 
     /// The open library.
-    pub(in crate::module) fn lib(&self) -> &libloading::Library {
+    pub(crate) fn lib(&self) -> &libloading::Library {
         self.lib.as_ref().expect("present until dropped")
     }
 
     /// The main program and the libraries it loaded globally
     /// (`dlopen(NULL)`).
-    pub(in crate::module) fn this_program() -> Handle {
+    pub(crate) fn this_program() -> Handle {
         Handle::plain(libloading::os::unix::Library::this())
     }
 
     /// The raw `dlopen` handle.
-    pub(in crate::module) fn raw(&self) -> *mut core::ffi::c_void {
+    pub(crate) fn raw(&self) -> *mut core::ffi::c_void {
         self.raw as *mut core::ffi::c_void
     }
 }
@@ -170,13 +170,13 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 /// `dlopen(name)` (`RTLD_LAZY | RTLD_LOCAL`); errors name `path`, the path
 /// the caller gave, wherever `dlerror` named `name`.
-pub(in crate::module) fn dlopen(name: &Path, path: &Path) -> Result<libloading::os::unix::Library> {
+pub(crate) fn dlopen(name: &Path, path: &Path) -> Result<libloading::os::unix::Library> {
     // Where no object can stand for this runtime as libtvm_ffi.so, only a
     // library that needs one is refused (a library loaded by a bare name
     // is found by the loader's search, not read here: it is left to it).
     #[cfg(target_os = "linux")]
     if let Err(why) = super::soname::provide(crate::BUILTIN_ABI_EXPORTS)
-        && crate::runtime::model::os::has_separator(name.as_os_str().as_bytes())
+        && crate::platform::os::has_separator(name.as_os_str().as_bytes())
         && image::needs(name, super::soname::SONAME.to_bytes())
     {
         return Err(load_error(
@@ -228,7 +228,7 @@ fn private_mode() -> bool {
 /// the file that was checked. A library mapped but then refused (not the
 /// file that was checked) is handed to `discard`: its initialisers ran and
 /// may have registered code in it.
-pub(in crate::module) fn open(
+pub(crate) fn open(
     path: &Path,
     reload: bool,
     discard: impl FnOnce(Handle),
@@ -400,7 +400,7 @@ fn load_link(path: &Path, file: &File) -> Result<Option<Handle>> {
     };
     let kept = PrivateCopy::link(link.clone());
     let lib = dlopen(&link, path)?;
-    crate::runtime::model::backtrace::show_file_as(
+    crate::platform::backtrace::show_file_as(
         link.as_os_str().as_bytes(),
         path.as_os_str().as_bytes(),
     );
@@ -426,7 +426,7 @@ impl Links {
     /// reload) and removed at exit; None where it cannot be made.
     fn dir(&mut self) -> Option<PathBuf> {
         if self.dir.is_none() {
-            let made = crate::module::load::emit::make_private_dir().ok()?;
+            let made = crate::platform::trust::make_private_dir().ok()?;
             remove_at_exit(made.clone());
             self.dir = Some(made);
         }
@@ -471,7 +471,7 @@ fn link_checked(_file: &File, _to: &Path) -> std::io::Result<()> {
 /// A private copy of, or link to, a library: removed when dropped (the
 /// image unloaded), or at exit, by the process that made it only (a forked
 /// child shares the parent's mappings and must leave its files be).
-pub(in crate::module) struct PrivateCopy {
+pub(crate) struct PrivateCopy {
     /// A copy's own directory, or a link in the shared link directory.
     path: PathBuf,
     is_link: bool,
@@ -539,7 +539,7 @@ impl Drop for PrivateCopy {
 /// A child only tries the lock: a thread of the parent may have held it at
 /// the fork, and no thread of the child will release it.
 extern "C" fn remove_live_copies() {
-    crate::runtime::model::object::contain_panic(|| {
+    crate::platform::panic::contain_panic(|| {
         let me = std::process::id();
         let mut live = if REGISTERED_BY.load(Ordering::Relaxed) == me {
             lock(&LIVE_COPIES)
@@ -609,10 +609,10 @@ fn load_copy(path: &Path, file: &File, bytes: Option<&[u8]>) -> Result<Handle> {
     // A copy in a private directory, unless TMPDIR gives none, is mounted
     // noexec, or cannot hold it (a full file system): then a memory file.
     let mut in_dir_failed = None;
-    if let Ok(dir) = crate::module::load::emit::make_private_dir() {
+    if let Ok(dir) = crate::platform::trust::make_private_dir() {
         let copy_dir = PrivateCopy::new(dir);
         let copy = copy_dir.path.join(file_name);
-        let written = crate::runtime::model::os::create_new_file(&copy, 0o700)
+        let written = crate::platform::os::create_new_file(&copy, 0o700)
             .map_err(failed)
             .and_then(|mut out| {
                 if on_noexec_mount(&out) {
@@ -624,7 +624,7 @@ fn load_copy(path: &Path, file: &File, bytes: Option<&[u8]>) -> Result<Handle> {
         match written {
             Ok(true) => {
                 let lib = dlopen(&copy, path)?;
-                crate::runtime::model::backtrace::show_file_as(
+                crate::platform::backtrace::show_file_as(
                     copy.as_os_str().as_bytes(),
                     path.as_os_str().as_bytes(),
                 );
@@ -659,7 +659,7 @@ fn load_memfd(path: &Path, copy: File) -> Result<Handle> {
     let lib = dlopen(&name, path).inspect_err(|_| {
         lock(&SPELLINGS_IN_USE).remove(&spelled);
     })?;
-    crate::runtime::model::backtrace::show_file_as(&spelled, path.as_os_str().as_bytes());
+    crate::platform::backtrace::show_file_as(&spelled, path.as_os_str().as_bytes());
     let mut handle = Handle::new(lib, None, Some(spelled));
     handle.memory_file = Some(copy);
     Ok(handle)

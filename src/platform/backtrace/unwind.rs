@@ -33,7 +33,7 @@ enum Rule {
 }
 
 /// Rules found so far, by code address. Bounded like the frame names.
-static RULES: LazyLock<Mutex<crate::runtime::model::address_map::AddrMap<usize, Rule>>> =
+static RULES: LazyLock<Mutex<crate::platform::address_map::AddrMap<usize, Rule>>> =
     LazyLock::new(Default::default);
 const MAX_RULES: usize = 1 << 16;
 
@@ -60,7 +60,7 @@ type DlFindObjectFn = unsafe extern "C" fn(*mut core::ffi::c_void, *mut DlFindOb
 /// `dlsym` takes the system loader's lock).
 fn dl_find_object() -> Option<DlFindObjectFn> {
     static FOUND: std::sync::OnceLock<Option<DlFindObjectFn>> = std::sync::OnceLock::new();
-    crate::runtime::model::unlocked_once::get_or_make(&FOUND, || {
+    crate::platform::unlocked_once::get_or_make(&FOUND, || {
         // SAFETY: RTLD_DEFAULT lookup of a NUL-terminated name.
         let f = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"_dl_find_object".as_ptr()) };
         // SAFETY: glibc's `_dl_find_object` has this signature.

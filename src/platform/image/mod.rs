@@ -16,8 +16,8 @@
 //! - [`own_shared_object`]: the path of this library when it is loaded as a
 //!   shared object (what native code built at run time links against).
 
-use crate::runtime::model::error::{Error, Result};
-use crate::runtime::model::os;
+use crate::platform::failure::{Failure, Result};
+use crate::platform::os;
 use object::elf;
 use object::read::elf::{FileHeader, ProgramHeader};
 use std::fs::File;
@@ -282,13 +282,13 @@ mod elsewhere;
 /// A regular file mapped read-only; its bytes are bounded by its length.
 pub fn map_file(path: &Path) -> Result<memmap2::Mmap> {
     let (file, _) = open_regular(path)
-        .map_err(Error::value)?
-        .map_err(|e| Error::runtime(format!("cannot open {}: {e}", path.display())))?;
+        .map_err(Failure::value)?
+        .map_err(|e| Failure::runtime(format!("cannot open {}: {e}", path.display())))?;
     // SAFETY: a read-only private mapping of a regular file. If another
     // process truncates the file while it is mapped, reads past the new end
     // fault: the one hazard of mapping, accepted as for any mapped library.
     unsafe { memmap2::Mmap::map(&file) }
-        .map_err(|e| Error::runtime(format!("cannot map {}: {e}", path.display())))
+        .map_err(|e| Failure::runtime(format!("cannot map {}: {e}", path.display())))
 }
 
 /// The path of the shared object holding this library's code, or None when

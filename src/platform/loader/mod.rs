@@ -15,6 +15,6 @@ mod unix;
 mod windows;
 
 #[cfg(unix)]
-pub(super) use unix::{FileId, Handle, dlopen, open};
+pub(crate) use unix::{FileId, Handle, dlopen, open};
 #[cfg(windows)]
-pub(super) use windows::{FileId, Handle, dlopen, open};
+pub(crate) use windows::{FileId, Handle, dlopen, open};

@@ -1,0 +1,99 @@
+//! Unix: paths are bytes, files and directories carry mode bits, thread
+//! exit work is a `pthread_key` destructor.
+
+use std::borrow::Cow;
+use std::ffi::OsStr;
+use std::fs::{DirBuilder, File, FileType, OpenOptions};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{DirBuilderExt, FileTypeExt, OpenOptionsExt};
+use std::path::Path;
+
+/// The bytes that separate a path's components.
+pub(super) const SEPARATORS: &[u8] = b"/";
+
+/// The path of these bytes, as they are.
+pub(super) fn path_from_bytes(bytes: &[u8]) -> Cow<'_, Path> {
+    Cow::Borrowed(Path::new(OsStr::from_bytes(bytes)))
+}
+
+/// The bytes of this path, as they are.
+pub(super) fn path_bytes(path: &Path) -> Cow<'_, [u8]> {
+    Cow::Borrowed(path.as_os_str().as_bytes())
+}
+
+/// A new file's mode, never through a link.
+pub(super) fn create_new(options: &mut OpenOptions, mode: u32) {
+    options.mode(mode).custom_flags(libc::O_NOFOLLOW);
+}
+
+/// A private directory's mode.
+pub(super) fn private_dir(builder: &mut DirBuilder) {
+    builder.mode(0o700);
+}
+
+/// Opening a file to check it never blocks (on a FIFO).
+pub(super) fn for_check(options: &mut OpenOptions) {
+    options.custom_flags(libc::O_NONBLOCK);
+}
+
+/// What the special file types are called.
+pub(super) fn special_file_name(t: FileType) -> Option<&'static str> {
+    if t.is_fifo() {
+        Some("a FIFO")
+    } else if t.is_char_device() {
+        Some("a character device")
+    } else if t.is_block_device() {
+        Some("a block device")
+    } else if t.is_socket() {
+        Some("a socket")
+    } else {
+        None
+    }
+}
+
+/// `pread`.
+pub(super) fn read_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+    std::os::unix::fs::FileExt::read_at(file, buf, offset)
+}
+
+/// Physical pages times the page size.
+pub(super) fn physical_memory() -> Option<u64> {
+    // SAFETY: sysconf only reads system settings.
+    let (pages, size) = unsafe {
+        (
+            libc::sysconf(libc::_SC_PHYS_PAGES),
+            libc::sysconf(libc::_SC_PAGESIZE),
+        )
+    };
+    let (pages, size) = (u64::try_from(pages).ok()?, u64::try_from(size).ok()?);
+    Some(pages.saturating_mul(size))
+}
+
+/// The `pthread_key` whose destructor runs a thread's exit work, made on
+/// first use (none where the system has no key left).
+pub(super) struct ExitKey(std::sync::OnceLock<Option<libc::pthread_key_t>>);
+
+impl ExitKey {
+    pub(super) const fn new() -> ExitKey {
+        ExitKey(std::sync::OnceLock::new())
+    }
+
+    /// Sets the key for this thread: its destructor calls `run`.
+    pub(super) fn arm(&self, run: fn()) {
+        /// The key's destructor: its value is the work to run.
+        unsafe extern "C" fn on_exit(run: *mut core::ffi::c_void) {
+            // SAFETY: the key's only values are `fn()` pointers (`arm`).
+            let run = unsafe { core::mem::transmute::<*mut core::ffi::c_void, fn()>(run) };
+            run();
+        }
+        let key = self.0.get_or_init(|| {
+            let mut key = 0;
+            // SAFETY: creates a key with a destructor of the right type.
+            (unsafe { libc::pthread_key_create(&mut key, Some(on_exit)) } == 0).then_some(key)
+        });
+        if let Some(key) = *key {
+            // SAFETY: a live key; the value is a function pointer, never freed.
+            unsafe { libc::pthread_setspecific(key, run as *const core::ffi::c_void) };
+        }
+    }
+}

@@ -1,0 +1,89 @@
+//! Windows: paths are UTF-8 in the C ABI, files are held against change by
+//! their share mode, thread exit work is a thread-local destructor.
+
+use std::borrow::Cow;
+use std::fs::{DirBuilder, File, FileType, OpenOptions};
+use std::path::Path;
+
+/// The bytes that separate a path's components.
+pub(super) const SEPARATORS: &[u8] = b"/\\";
+
+/// The path of these UTF-8 bytes (lossy: see the folder's doc).
+pub(super) fn path_from_bytes(bytes: &[u8]) -> Cow<'_, Path> {
+    match String::from_utf8_lossy(bytes) {
+        Cow::Borrowed(s) => Cow::Borrowed(Path::new(s)),
+        Cow::Owned(s) => Cow::Owned(s.into()),
+    }
+}
+
+/// The UTF-8 bytes of this path (lossy).
+pub(super) fn path_bytes(path: &Path) -> Cow<'_, [u8]> {
+    match path.to_string_lossy() {
+        Cow::Borrowed(s) => Cow::Borrowed(s.as_bytes()),
+        Cow::Owned(s) => Cow::Owned(s.into_bytes()),
+    }
+}
+
+/// A new file needs nothing more (no mode bits).
+pub(super) fn create_new(_options: &mut OpenOptions, _mode: u32) {}
+
+/// A private directory inherits its parent's ACL.
+pub(super) fn private_dir(_builder: &mut DirBuilder) {}
+
+/// Opening a file to check it shares read access only.
+pub(super) fn for_check(options: &mut OpenOptions) {
+    use std::os::windows::fs::OpenOptionsExt;
+    const FILE_SHARE_READ: u32 = 1;
+    options.share_mode(FILE_SHARE_READ);
+}
+
+/// No special file types are named.
+pub(super) fn special_file_name(_t: FileType) -> Option<&'static str> {
+    None
+}
+
+/// A positioned read (the file's cursor moves).
+pub(super) fn read_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+    std::os::windows::fs::FileExt::seek_read(file, buf, offset)
+}
+
+/// `GlobalMemoryStatusEx`'s total.
+pub(super) fn physical_memory() -> Option<u64> {
+    use windows_sys::Win32::System::SystemInformation::{GlobalMemoryStatusEx, MEMORYSTATUSEX};
+    // SAFETY: an all-zero MEMORYSTATUSEX is a valid value to fill in.
+    let mut status: MEMORYSTATUSEX = unsafe { core::mem::zeroed() };
+    status.dwLength = size_of::<MEMORYSTATUSEX>() as u32;
+    // SAFETY: a buffer of the right type with its length set.
+    (unsafe { GlobalMemoryStatusEx(&mut status) } != 0).then_some(status.ullTotalPhys)
+}
+
+/// Nothing to keep: the work is a thread-local destructor's.
+pub(super) struct ExitKey;
+
+impl ExitKey {
+    pub(super) const fn new() -> ExitKey {
+        ExitKey
+    }
+
+    /// Has a thread-local destructor call `run` (once per thread).
+    pub(super) fn arm(&self, run: fn()) {
+        /// The armed work of this thread, run when it is dropped.
+        struct Armed(core::cell::RefCell<Vec<fn()>>);
+        impl Drop for Armed {
+            fn drop(&mut self) {
+                for work in self.0.take() {
+                    work();
+                }
+            }
+        }
+        thread_local! {
+            static ARMED: Armed = const { Armed(core::cell::RefCell::new(Vec::new())) };
+        }
+        let _ = ARMED.try_with(|armed| {
+            let mut armed = armed.0.borrow_mut();
+            if !armed.iter().any(|w| *w as usize == run as usize) {
+                armed.push(run);
+            }
+        });
+    }
+}
