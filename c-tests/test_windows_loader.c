@@ -1,4 +1,4 @@
-/* How ours loads a library file on Windows (src/module/load/loader/windows.rs),
+/* How ours loads a library file on Windows (src/platform/loader/windows.rs),
  * each refusal of its checks a clean error naming what is wrong. Ours
  * only: the official DLL maps a file cut short until the loader faults. A
  * file the system cannot open gets the reference's message, which names no

@@ -2,8 +2,8 @@
 
 use super::args::{arg_bytes, arg_cstr, arg_out, ffi_call, ffi_call_or};
 use crate::abi::*;
-use crate::runtime::model::error::{new_error, set_raised, take_raised};
 use crate::platform::backtrace;
+use crate::runtime::model::error::{new_error, set_raised, take_raised};
 use crate::runtime::{Error, ObjectRef};
 use core::cell::RefCell;
 use core::ffi::{c_char, c_int};

@@ -60,8 +60,14 @@ impl Failure {
 /// A platform call's answer.
 pub type Result<T> = core::result::Result<T, Failure>;
 
+/// `<Kind>: <message>`, as the runtime's errors print.
 impl core::fmt::Display for Failure {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str(&self.message)
+        let kind = match self.kind {
+            FailureKind::Value => "ValueError",
+            FailureKind::Runtime => "RuntimeError",
+            FailureKind::Internal => "InternalError",
+        };
+        write!(f, "{kind}: {}", self.message)
     }
 }

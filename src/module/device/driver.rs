@@ -8,8 +8,8 @@
 //! PyTorch use) is made current, as the CUDA runtime does. The device is
 //! the current context's, else device 0.
 
-use crate::runtime::model::error::{Error, Result, new_error};
 use crate::platform::unlocked_once::get_or_make;
+use crate::runtime::model::error::{Error, Result, new_error};
 use core::ffi::{CStr, c_char, c_int, c_uint, c_void};
 use std::sync::OnceLock;
 

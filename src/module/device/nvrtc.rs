@@ -5,8 +5,8 @@
 //! `lib/`, or under `$CUDA_PATH`, `$CUDA_HOME`, `/usr/local/cuda`).
 
 use crate::module::device::driver::{cuda_error, load_error};
-use crate::runtime::model::error::Result;
 use crate::platform::unlocked_once::get_or_make;
+use crate::runtime::model::error::Result;
 use core::ffi::{CStr, c_char, c_int, c_void};
 use std::ffi::CString;
 use std::path::PathBuf;

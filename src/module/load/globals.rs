@@ -7,6 +7,7 @@ use crate::abi::*;
 use crate::module::format::library_bin::{self, LibraryBin, ModuleEntry};
 use crate::module::format::symbols::LOAD_FROM_FILE_PREFIX;
 use crate::module::objects::module::Module;
+use crate::platform::os;
 use crate::runtime::call::registry::Globals;
 use crate::runtime::call::signature::typed_fn;
 use crate::runtime::call::signature::{
@@ -14,7 +15,6 @@ use crate::runtime::call::signature::{
     obj_type,
 };
 use crate::runtime::model::error::{Error, Result};
-use crate::platform::os;
 use crate::runtime::model::string::{TextKind, make_text};
 use crate::runtime::{Any, AnyView, Function, ObjectRef, call::registry, value::seq};
 use core::ffi::c_void;

@@ -6,14 +6,14 @@
 //! released library is unloaded only when nothing registered runs its code.
 
 use crate::abi::*;
-use crate::platform::loader::{self, FileId, Handle};
-use crate::platform::image;
 use crate::module::format::library_bin::{self, LIB_KIND};
 use crate::module::format::symbols::*;
 use crate::module::objects::module::{Module, ModuleKind};
+use crate::platform::image;
+use crate::platform::loader::{self, FileId, Handle};
+use crate::platform::os;
 use crate::runtime::model::error::{Error, Result};
 use crate::runtime::model::object::ObjectRef;
-use crate::platform::os;
 use crate::runtime::model::string::{TextKind, make_text};
 use crate::runtime::{Any, Function, call::function, call::registry, model::type_table};
 use core::ffi::{c_int, c_void};
@@ -597,10 +597,9 @@ fn fill_missing_slots(symbols: &Symbols) {
     let Symbols::Dso(_, path) = symbols else {
         return;
     };
-    let Ok(slots) =
-        image::map_file(path)
-            .map_err(Error::from)
-            .and_then(|data| crate::module::format::inspect::context_slots(&data))
+    let Ok(slots) = image::map_file(path)
+        .map_err(Error::from)
+        .and_then(|data| crate::module::format::inspect::context_slots(&data))
     else {
         return;
     };

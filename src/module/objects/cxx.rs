@@ -8,9 +8,9 @@
 
 use super::module::{Module, ModuleKind};
 use crate::abi::*;
+use crate::platform::panic::contain_panic;
 use crate::runtime::model::boundary::{catch_or, catch_to_code};
 use crate::runtime::model::error::{Error, Result};
-use crate::platform::panic::contain_panic;
 use crate::runtime::model::string::{TextKind, make_text};
 use crate::runtime::{Any, AnyView, Function, ObjectRef, value::seq};
 use core::ffi::{CStr, c_char, c_int, c_void};

@@ -17,6 +17,7 @@ mod symbolize;
 #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
 mod unwind;
 
+use crate::platform::image;
 use std::collections::HashMap;
 use std::fmt::Write;
 use std::sync::{Arc, LazyLock, Mutex};
@@ -52,159 +53,15 @@ const EXCLUDED_FILES: &[&str] = &[
     "include/c++/",
 ];
 
-/// `Dl_info` of `dladdr`.
-#[repr(C)]
-struct DlInfo {
-    fname: *const core::ffi::c_char,
-    fbase: *mut core::ffi::c_void,
-    sname: *const core::ffi::c_char,
-    saddr: *mut core::ffi::c_void,
-}
-
-unsafe extern "C" {
-    #[cfg(unix)]
-    fn dladdr(addr: *const core::ffi::c_void, info: *mut DlInfo) -> core::ffi::c_int;
-    #[cfg(unix)]
-    fn dlsym(
-        handle: *mut core::ffi::c_void,
-        name: *const core::ffi::c_char,
-    ) -> *mut core::ffi::c_void;
-    fn free(ptr: *mut core::ffi::c_void);
-}
-
-/// `dladdr` on Windows: the module holding `addr` (its base and file
-/// name), and the nearest export at or below it, the counterpart of the
-/// dynamic symbol table (a function no export covers shows as the export
-/// before it, as with `dladdr`). The file names are kept for the life of
-/// the process, one per module base, so the pointers handed out stay valid
-/// as `dladdr`'s do; export names live in the mapped image.
-///
-/// # Safety
-/// `info` is valid for writes.
-#[cfg(windows)]
-unsafe fn dladdr(addr: *const core::ffi::c_void, info: *mut DlInfo) -> core::ffi::c_int {
-    use windows_sys::Win32::System::LibraryLoader::{
-        GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS, GET_MODULE_HANDLE_EX_FLAG_UNCHANGED_REFCOUNT,
-        GetModuleFileNameA, GetModuleHandleExW,
-    };
-    static NAMES: LazyLock<Mutex<HashMap<usize, std::ffi::CString>>> =
-        LazyLock::new(Default::default);
-    let mut module = core::ptr::null_mut();
-    let flags =
-        GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS | GET_MODULE_HANDLE_EX_FLAG_UNCHANGED_REFCOUNT;
-    // SAFETY: with FROM_ADDRESS the name is an address; the handle is
-    // written to `module` and not counted.
-    if unsafe { GetModuleHandleExW(flags, addr.cast(), &mut module) } == 0 {
-        return 0;
-    }
-    let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
-    let name = names.entry(module as usize).or_insert_with(|| {
-        let mut buf = vec![0u8; 1024];
-        // SAFETY: a live module and a buffer of the length given.
-        let n = unsafe { GetModuleFileNameA(module, buf.as_mut_ptr(), buf.len() as u32) };
-        buf.truncate(n as usize);
-        std::ffi::CString::new(buf).unwrap_or_default()
-    });
-    // SAFETY: `module` is a loaded image (the loader just named it), whose
-    // headers and export directory are mapped.
-    let (sname, saddr) =
-        unsafe { nearest_export(module as usize, addr as usize) }.unwrap_or((core::ptr::null(), 0));
-    // SAFETY: the caller's record; the name lives in NAMES for good.
-    unsafe {
-        info.write(DlInfo {
-            fname: name.as_ptr(),
-            fbase: module,
-            sname,
-            saddr: saddr as *mut core::ffi::c_void,
-        })
-    };
-    1
-}
-
-/// The export of the PE image at `base` with the highest address at or
-/// below `addr`: its NUL-terminated name and address. The export table is
-/// the library's own bytes, never checked by the loader: every offset in
-/// it is bounded by the image's size, and a name must end within it.
-///
-/// # Safety
-/// `base` is the base of a loaded PE32+ image (the loader mapped it by its
-/// headers, so those are sound).
-#[cfg(windows)]
-unsafe fn nearest_export(base: usize, addr: usize) -> Option<(*const core::ffi::c_char, usize)> {
-    // The headers, which the loader mapped the image by (unaligned reads:
-    // no layout is assumed).
-    let header_u32 = |offset: usize| {
-        // SAFETY: an offset into the loaded image's headers, per the contract.
-        unsafe { ((base + offset) as *const u32).read_unaligned() as usize }
-    };
-    let nt = header_u32(0x3c);
-    // The optional header follows the signature (4) and file header (20):
-    // SizeOfImage at 56 in it, the export directory entry at 112 (PE32+).
-    let size = header_u32(nt + 24 + 56);
-    let (dir, dir_size) = (header_u32(nt + 24 + 112), header_u32(nt + 24 + 116));
-    // Reads within the image only.
-    let read = |offset: usize, width: usize| -> Option<usize> {
-        (offset.checked_add(width)? <= size).then(|| {
-            // SAFETY: `offset..offset + width` lies in the mapped image.
-            unsafe {
-                let at = base + offset;
-                if width == 2 {
-                    (at as *const u16).read_unaligned() as usize
-                } else {
-                    (at as *const u32).read_unaligned() as usize
-                }
-            }
-        })
-    };
-    if dir == 0 || dir_size == 0 {
-        return None;
-    }
-    let (functions, names) = (read(dir + 20, 4)?, read(dir + 24, 4)?);
-    let (functions_at, names_at, ordinals_at) =
-        (read(dir + 28, 4)?, read(dir + 32, 4)?, read(dir + 36, 4)?);
-    let target = addr.checked_sub(base)?;
-    let mut best: Option<(usize, usize)> = None;
-    for i in 0..names.min(size / 4) {
-        let Some(ordinal) = read(ordinals_at + 2 * i, 2).filter(|&o| o < functions) else {
-            continue;
-        };
-        let (Some(rva), Some(name)) = (
-            read(functions_at + 4 * ordinal, 4),
-            read(names_at + 4 * i, 4),
-        ) else {
-            continue;
-        };
-        // A forwarder's "address" lies in the export directory: no code.
-        let forwarder = (dir..dir.saturating_add(dir_size)).contains(&rva);
-        if !forwarder && rva <= target && best.is_none_or(|(b, _)| rva > b) {
-            best = Some((rva, name));
-        }
-    }
-    let (rva, name) = best?;
-    // SAFETY: `name..size` lies in the mapped image.
-    let rest =
-        unsafe { core::slice::from_raw_parts((base + name) as *const u8, size.checked_sub(name)?) };
-    rest.contains(&0)
-        .then_some(((base + name) as *const core::ffi::c_char, base + rva))
-}
-
 /// The load address of the object containing `addr`, if any.
-fn object_base(addr: *const core::ffi::c_void) -> Option<usize> {
-    let mut info = DlInfo {
-        fname: core::ptr::null(),
-        fbase: core::ptr::null_mut(),
-        sname: core::ptr::null(),
-        saddr: core::ptr::null_mut(),
-    };
-    // SAFETY: dladdr only reads the address and fills `info`.
-    let found = unsafe { dladdr(addr, &mut info) } != 0;
-    (found && !info.fbase.is_null()).then_some(info.fbase as usize)
+fn object_base(addr: usize) -> Option<usize> {
+    image::symbol_at(addr).map(|s| s.base).filter(|&b| b != 0)
 }
 
 /// The base of this library: its own frames (the capture, the Rust
 /// runtime linked into it) never appear in backtraces.
 static OWN_BASE: LazyLock<Option<usize>> =
-    LazyLock::new(|| object_base(capture as *const core::ffi::c_void));
+    LazyLock::new(|| object_base(capture as *const () as usize));
 
 type CxaDemangle = unsafe extern "C" fn(
     *const core::ffi::c_char,
@@ -216,19 +73,14 @@ type CxaDemangle = unsafe extern "C" fn(
 /// libstdc++'s `__cxa_demangle` when the process has it (every C++ host):
 /// C++ frames then read exactly as the reference prints them.
 /// (Windows has no process-wide symbol lookup: Rust's demangler names
-/// them there.)
-/// Looked up unlocked: `dlsym` takes the system loader's lock.
+/// them there.) Looked up unlocked: the lookup takes the system loader's
+/// lock.
 fn cxa_demangle() -> Option<CxaDemangle> {
     static FOUND: std::sync::OnceLock<Option<CxaDemangle>> = std::sync::OnceLock::new();
     crate::platform::unlocked_once::get_or_make(&FOUND, || {
-        #[cfg(windows)]
-        let f: *mut core::ffi::c_void = core::ptr::null_mut();
-        // SAFETY: RTLD_DEFAULT (NULL) lookup of a NUL-terminated name.
-        #[cfg(unix)]
-        let f = unsafe { dlsym(core::ptr::null_mut(), c"__cxa_demangle".as_ptr()) };
+        let f = image::process_symbol(c"__cxa_demangle")?;
         // SAFETY: `__cxa_demangle` has this signature (Itanium C++ ABI).
-        (!f.is_null())
-            .then(|| unsafe { core::mem::transmute::<*mut core::ffi::c_void, CxaDemangle>(f) })
+        Some(unsafe { core::mem::transmute::<*mut core::ffi::c_void, CxaDemangle>(f) })
     })
 }
 
@@ -255,7 +107,7 @@ fn readable(raw: &[u8]) -> String {
                 .to_string_lossy()
                 .into_owned();
             // SAFETY: we own the buffer.
-            unsafe { free(out.cast()) };
+            unsafe { libc::free(out.cast()) };
             if status == 0 {
                 return text;
             }
@@ -280,10 +132,9 @@ static LIMIT: LazyLock<usize> = LazyLock::new(|| {
         })
 });
 
-/// The dynamic loader's counts of objects loaded and unloaded so far
-/// (`dlpi_adds`, `dlpi_subs`), as last seen by [`forget_if_remapped`].
-#[cfg(target_os = "linux")]
-static LOADER_COUNTS: Mutex<(u64, u64)> = Mutex::new((0, 0));
+/// The dynamic loader's counts of objects loaded and unloaded so far, as
+/// last seen by [`forget_if_remapped`].
+static LOADER_COUNTS: Mutex<Option<(u64, u64)>> = Mutex::new(None);
 
 /// Forgets every cache keyed by code address (frame names, resolved
 /// frames, unwind rules) when the dynamic loader has loaded or unloaded an
@@ -291,41 +142,24 @@ static LOADER_COUNTS: Mutex<(u64, u64)> = Mutex::new((0, 0));
 /// unloaded: an address may now belong to another library, mapped where an
 /// unloaded one was (whose frames those entries would misname or, for
 /// unwind rules, walk off the stack), or to a new one where nothing was.
-/// One `dl_iterate_phdr` step per capture.
+/// One step of the loader's list per capture (where the loader counts).
 fn forget_if_remapped() {
-    #[cfg(target_os = "linux")]
-    {
-        unsafe extern "C" fn counts(
-            info: *mut libc::dl_phdr_info,
-            size: usize,
-            data: *mut core::ffi::c_void,
-        ) -> core::ffi::c_int {
-            // SAFETY: the loader hands a valid record of `size` bytes and
-            // our `(u64, u64)`; the counts exist when the record is that long.
-            let (info, out) = unsafe { (&*info, &mut *data.cast::<(u64, u64)>()) };
-            if size >= core::mem::offset_of!(libc::dl_phdr_info, dlpi_subs) + 8 {
-                *out = (info.dlpi_adds, info.dlpi_subs);
-            }
-            1
-        }
-        let mut now = (0u64, 0u64);
-        // SAFETY: the callback only writes `now`, of its type.
-        unsafe { libc::dl_iterate_phdr(Some(counts), (&raw mut now).cast()) };
-        let mut seen = LOADER_COUNTS.lock().unwrap_or_else(|e| e.into_inner());
-        if *seen != now {
-            // Debug information already read stays valid until an object is
-            // unloaded (one may then be mapped where it was).
-            let unloaded = seen.1 != now.1;
-            *seen = now;
-            drop(seen);
-            NAMED.lock().unwrap_or_else(|e| e.into_inner()).clear();
-            RESOLVED.lock().unwrap_or_else(|e| e.into_inner()).clear();
-            #[cfg(target_arch = "x86_64")]
-            unwind::forget_rules();
-            if unloaded {
-                symbolize::forget_objects();
-            }
-        }
+    let Some(now) = image::loader_counts() else {
+        return;
+    };
+    let mut seen = LOADER_COUNTS.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(before) = seen.replace(now).filter(|&b| b != now) else {
+        return;
+    };
+    drop(seen);
+    NAMED.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    RESOLVED.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+    unwind::forget_rules();
+    // Debug information already read stays valid until an object is
+    // unloaded (one may then be mapped where it was).
+    if before.1 != now.1 {
+        symbolize::forget_objects();
     }
 }
 
@@ -363,9 +197,8 @@ enum Frame {
 
 /// Return addresses named so far. Bounded: emptied when it reaches
 /// [`MAX_NAMED`] addresses (a process raising from that many sites).
-static NAMED: LazyLock<
-    std::sync::Mutex<crate::platform::address_map::AddrMap<usize, Frame>>,
-> = LazyLock::new(Default::default);
+static NAMED: LazyLock<std::sync::Mutex<crate::platform::address_map::AddrMap<usize, Frame>>> =
+    LazyLock::new(Default::default);
 const MAX_NAMED: usize = 1 << 16;
 
 /// The most frames a raise-time backtrace walks.
@@ -381,52 +214,8 @@ static OWN_RANGE: LazyLock<(usize, usize)> = LazyLock::new(|| {
     let Some(base) = *OWN_BASE else {
         return (0, 0);
     };
-    #[cfg_attr(
-        not(any(target_os = "linux", windows)),
-        expect(
-            unused_mut,
-            reason = "no segment walk outside Linux and Windows: no frame is hidden"
-        )
-    )]
-    let mut range = (base, base);
-    // Windows: the image's extent, SizeOfImage in its PE32+ optional header.
-    #[cfg(windows)]
-    // SAFETY: `base` is this DLL's module handle: its headers are mapped.
-    unsafe {
-        let read = |offset: usize| ((base + offset) as *const u32).read_unaligned() as usize;
-        range.1 = base + read(read(0x3c) + 24 + 56);
-    }
-    #[cfg(target_os = "linux")]
-    // SAFETY: the callback only reads the program headers it is handed.
-    unsafe {
-        libc::dl_iterate_phdr(
-            Some(own_segments),
-            (&mut range as *mut (usize, usize)).cast(),
-        )
-    };
-    range
+    (base, image::object_end(base).unwrap_or(base))
 });
-
-/// `dl_iterate_phdr` callback: widens `data` (a `(base, end)` pair) to the
-/// end of the loaded segments of the object whose base is `base`.
-#[cfg(target_os = "linux")]
-unsafe extern "C" fn own_segments(
-    info: *mut libc::dl_phdr_info,
-    _size: usize,
-    data: *mut core::ffi::c_void,
-) -> core::ffi::c_int {
-    // SAFETY: the loader hands a valid record and our `(usize, usize)`.
-    let (info, range) = unsafe { (&*info, &mut *data.cast::<(usize, usize)>()) };
-    if info.dlpi_addr as usize != range.0 || info.dlpi_phdr.is_null() {
-        return 0;
-    }
-    // SAFETY: `dlpi_phnum` headers are readable at `dlpi_phdr`.
-    let headers = unsafe { core::slice::from_raw_parts(info.dlpi_phdr, info.dlpi_phnum.into()) };
-    for h in headers.iter().filter(|h| h.p_type == libc::PT_LOAD) {
-        range.1 = range.1.max(range.0 + (h.p_vaddr + h.p_memsz) as usize);
-    }
-    1
-}
 
 /// Loaded objects whose name tells nothing (`/proc/self/fd/N`), by that
 /// name, with the file to show instead.
@@ -446,35 +235,24 @@ pub fn show_file_as(loaded: &[u8], file: &[u8]) {
 /// file (line 0), the function, or the offset in the module when no symbol
 /// covers it (readable with `addr2line`).
 fn name_frame(ip: usize) -> Frame {
-    let mut info = DlInfo {
-        fname: core::ptr::null(),
-        fbase: core::ptr::null_mut(),
-        sname: core::ptr::null(),
-        saddr: core::ptr::null_mut(),
-    };
     // The call instruction precedes the return address.
     let pc = ip.saturating_sub(1);
-    // SAFETY: dladdr only reads the address and fills `info`.
-    if unsafe { dladdr(pc as *const core::ffi::c_void, &mut info) } == 0 {
+    let Some(image::AddressSymbol { file, base, symbol }) = image::symbol_at(pc) else {
         return Frame::Hidden;
-    }
-    // SAFETY: dladdr's strings are NUL-terminated and live with the module.
-    let text =
-        |p: *const core::ffi::c_char| unsafe { std::ffi::CStr::from_ptr(p) }.to_string_lossy();
-    let file = if info.fname.is_null() {
-        "<unknown>".into()
-    } else {
-        // SAFETY: as for `text`.
-        let loaded = unsafe { std::ffi::CStr::from_ptr(info.fname) }.to_bytes();
-        let shown = SHOWN_AS.lock().unwrap_or_else(|e| e.into_inner());
-        shown
-            .get(loaded)
-            .map_or_else(|| text(info.fname), |f| f.to_string().into())
     };
-    let name = if info.sname.is_null() {
-        format!("{:#x}", pc - info.fbase as usize)
-    } else {
-        readable(text(info.sname).as_bytes())
+    let file = match file {
+        None => "<unknown>".into(),
+        Some(loaded) => {
+            let shown = SHOWN_AS.lock().unwrap_or_else(|e| e.into_inner());
+            shown.get(&*loaded).map_or_else(
+                || String::from_utf8_lossy(&loaded).into_owned(),
+                |f| f.to_string(),
+            )
+        }
+    };
+    let name = match &symbol {
+        None => format!("{:#x}", pc - base),
+        Some(raw) => readable(raw),
     };
     if BOUNDARY_SYMBOLS.iter().any(|b| name.starts_with(b)) {
         return Frame::Boundary;
@@ -484,7 +262,7 @@ fn name_frame(ip: usize) -> Frame {
     }
     let mut line = String::new();
     push_line(&mut line, &file, 0, &name);
-    Frame::Shown(line.into_boxed_str(), !info.sname.is_null())
+    Frame::Shown(line.into_boxed_str(), symbol.is_some())
 }
 
 /// Fills `ips` with the return addresses of the calling stack, newest first;
@@ -611,7 +389,7 @@ pub fn capture(location: Option<(&str, u32, &str)>, cross_boundary: bool) -> Str
         if own_start < own_end {
             !(own_start..own_end).contains(&ip)
         } else {
-            own.is_none() || object_base(ip as *const core::ffi::c_void) != own
+            own.is_none() || object_base(ip) != own
         }
     });
     for ip in foreign {

@@ -29,7 +29,7 @@ pub struct Symbol {
 /// only, and its debug information once read.
 struct Object {
     bias: usize,
-    ranges: Vec<(usize, usize)>,
+    ranges: Vec<core::ops::Range<usize>>,
     path: PathBuf,
     symbols_only: bool,
     loader: Option<Option<Box<addr2line::Loader>>>,
@@ -74,73 +74,8 @@ const MAX_OBJECTS: usize = 16;
 
 /// Forgets every object read: called when libraries were unloaded, as one
 /// may now sit where another was.
-#[cfg(target_os = "linux")]
 pub fn forget_objects() {
     OBJECTS.lock().unwrap_or_else(|e| e.into_inner()).clear();
-}
-
-/// A loaded object as the loader lists it: its bias, the ranges of its
-/// loadable segments and its path.
-type Found = (usize, Vec<(usize, usize)>, PathBuf);
-
-/// The loaded object holding `addr`: its bias, the ranges of its loadable
-/// segments and its path (the main program's, for the unnamed object).
-#[cfg(target_os = "linux")]
-fn object_at(addr: usize) -> Option<Found> {
-    use std::os::unix::ffi::OsStrExt;
-    struct Search {
-        addr: usize,
-        found: Option<Found>,
-    }
-    unsafe extern "C" fn visit(
-        info: *mut libc::dl_phdr_info,
-        _size: usize,
-        data: *mut core::ffi::c_void,
-    ) -> core::ffi::c_int {
-        // SAFETY: the loader hands a valid record and our `Search`.
-        let (info, search) = unsafe { (&*info, &mut *data.cast::<Search>()) };
-        if info.dlpi_phdr.is_null() {
-            return 0;
-        }
-        // SAFETY: `dlpi_phnum` program headers are readable at `dlpi_phdr`.
-        let headers =
-            unsafe { core::slice::from_raw_parts(info.dlpi_phdr, info.dlpi_phnum.into()) };
-        let bias = info.dlpi_addr as usize;
-        let ranges: Vec<(usize, usize)> = headers
-            .iter()
-            .filter(|h| h.p_type == libc::PT_LOAD)
-            .map(|h| {
-                let start = bias.wrapping_add(h.p_vaddr as usize);
-                (start, start.wrapping_add(h.p_memsz as usize))
-            })
-            .collect();
-        if !ranges.iter().any(|&(s, e)| (s..e).contains(&search.addr)) {
-            return 0;
-        }
-        let name = if info.dlpi_name.is_null() {
-            &[][..]
-        } else {
-            // SAFETY: a loaded object's name is NUL-terminated.
-            unsafe { core::ffi::CStr::from_ptr(info.dlpi_name) }.to_bytes()
-        };
-        let path = if name.is_empty() {
-            std::env::current_exe().unwrap_or_default()
-        } else {
-            PathBuf::from(std::ffi::OsStr::from_bytes(name))
-        };
-        search.found = Some((bias, ranges, path));
-        1
-    }
-    let mut search = Search { addr, found: None };
-    // SAFETY: the callback only touches `search`, of its type.
-    unsafe { libc::dl_iterate_phdr(Some(visit), (&raw mut search).cast()) };
-    search.found
-}
-
-/// Outside Linux: no walk of the loaded objects, so nothing is resolved.
-#[cfg(not(target_os = "linux"))]
-fn object_at(_addr: usize) -> Option<Found> {
-    None
 }
 
 /// Runs `f` on the object holding `addr` (read on first use, then kept
@@ -149,11 +84,11 @@ fn with_object<T>(addr: usize, f: impl FnOnce(&mut Object) -> T) -> Option<T> {
     let mut objects = OBJECTS.lock().unwrap_or_else(|e| e.into_inner());
     let at = objects
         .iter()
-        .position(|o| o.ranges.iter().any(|&(s, e)| (s..e).contains(&addr)));
+        .position(|o| o.ranges.iter().any(|r| r.contains(&addr)));
     let mut object = match at {
         Some(i) => objects.remove(i),
         None => {
-            let (bias, ranges, path) = object_at(addr)?;
+            let (bias, ranges, path) = crate::platform::image::object_holding(addr)?;
             if objects.len() >= MAX_OBJECTS {
                 objects.pop();
             }

@@ -25,3 +25,20 @@ pub fn name_loaded(_name: &Path) -> bool {
 pub fn mapped_file(_handle: *mut c_void) -> Option<(u64, u64)> {
     None
 }
+
+/// See the Linux version: `None`, the loader cannot say here.
+pub fn object_holding(
+    _addr: usize,
+) -> Option<(usize, Vec<core::ops::Range<usize>>, std::path::PathBuf)> {
+    None
+}
+
+/// See the Linux version: `None`, the loader cannot say here.
+pub fn object_end(_base: usize) -> Option<usize> {
+    None
+}
+
+/// See the Linux version: `None`, the loader cannot say here.
+pub fn loader_counts() -> Option<(u64, u64)> {
+    None
+}

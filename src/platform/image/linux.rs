@@ -3,6 +3,7 @@
 
 use core::ffi::{c_int, c_void};
 use core::ops::Range;
+use object::elf;
 use std::path::Path;
 
 #[cfg(target_pointer_width = "64")]
@@ -210,6 +211,69 @@ fn maps_line_file(line: &str) -> Option<(u64, u64)> {
     Some((libc::makedev(major, minor), inode))
 }
 
+/// The loaded object holding `addr`: its bias (what its file's addresses
+/// are shifted by), the ranges of its loadable segments, and its path (the
+/// program's own for the unnamed object).
+pub fn object_holding(addr: usize) -> Option<(usize, Vec<Range<usize>>, std::path::PathBuf)> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut found = None;
+    each_object(|object| {
+        let ranges: Vec<Range<usize>> = object.segments(0).collect();
+        if !ranges.iter().any(|r| r.contains(&addr)) {
+            return false;
+        }
+        let name = if object.name.is_null() {
+            &[][..]
+        } else {
+            // SAFETY: a loaded object's name is NUL-terminated.
+            unsafe { core::ffi::CStr::from_ptr(object.name) }.to_bytes()
+        };
+        let path = if name.is_empty() {
+            std::env::current_exe().unwrap_or_default()
+        } else {
+            std::path::PathBuf::from(std::ffi::OsStr::from_bytes(name))
+        };
+        found = Some((object.base, ranges, path));
+        true
+    });
+    found
+}
+
+/// The end of the loaded segments of the object whose base is `base`.
+pub fn object_end(base: usize) -> Option<usize> {
+    let mut end = None;
+    each_object(|object| {
+        let it = object.base == base && !object.headers.is_empty();
+        if it {
+            end = object.segments(0).map(|s| s.end).max();
+        }
+        it
+    });
+    end
+}
+
+/// The dynamic loader's counts of objects loaded and unloaded so far
+/// (`dlpi_adds`, `dlpi_subs`): one step of `dl_iterate_phdr`.
+pub fn loader_counts() -> Option<(u64, u64)> {
+    unsafe extern "C" fn counts(
+        info: *mut libc::dl_phdr_info,
+        size: usize,
+        data: *mut c_void,
+    ) -> c_int {
+        // SAFETY: the loader hands a valid record of `size` bytes and our
+        // `Option<(u64, u64)>`; the counts exist when the record is that long.
+        let (info, out) = unsafe { (&*info, &mut *data.cast::<Option<(u64, u64)>>()) };
+        if size >= core::mem::offset_of!(libc::dl_phdr_info, dlpi_subs) + 8 {
+            *out = Some((info.dlpi_adds, info.dlpi_subs));
+        }
+        1
+    }
+    let mut now = None;
+    // SAFETY: the callback only writes `now`, of its type.
+    unsafe { libc::dl_iterate_phdr(Some(counts), (&raw mut now).cast()) };
+    now
+}
+
 /// Whether a loaded object has the name `name` (so `dlopen(name)` would
 /// answer with it, whatever file the name leads to now). Walks the loaded
 /// objects; opens nothing.
@@ -224,4 +288,15 @@ pub fn name_loaded(name: &Path) -> bool {
         found
     });
     found
+}
+
+/// Whether the ELF file at `path` names `soname` in a `DT_NEEDED` entry. A
+/// file that cannot be read, is not ELF or has no readable dynamic section
+/// answers false.
+pub fn needs(path: &Path, soname: &[u8]) -> bool {
+    let Ok(file) = crate::platform::os::open_for_check(path) else {
+        return false;
+    };
+    super::dynamic::dynamic_strings(&object::ReadCache::new(&file), &[elf::DT_NEEDED])
+        .is_some_and(|names| names.iter().any(|n| n == soname))
 }

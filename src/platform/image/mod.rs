@@ -15,6 +15,44 @@
 //! - [`map_file`]: a regular file mapped read-only, bounded by its length;
 //! - [`own_shared_object`]: the path of this library when it is loaded as a
 //!   shared object (what native code built at run time links against).
+//!
+//! Per system: `linux.rs` (the loaded objects, from `dl_iterate_phdr`),
+//! `windows.rs` (loaded PE images, from `VirtualQuery`), `elsewhere.rs`
+//! (other systems: "cannot say"), `unix.rs` (what every Unix shares) and
+//! `dynamic.rs` (an ELF file's dynamic section, read on Unix).
+// Layers, lowest first: dynamic symbol, elsewhere linux unix windows.
+
+#[cfg(unix)]
+mod dynamic;
+#[cfg(not(any(target_os = "linux", windows)))]
+mod elsewhere;
+#[cfg(target_os = "linux")]
+mod linux;
+mod symbol;
+#[cfg(unix)]
+mod unix;
+#[cfg(windows)]
+mod windows;
+
+#[cfg(unix)]
+pub use dynamic::{uses_origin, uses_origin_in};
+#[cfg(not(any(target_os = "linux", windows)))]
+pub use elsewhere::{
+    loader_counts, mapped_extent, mapped_file, name_loaded, object_end, object_holding, segments_of,
+};
+#[cfg(target_os = "linux")]
+pub use linux::{
+    loader_counts, mapped_extent, mapped_file, name_loaded, needs, object_end, object_holding,
+    segments_of,
+};
+pub use symbol::AddressSymbol;
+#[cfg(unix)]
+pub use unix::{path_of_address, process_symbol, symbol_at};
+#[cfg(windows)]
+pub use windows::{
+    loader_counts, mapped_extent, object_end, object_holding, path_of_address, process_symbol,
+    segments_of, symbol_at,
+};
 
 use crate::platform::failure::{Failure, Result};
 use crate::platform::os;
@@ -166,119 +204,6 @@ fn check_segments<'d, H: FileHeader<Endian = object::Endianness>, R: object::Rea
     Ok(())
 }
 
-/// Whether an ELF file names `$ORIGIN` in its `DT_NEEDED`, `DT_RPATH` or
-/// `DT_RUNPATH` entries: it finds libraries relative to its own directory,
-/// so the loader must open it by a path in that directory. A file that is
-/// not ELF or whose dynamic section cannot be read answers false.
-#[cfg(unix)]
-pub fn uses_origin(file: &File) -> bool {
-    origin_named(&object::ReadCache::new(file))
-}
-
-/// [`uses_origin`] of a file's bytes.
-#[cfg(unix)]
-pub fn uses_origin_in(bytes: &[u8]) -> bool {
-    origin_named(bytes)
-}
-
-#[cfg(unix)]
-fn origin_named<'d, R: object::ReadRef<'d>>(data: R) -> bool {
-    let names_origin = |text: &[u8]| {
-        text.windows(7).any(|w| w == b"$ORIGIN") || text.windows(9).any(|w| w == b"${ORIGIN}")
-    };
-    dynamic_strings(data, &[elf::DT_NEEDED, elf::DT_RPATH, elf::DT_RUNPATH])
-        .is_some_and(|names| names.iter().any(|n| names_origin(n)))
-}
-
-/// Whether the ELF file at `path` names `soname` in a `DT_NEEDED` entry. A
-/// file that cannot be read, is not ELF or has no readable dynamic section
-/// answers false.
-#[cfg(target_os = "linux")]
-pub fn needs(path: &Path, soname: &[u8]) -> bool {
-    let Ok(file) = os::open_for_check(path) else {
-        return false;
-    };
-    dynamic_strings(&object::ReadCache::new(&file), &[elf::DT_NEEDED])
-        .is_some_and(|names| names.iter().any(|n| n == soname))
-}
-
-/// The strings of an ELF file's dynamic entries with one of `tags`, if it is
-/// ELF and its dynamic section can be read.
-#[cfg(unix)]
-fn dynamic_strings<'d, R: object::ReadRef<'d>>(
-    data: R,
-    tags: &[elf::DynamicTag],
-) -> Option<Vec<Vec<u8>>> {
-    match object::FileKind::parse(data) {
-        Ok(object::FileKind::Elf64) => {
-            dynamic_strings_of::<elf::FileHeader64<object::Endianness>, _>(data, tags)
-        }
-        Ok(object::FileKind::Elf32) => {
-            dynamic_strings_of::<elf::FileHeader32<object::Endianness>, _>(data, tags)
-        }
-        _ => None,
-    }
-}
-
-#[cfg(unix)]
-fn dynamic_strings_of<'d, H: FileHeader<Endian = object::Endianness>, R: object::ReadRef<'d>>(
-    data: R,
-    tags: &[elf::DynamicTag],
-) -> Option<Vec<Vec<u8>>> {
-    use object::read::elf::Dyn;
-    let header = H::parse(data).ok()?;
-    let endian = header.endian().ok()?;
-    let segments = header.program_headers(endian, data).ok()?;
-    let dynamic = segments
-        .iter()
-        .find_map(|ph| ph.dynamic(endian, data).ok().flatten())?;
-    let value = |tag: elf::DynamicTag| {
-        dynamic
-            .iter()
-            .find(|d| d.tag(endian) == tag)
-            .map(|d| d.val(endian))
-    };
-    let (strtab, strsz): (u64, u64) = (value(elf::DT_STRTAB)?, value(elf::DT_STRSZ)?);
-    // The string table's file offset, through the loadable segment holding it.
-    let offset = segments.iter().find_map(|ph| {
-        let (vaddr, filesz): (u64, u64) = (ph.p_vaddr(endian).into(), ph.p_filesz(endian).into());
-        let within =
-            ph.p_type(endian) == elf::PT_LOAD && strtab >= vaddr && strtab - vaddr < filesz;
-        within.then(|| Into::<u64>::into(ph.p_offset(endian)) + (strtab - vaddr))
-    })?;
-    let table = data.read_bytes_at(offset, strsz).ok()?;
-    let text = |d: &H::Dyn| {
-        let at = usize::try_from(d.val(endian)).ok()?;
-        let text = table.get(at..)?;
-        Some(text[..text.iter().position(|&b| b == 0)?].to_vec())
-    };
-    Some(
-        dynamic
-            .iter()
-            .filter(|d| tags.contains(&d.tag(endian)))
-            .filter_map(text)
-            .collect(),
-    )
-}
-
-#[cfg(target_os = "linux")]
-pub use linux::{mapped_extent, mapped_file, name_loaded, segments_of};
-
-#[cfg(target_os = "linux")]
-mod linux;
-
-#[cfg(not(any(target_os = "linux", windows)))]
-pub use elsewhere::{mapped_extent, mapped_file, name_loaded, segments_of};
-
-#[cfg(windows)]
-pub use windows::{mapped_extent, segments_of};
-
-#[cfg(windows)]
-mod windows;
-
-#[cfg(not(any(target_os = "linux", windows)))]
-mod elsewhere;
-
 /// A regular file mapped read-only; its bytes are bounded by its length.
 pub fn map_file(path: &Path) -> Result<memmap2::Mmap> {
     let (file, _) = open_regular(path)
@@ -301,48 +226,6 @@ pub fn own_shared_object() -> Option<std::path::PathBuf> {
         || name.ends_with(b".dylib")
         || name.len() >= 4 && name[name.len() - 4..].eq_ignore_ascii_case(b".dll");
     is_shared.then_some(path)
-}
-
-/// The file of the loaded object (library or executable) whose code or data
-/// holds `addr`.
-#[cfg(unix)]
-pub fn path_of_address(addr: usize) -> Option<std::path::PathBuf> {
-    // SAFETY: an all-zero Dl_info is a valid value to be filled in.
-    let mut info: libc::Dl_info = unsafe { core::mem::zeroed() };
-    // SAFETY: dladdr only reads the address and fills `info`.
-    if unsafe { libc::dladdr(addr as *const core::ffi::c_void, &mut info) } == 0
-        || info.dli_fname.is_null()
-    {
-        return None;
-    }
-    // SAFETY: dladdr's file name is a NUL-terminated string the loader keeps.
-    let name = unsafe { core::ffi::CStr::from_ptr(info.dli_fname) }.to_bytes();
-    Some(os::path_from_bytes(name).into_owned())
-}
-
-/// The file of the loaded module (DLL or executable) whose code or data
-/// holds `addr`.
-#[cfg(windows)]
-pub fn path_of_address(addr: usize) -> Option<std::path::PathBuf> {
-    use std::os::windows::ffi::OsStringExt;
-    use windows_sys::Win32::System::LibraryLoader::{
-        GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS, GET_MODULE_HANDLE_EX_FLAG_UNCHANGED_REFCOUNT,
-        GetModuleFileNameW, GetModuleHandleExW,
-    };
-    let mut module = core::ptr::null_mut();
-    let flags =
-        GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS | GET_MODULE_HANDLE_EX_FLAG_UNCHANGED_REFCOUNT;
-    // SAFETY: with FROM_ADDRESS the "name" is an address inside a loaded
-    // module; the handle is written to `module` and not counted.
-    let found = unsafe { GetModuleHandleExW(flags, addr as *const u16, &mut module) };
-    if found == 0 {
-        return None;
-    }
-    let mut name = vec![0u16; 32768];
-    // SAFETY: a live module and a buffer of the length given.
-    let n = unsafe { GetModuleFileNameW(module, name.as_mut_ptr(), name.len() as u32) } as usize;
-    name.truncate(n);
-    (n > 0).then(|| std::path::PathBuf::from(std::ffi::OsString::from_wide(&name)))
 }
 
 #[cfg(test)]

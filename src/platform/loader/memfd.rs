@@ -3,12 +3,10 @@
 //! when no private directory will do.
 
 use std::fs::File;
-#[cfg(target_os = "linux")]
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 /// A new anonymous memory file named after `path`, sealable.
-#[cfg(target_os = "linux")]
 pub(super) fn memfd(path: &Path) -> std::io::Result<File> {
     use std::os::fd::FromRawFd;
     let name = path.file_name().unwrap_or(path.as_os_str()).as_bytes();
@@ -25,7 +23,6 @@ pub(super) fn memfd(path: &Path) -> std::io::Result<File> {
 }
 
 /// Seals a memory file against any change.
-#[cfg(target_os = "linux")]
 pub(super) fn seal(copy: &File) -> std::io::Result<()> {
     use std::os::fd::AsRawFd;
     let seals = libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_WRITE | libc::F_SEAL_SEAL;
@@ -33,21 +30,6 @@ pub(super) fn seal(copy: &File) -> std::io::Result<()> {
     if unsafe { libc::fcntl(copy.as_raw_fd(), libc::F_ADD_SEALS, seals) } != 0 {
         return Err(std::io::Error::last_os_error());
     }
-    Ok(())
-}
-
-/// Outside Linux there are no memory files: a copy needs `TMPDIR`.
-#[cfg(not(target_os = "linux"))]
-pub(super) fn memfd(_path: &Path) -> std::io::Result<File> {
-    Err(std::io::Error::new(
-        std::io::ErrorKind::Unsupported,
-        "no private directory under TMPDIR and no memfd_create outside Linux",
-    ))
-}
-
-/// See [`memfd`].
-#[cfg(not(target_os = "linux"))]
-pub(super) fn seal(_copy: &File) -> std::io::Result<()> {
     Ok(())
 }
 

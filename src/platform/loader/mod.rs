@@ -2,9 +2,17 @@
 //! checks before and after it maps the file, and the route it takes (in
 //! place or from a private copy). Each system's file says what its route
 //! guarantees.
-// Layers, lowest first: shared memfd, soname, unix windows.
+//!
+//! Per system: `unix.rs` (the Unix route) with what `linux.rs` adds there
+//! (or `elsewhere.rs` leaves out), `windows.rs` (the Windows route), and
+//! `shared.rs` (the messages both give).
+// Layers, lowest first: shared memfd, soname, elsewhere linux, unix windows.
 
-#[cfg(unix)]
+#[cfg(all(unix, not(target_os = "linux")))]
+mod elsewhere;
+#[cfg(target_os = "linux")]
+mod linux;
+#[cfg(target_os = "linux")]
 mod memfd;
 mod shared;
 #[cfg(target_os = "linux")]

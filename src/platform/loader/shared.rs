@@ -38,7 +38,7 @@ pub(super) fn load_error(path: &Path, reason: impl std::fmt::Display) -> Failure
 /// ending in `what`.
 fn reference_error(what: String) -> Failure {
     Failure::internal(format!(
-            "Check failed: (lib_handle_ != nullptr) is false: Failed to load dynamic shared library {what}"
+        "Check failed: (lib_handle_ != nullptr) is false: Failed to load dynamic shared library {what}"
     ))
 }
 

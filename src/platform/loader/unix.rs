@@ -54,11 +54,14 @@
 //! loads: its initialisers' `dladdr` names `/proc`, and gdb loses its
 //! breakpoints in it once the name is corrected afterwards.
 
-use super::memfd::{memfd, proc_name, seal};
+#[cfg(not(target_os = "linux"))]
+use super::elsewhere as system;
+#[cfg(target_os = "linux")]
+use super::linux as system;
 use super::shared::{cannot_open, load_error, open_library_file};
+use crate::platform::failure::Result;
 use crate::platform::image;
 use crate::platform::trust;
-use crate::platform::failure::Result;
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::os::unix::ffi::OsStrExt;
@@ -174,11 +177,7 @@ pub(crate) fn dlopen(name: &Path, path: &Path) -> Result<libloading::os::unix::L
     // Where no object can stand for this runtime as libtvm_ffi.so, only a
     // library that needs one is refused (a library loaded by a bare name
     // is found by the loader's search, not read here: it is left to it).
-    #[cfg(target_os = "linux")]
-    if let Err(why) = super::soname::provide(crate::BUILTIN_ABI_EXPORTS)
-        && crate::platform::os::has_separator(name.as_os_str().as_bytes())
-        && image::needs(name, super::soname::SONAME.to_bytes())
-    {
+    if let Some(why) = system::missing_runtime(name) {
         return Err(load_error(
             path,
             format!(": it needs libtvm_ffi.so, and {why}"),
@@ -391,7 +390,7 @@ fn load_link(path: &Path, file: &File) -> Result<Option<Handle>> {
             }
             *n += 1;
             let link = dir.join(candidate);
-            match link_checked(file, &link) {
+            match system::link_checked(file, &link) {
                 Ok(()) => break link,
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
                 Err(_) => return Ok(None),
@@ -432,40 +431,6 @@ impl Links {
         }
         self.dir.clone()
     }
-}
-
-/// Makes `to` a hard link to the open file `file` (through its
-/// `/proc/self/fd` entry: linking a descriptor directly needs a
-/// capability).
-#[cfg(target_os = "linux")]
-fn link_checked(file: &File, to: &Path) -> std::io::Result<()> {
-    use std::os::fd::AsRawFd;
-    let from = std::ffi::CString::new(format!("/proc/self/fd/{}", file.as_raw_fd()))?;
-    let to = std::ffi::CString::new(to.as_os_str().as_bytes())?;
-    // SAFETY: two NUL-terminated paths; linkat reads them only.
-    let rc = unsafe {
-        libc::linkat(
-            libc::AT_FDCWD,
-            from.as_ptr(),
-            libc::AT_FDCWD,
-            to.as_ptr(),
-            libc::AT_SYMLINK_FOLLOW,
-        )
-    };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
-    }
-}
-
-/// Outside Linux there is no `/proc/self/fd` to link from: a reload copies.
-#[cfg(not(target_os = "linux"))]
-fn link_checked(_file: &File, _to: &Path) -> std::io::Result<()> {
-    Err(std::io::Error::new(
-        std::io::ErrorKind::Unsupported,
-        "no /proc/self/fd to link a descriptor from",
-    ))
 }
 
 /// A private copy of, or link to, a library: removed when dropped (the
@@ -560,25 +525,6 @@ extern "C" fn remove_live_copies() {
     });
 }
 
-/// Whether the file system holding `file` is mounted `noexec`.
-#[cfg(target_os = "linux")]
-fn on_noexec_mount(file: &File) -> bool {
-    use std::os::fd::AsRawFd;
-    // SAFETY: an all-zero statvfs is a valid value to be filled in.
-    let mut st: libc::statvfs = unsafe { core::mem::zeroed() };
-    // SAFETY: a live descriptor and a buffer of the right type.
-    let ok = unsafe { libc::fstatvfs(file.as_raw_fd(), &mut st) } == 0;
-    ok && st.f_flag & libc::ST_NOEXEC != 0
-}
-
-/// Outside Linux the mount flags are not read here (macOS has no
-/// `ST_NOEXEC` in `statvfs`): a private copy of a library on a `noexec`
-/// mount is not refused there.
-#[cfg(not(target_os = "linux"))]
-fn on_noexec_mount(_file: &File) -> bool {
-    false
-}
-
 /// Copies `file` (or its checked `bytes`, when it was read whole) into a
 /// fresh private directory under its own file name (else into an anonymous
 /// memory file), checks the copy (the file may have changed since it was
@@ -586,7 +532,7 @@ fn on_noexec_mount(_file: &File) -> bool {
 /// as the system loader refuses it.
 fn load_copy(path: &Path, file: &File, bytes: Option<&[u8]>) -> Result<Handle> {
     use std::io::{Seek, SeekFrom, Write};
-    if on_noexec_mount(file) {
+    if system::on_noexec_mount(file) {
         return Err(load_error(
             path,
             format!(
@@ -615,7 +561,7 @@ fn load_copy(path: &Path, file: &File, bytes: Option<&[u8]>) -> Result<Handle> {
         let written = crate::platform::os::create_new_file(&copy, 0o700)
             .map_err(failed)
             .and_then(|mut out| {
-                if on_noexec_mount(&out) {
+                if system::on_noexec_mount(&out) {
                     return Ok(false);
                 }
                 copy_into(&mut out)?;
@@ -634,12 +580,12 @@ fn load_copy(path: &Path, file: &File, bytes: Option<&[u8]>) -> Result<Handle> {
             Err(e) => in_dir_failed = Some(e),
         }
     }
-    let mut copy = match memfd(path) {
+    let mut copy = match system::memfd(path) {
         Ok(copy) => copy,
         Err(e) => return Err(in_dir_failed.unwrap_or_else(|| failed(e))),
     };
     copy_into(&mut copy)?;
-    seal(&copy).map_err(failed)?;
+    system::seal(&copy).map_err(failed)?;
     load_memfd(path, copy)
 }
 
@@ -647,7 +593,7 @@ fn load_copy(path: &Path, file: &File, bytes: Option<&[u8]>) -> Result<Handle> {
 /// processes, debuggers among them, resolve to the same file), kept open
 /// while the image is mapped.
 fn load_memfd(path: &Path, copy: File) -> Result<Handle> {
-    let Some(name) = proc_name(&copy) else {
+    let Some(name) = system::proc_name(&copy) else {
         return Err(load_error(
             path,
             "cannot make a private copy of it: TMPDIR gives no private directory and /proc is \

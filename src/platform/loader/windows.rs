@@ -26,8 +26,8 @@
 //!   <path>", without the system's reason.
 
 use super::shared::{cannot_open, load_error, open_library_file, system_refused};
-use crate::platform::image;
 use crate::platform::failure::Result;
+use crate::platform::image;
 use std::path::Path;
 
 /// The library type of this system's loader.

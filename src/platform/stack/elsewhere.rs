@@ -4,4 +4,3 @@
 pub(super) fn own_stack() -> Option<(usize, usize)> {
     None
 }
-

@@ -33,7 +33,10 @@ pub(super) fn own_stack() -> Option<(usize, usize)> {
 /// quarter of the stack limit: that much above the top still counts (a
 /// large environment made every answer false before, and every call of a
 /// C-created function on the main thread read `/proc/self/maps`).
-#[cfg_attr(not(target_arch = "x86_64"), expect(dead_code, reason = "read by the x86-64 call path only"))]
+#[cfg_attr(
+    not(target_arch = "x86_64"),
+    expect(dead_code, reason = "read by the x86-64 call path only")
+)]
 pub(super) fn on_initial_stack() -> bool {
     thread_local! {
         static ON_INITIAL: Cell<Option<bool>> = const { Cell::new(None) };
@@ -51,4 +54,3 @@ pub(super) fn on_initial_stack() -> bool {
         answer
     })
 }
-

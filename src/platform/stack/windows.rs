@@ -9,4 +9,3 @@ pub(super) fn own_stack() -> Option<(usize, usize)> {
     unsafe { GetCurrentThreadStackLimits(&mut low, &mut high) };
     (high > low).then_some((low, high - low))
 }
-

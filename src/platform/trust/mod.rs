@@ -108,4 +108,3 @@ pub fn make_private_dir() -> crate::platform::failure::Result<std::path::PathBuf
         last.map_or_else(String::new, |e| e.to_string())
     )))
 }
-

@@ -8,4 +8,3 @@ pub(super) fn check_dir(dir: &Path) -> Result<(), String> {
         .map(drop)
         .map_err(|e| format!("cannot stat {}: {e}", dir.display()))
 }
-

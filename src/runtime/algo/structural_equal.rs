@@ -22,6 +22,7 @@
 //! comparison or a hook, so `__s_equal__` callbacks can re-enter.
 
 use crate::abi::*;
+use crate::platform::address_map::AddrMap;
 use crate::runtime::algo::traversal::{
     Local, PathGuard, entering, hook_region, kind_of, outside_simple, region_of_flags, with_region,
 };
@@ -29,7 +30,6 @@ use crate::runtime::call::function::Function;
 use crate::runtime::call::registry::Globals;
 use crate::runtime::call::signature::typed_fn;
 use crate::runtime::call::signature::{Ret, Schema};
-use crate::platform::address_map::AddrMap;
 use crate::runtime::model::any::{Any, AnyView, is_object_index};
 use crate::runtime::model::error::{Error, Result};
 use crate::runtime::model::object::ObjectRef;

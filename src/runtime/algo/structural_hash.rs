@@ -13,6 +13,7 @@
 //!   the tree it unfolds to differ. Each object is hashed once per call.
 
 use crate::abi::*;
+use crate::platform::address_map::AddrMap;
 use crate::runtime::algo::traversal::{Local, PathGuard};
 use crate::runtime::algo::traversal::{
     entering, hook_region, kind_of, outside_simple, region_of_flags, with_region,
@@ -20,7 +21,6 @@ use crate::runtime::algo::traversal::{
 use crate::runtime::call::function::Function;
 use crate::runtime::call::registry::Globals;
 use crate::runtime::call::signature::typed_fn;
-use crate::platform::address_map::AddrMap;
 use crate::runtime::model::any::{Any, AnyView, is_object_index};
 use crate::runtime::model::error::{Error, Result};
 use crate::runtime::model::object::ObjectRef;

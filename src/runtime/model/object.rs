@@ -6,8 +6,8 @@
 //! header's deleter: new objects start at strong 1 / weak 1; the deleter gets
 //! `Strong` (destroy contents), `Weak` (free memory) or `Both`.
 
-use crate::platform::panic::contain_panic;
 use crate::abi::*;
+use crate::platform::panic::contain_panic;
 use core::ffi::{c_int, c_void};
 use core::mem::ManuallyDrop;
 use core::ptr::NonNull;

@@ -56,9 +56,11 @@ thread_local! {
 fn bounds() -> (usize, usize) {
     BOUNDS.with(|b| {
         if b.get().0 == usize::MAX {
-            b.set(crate::platform::stack::own_stack().map_or((0, 0), |(low, size)| {
-                (low + CALLBACK_MARGIN.min(size / 4), low)
-            }));
+            b.set(
+                crate::platform::stack::own_stack().map_or((0, 0), |(low, size)| {
+                    (low + CALLBACK_MARGIN.min(size / 4), low)
+                }),
+            );
         }
         b.get()
     })
