@@ -4,7 +4,7 @@
 # directory first on the C compiler's program path (-B) for the cdylib link.
 #
 # Why: the library is linked with two version scripts, rustc's (the C
-# functions) and src/cxx/exports.map (the C++ symbols of the official
+# functions) and the one build.rs writes from src/abi/exports.txt (the C++ symbols of the official
 # library). lld takes both; GNU ld and gold refuse two anonymous version
 # scripts ("anonymous version tag cannot be combined with other version
 # tags"). The shim merges every --version-script into one anonymous script

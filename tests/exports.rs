@@ -1,6 +1,7 @@
-//! The cdylib's dynamic symbol table holds exactly the C API the headers
-//! declare, the C++ symbols of the official library (`src/cxx/exports.map`)
-//! and the documented additions, and its SONAME is `libtvm_ffi.so`, like
+//! The cdylib's dynamic symbol table holds exactly the symbols of
+//! `src/abi/exports.txt`, the one list of the ABI's exports: the C API the
+//! headers declare, the library's packed exports (`__tvm_ffi_*`) and the
+//! C++ symbols of the official library; its SONAME is `libtvm_ffi.so`, like
 //! the official library. With `TVM_FFI_OFFICIAL_DIR` (the official wheel's
 //! `tvm_ffi` directory) the C++ list is checked against its library too.
 
@@ -50,15 +51,23 @@ fn defined_dynamic_symbols(path: &Path) -> BTreeSet<String> {
         .collect()
 }
 
-/// The C++ symbols our version script exports.
-fn cxx_exports() -> BTreeSet<String> {
-    let map = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/cxx/exports.map");
-    std::fs::read_to_string(map)
+/// The names of `src/abi/exports.txt`.
+fn listed() -> BTreeSet<String> {
+    let list = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/abi/exports.txt");
+    std::fs::read_to_string(list)
         .unwrap()
         .lines()
         .map(str::trim)
-        .filter(|l| l.starts_with("_Z"))
-        .map(|l| l.trim_end_matches(';').to_string())
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(str::to_string)
+        .collect()
+}
+
+/// The C++ symbols of the list (mangled names).
+fn cxx_exports() -> BTreeSet<String> {
+    listed()
+        .into_iter()
+        .filter(|n| n.starts_with("_Z"))
         .collect()
 }
 
@@ -83,30 +92,44 @@ fn cxx_exports_are_the_official_ones() {
 }
 
 #[test]
-fn dynamic_exports_are_the_header_functions() {
+fn dynamic_exports_are_the_list() {
     let exported = defined_dynamic_symbols(&target_dir().join("libtvm_ffi.so"));
-    let mut declared = header_functions();
+    let listed = listed();
+    let missing: Vec<_> = listed.difference(&exported).collect();
+    let unlisted: Vec<_> = exported.difference(&listed).collect();
+    assert!(
+        missing.is_empty() && unlisted.is_empty(),
+        "the library's exports differ from src/abi/exports.txt: listed but not exported \
+         {missing:?}; exported but not listed {unlisted:?}"
+    );
+}
+
+#[test]
+fn the_listed_c_api_is_what_the_headers_declare() {
+    let declared = header_functions();
     assert!(
         declared.len() >= 50,
         "parsed only {} declarations",
         declared.len()
     );
-    // The library is also a TVM-FFI module: its artifact operations are
-    // exported in the packed convention (src/capi/library_exports.rs).
-    for f in [
-        "library_bin_write",
-        "library_bin_inspect",
-        "library_bin_to_c_source",
-        "library_bin_write_object",
-        "library_bin_build_shared_library",
-        "inspect_file",
-    ] {
-        declared.insert(format!("__tvm_ffi_{f}"));
-    }
-    declared.extend(cxx_exports());
-    assert_eq!(
-        exported, declared,
-        "exports differ from the header declarations"
+    let listed = listed();
+    let c_api: BTreeSet<String> = listed
+        .iter()
+        .filter(|n| n.starts_with("TVMFFI"))
+        .cloned()
+        .collect();
+    assert_eq!(c_api, declared, "the listed C API differs from the headers");
+    // The rest of the C names: the library as a TVM-FFI module, its
+    // artifact operations in the packed convention
+    // (src/capi/library_exports.rs).
+    let others: Vec<_> = listed
+        .iter()
+        .filter(|n| !n.starts_with("TVMFFI") && !n.starts_with("_Z"))
+        .filter(|n| !n.starts_with("__tvm_ffi_"))
+        .collect();
+    assert!(
+        others.is_empty(),
+        "listed names of no known kind: {others:?}"
     );
 }
 

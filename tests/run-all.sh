@@ -68,28 +68,77 @@
 #      runs in the background from stage 3 on, its log printed at the end,
 #   5. the C tests under valgrind (leaks and invalid accesses), when present.
 #
-# Options: --fast runs only the fast tier, what to run before every commit
-# (the venv, cargo test, the C tests with their transcript diffs: a few
-# minutes on 2 cores); --list prints the stages, in order.
+# Options:
+#   --fast        the fast tier, what to run before every commit: the venv,
+#                 cargo test, the C tests with their transcript diffs;
+#   --list        the stages, in order: each one's name and what it runs;
+#   --only NAME   one stage (or several: --only a,b), with what it needs
+#                 first (the venv, the library, the C tests built, the
+#                 official package on our library), in the foreground.
+# Each stage is a function `stage_<name>` below, in the order they run.
 set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+mkdir -p "$root/target"
+cd "$root"
+
+# The stages in order: name, then what it runs. `bg:` marks the ones that
+# run in the background in a full run (beside the stages after them).
+stages=(
+  "cargo|cargo test"
+  "windows|bg:Windows x86-64: tvm_ffi.dll built with mingw, exports, cargo test and the C tests (ours and official) under Wine"
+  "c|C tests (ours and official, with transcript diffs)"
+  "asan|C tests on our library under AddressSanitizer and UBSan"
+  "loader-tools|loaded code seen by gdb, perf, valgrind, ASan and dladdr; descriptors, copies, mounts (both libraries)"
+  "cross-load|cross-loading with the official Python package"
+  "official-python|the official Python test suite, on the official library and on ours"
+  "official-cpp|the official C++ unit tests (gtest), on the official library and on ours"
+  "macos|bg:macOS: the library built and linked for arm64 and x86-64 (zig, ld64.lld), exports, install name, dependencies; then Windows ARM64: tvm_ffi.dll built with zig, exports, a C program linked"
+  "artifacts-python|artifacts through the official Python package on our library"
+  "install|install: scripts/install.sh into a prefix; C via pkg-config, CMake and the static library; C++ via CMake"
+  "wheel|wheel: scripts/build-wheel.sh, pip install into a fresh venv, import, call, check the mapped library"
+  "deep-callbacks|deep Python -> FFI -> Python recursion: a RecursionError on ours (the official library dies)"
+  "reentrant|finalizers calling back while a global is replaced: official library, then ours (transcript diff, 120 s timeout)"
+  "tvm-libraries|TVM 0.27's libraries without import tvm: NumPy's answers and CUDA modules on ours; the official library fails on them as before"
+  "gpu|device code on a GPU (tests/gpu/run.sh; skipped without one)"
+  "structural|structural visitors and mutators: official library, then ours (transcript diff)"
+  "subclass|subclasses defined in Python, on every receiver: official library, then ours (transcript diff)"
+  "json-graph|JSON graphs across runtimes: written by each library, read by the other, same bytes"
+  "cxx-module|C++ custom modules through the official Python package (official library, then ours)"
+  "fuzz|fuzzing every parser of untrusted bytes (bounded)"
+  "rust-dependent|a Rust crate on the rlib-only package: builds, runs, makes no C library, the docs snippet, cargo doc"
+  "rust-authors|Rust authors (tvmffi): the extension on both libraries, hosts loading every kind of extension, the six tasks against the official crate, cargo publish --dry-run"
+  "linkers|any linker: the library linked by GNU ld and by gold exports exactly what this build exports"
+  "kernel-dsl|kernel-DSL quick start (Python): on ours, then the exported library on the official package"
+  "examples|examples (C): the main example, and artifacts loaded by ours and by the official library"
+  "aarch64|aarch64 Linux: cross-built, exports, cargo test and the C tests (ours and official) under qemu-aarch64"
+  "valgrind|C tests under valgrind (our library): no leaks, no invalid accesses"
+)
+fast_stages=(cargo c)
+
 mode=all
+only=()
+usage() { echo "usage: tests/run-all.sh [--fast | --list | --only NAME[,NAME...]]" >&2; exit 2; }
 case "${1:-}" in
   "") ;;
   --fast) mode=fast ;;
   --list)
-    # The stages in order; the ones in the background say so.
-    grep -oE '^(stage| *background) "[^"$]+"' "${BASH_SOURCE[0]}" |
-      sed -E 's/^stage "(.*)"/\1/; s/^ *background "(.*)"/\1 (in the background)/'
+    for s in "${stages[@]}"; do
+      what="${s#*|}"
+      case "$what" in bg:*) what="${what#bg:} (in the background)" ;; esac
+      printf '%-16s %s\n' "${s%%|*}" "$what"
+    done
     exit 0
     ;;
-  *)
-    echo "usage: tests/run-all.sh [--fast | --list]" >&2
-    exit 2
+  --only)
+    [ -n "${2:-}" ] || usage
+    mode=only
+    IFS=, read -r -a only <<<"$2"
+    for name in "${only[@]}"; do
+      printf '%s\n' "${stages[@]}" | grep -q "^$name|" || { echo "no stage named $name (tests/run-all.sh --list)" >&2; exit 2; }
+    done
     ;;
+  *) usage ;;
 esac
-mkdir -p "$(dirname "${BASH_SOURCE[0]}")/../target"
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$root"
 
 # Each stage prints its name and, at the end, how long it took and the CPU
 # time its processes used (user + system, in seconds: on 2 cores a stage
@@ -170,6 +219,7 @@ stop_background() {
 trap stop_background EXIT
 wait_background() { # waits for each background stage, prints its log
   local i rc secs cpu
+  [ ${#bg_pids[@]} -gt 0 ] || return 0
   stage "waiting for the background stages"
   for i in "${!bg_pids[@]}"; do
     rc=0
@@ -188,55 +238,246 @@ wait_background() { # waits for each background stage, prints its log
     stage_names+=("${bg_records[$((i + 2))]}")
   done
 }
+# What each stage passed: its count, added up at the end (a stage whose
+# log reports none adds 0).
+passed_total=0
+passed() { # count
+  passed_total=$((passed_total + ${1:-0}))
+}
+count() { # pattern log: the sum of field 2 of the log's lines matching it
+  awk -v p="$1" '$0 ~ p { n += ($2 == "skipped" ? 0 : $2) } END { print n + 0 }' "$2"
+}
 
-stage "setup: the venv with cmake and the official wheel"
+# What the stages need, made when a stage runs alone (a full run makes each
+# in the stage that owns it).
 venv="$root/target/venv"
-if [ ! -x "$venv/bin/cmake" ] || [ ! -d "$(echo "$venv"/lib/python3*/site-packages/tvm_ffi)" ]; then
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet --disable-pip-version-check cmake "apache-tvm-ffi==0.1.15.post2"
-fi
-# pkgconf (PyPI's build of pkg-config) for the install test.
-[ -x "$venv/bin/pkgconf" ] || "$venv/bin/pip" install --quiet --disable-pip-version-check pkgconf
-official_dir="$(echo "$venv"/lib/python3*/site-packages/tvm_ffi)"
 # Every stage tests the library `cargo test` builds in this profile.
 profile=testing
-# The Debian packages that later stages install when they are missing, put
-# in while `cargo test` compiles (downloads and unpacking leave the cores
-# mostly to the compiler). Each stage still installs what it needs itself.
-early=()
-for p in linux-perf libgtest-dev gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user clang lld-16 \
-  gcc-mingw-w64-x86-64-posix g++-mingw-w64-x86-64-posix wine wine64; do
-  dpkg-query -W -f '${Status}' "$p" 2>/dev/null | grep -q ' installed$' || early+=("$p")
-done
-if [ "$mode" = all ] && [ ${#early[@]} -gt 0 ] && command -v apt-get >/dev/null; then
-  background "Debian packages for later stages, installed early: ${early[*]}" target/apt-early.log \
-    sh -c 'tests/tools/apt-install.sh target/apt-early-apt.log "$@" && echo installed ||
-      echo "not installed now (target/apt-early-apt.log); each stage installs its own"' sh "${early[@]}"
-fi
 lib="$root/target/$profile/libtvm_ffi.so"
+need_setup() {
+  stage "setup: the venv with cmake and the official wheel"
+  if [ ! -x "$venv/bin/cmake" ] || [ ! -d "$(echo "$venv"/lib/python3*/site-packages/tvm_ffi)" ]; then
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check cmake "apache-tvm-ffi==0.1.15.post2"
+  fi
+  # pkgconf (PyPI's build of pkg-config) for the install test.
+  [ -x "$venv/bin/pkgconf" ] || "$venv/bin/pip" install --quiet --disable-pip-version-check pkgconf
+  official_dir="$(echo "$venv"/lib/python3*/site-packages/tvm_ffi)"
+}
+need_library() { # the cdylib, built as the cargo stage builds it
+  # (With the examples selected, so that dev-dependencies take part in
+  # feature resolution as they do for `cargo test`: one build of the crate
+  # serves both.)
+  cargo build --profile "$profile" --locked --lib --examples
+}
+need_c_tests() { # the C tests, configured and built against both libraries
+  "$venv/bin/cmake" -S c-tests -B target/c-tests -DTVM_FFI_OFFICIAL_DIR="$official_dir" -DTVM_FFI_LIBRARY="$lib" >/dev/null
+  "$venv/bin/cmake" --build target/c-tests -j2 >/dev/null
+}
+need_pkg_ours() { # the official Python package with our library in it (target/suite/pkg-ours)
+  [ -d target/suite/pkg-ours/tvm_ffi ] || {
+    mkdir -p target/suite/wheel
+    "$venv/bin/pip" download --quiet --disable-pip-version-check --no-deps \
+      "apache-tvm-ffi==0.1.15.post2" -d target/suite/wheel
+    "$venv/bin/pip" install --quiet --disable-pip-version-check --no-deps \
+      --target target/suite/pkg-ours target/suite/wheel/apache_tvm_ffi-*.whl
+  }
+  cp "$lib" target/suite/pkg-ours/tvm_ffi/lib/libtvm_ffi.so
+}
+ours() { # command...: run with the official package on our library first on the path
+  PYTHONPATH="$root/target/suite/pkg-ours" "$@"
+}
 
-stage "cargo test"
-# The cdylib (`cargo test` builds only the rlib), with the examples selected
-# so that dev-dependencies take part in feature resolution as they do for
-# `cargo test`: one build of the crate serves both.
-cargo build --profile "$profile" --locked --lib --examples
-TVM_FFI_OFFICIAL_DIR="$official_dir" cargo test --profile "$profile" --locked 2>&1 | tee target/cargo-test.log
-cargo_passed=$(awk '/^test result: ok/ { n += $4 } END { print n + 0 }' target/cargo-test.log)
-
-# Windows runs beside the stages from here to the end: alone it keeps the
-# 2 cores two-thirds busy (its programs run under Wine one at a time), and
-# the stages below leave a core partly idle too. It builds in its own
-# directories (target/x86_64-pc-windows-gnu, target/debug for its build
+# The stages, in the order of `stages` above. A background stage's output
+# goes to target/<name>.log (also when it runs in the foreground), which
+# its `after_<name>` reads once it is done.
+stage_cargo() {
+  need_library
+  TVM_FFI_OFFICIAL_DIR="$official_dir" cargo test --profile "$profile" --locked 2>&1 | tee target/cargo-test.log
+  passed "$(awk '/^test result: ok/ { n += $4 } END { print n + 0 }' target/cargo-test.log)"
+}
+# Windows runs beside the stages from the C tests to the end: alone it
+# keeps the 2 cores two-thirds busy (its programs run under Wine one at a
+# time), and the stages below leave a core partly idle too. It builds in its
+# own directories (target/x86_64-pc-windows-gnu, target/debug for its build
 # scripts, target/windows), which no stage below uses.
-[ "$mode" = fast ] ||
-  background "Windows x86-64: tvm_ffi.dll built with mingw, exports, cargo test and the C tests (ours and official) under Wine" \
-    target/windows.log tests/platforms/windows/run.sh "$venv"
-
-stage "C tests (ours and official, with transcript diffs)"
-"$venv/bin/cmake" -S c-tests -B target/c-tests -DTVM_FFI_OFFICIAL_DIR="$official_dir" -DTVM_FFI_LIBRARY="$lib" >/dev/null
-"$venv/bin/cmake" --build target/c-tests -j2 >/dev/null
-"$venv/bin/ctest" --test-dir target/c-tests -j2 --output-on-failure | tee target/ctest.log
-ctest_passed=$(awk '/tests passed/ { print $NF }' target/ctest.log)
+stage_windows() {
+  tests/platforms/windows/run.sh "$venv"
+}
+after_windows() { passed "$(count '^windows:' target/windows.log)"; }
+stage_c() {
+  need_c_tests
+  "$venv/bin/ctest" --test-dir target/c-tests -j2 --output-on-failure | tee target/ctest.log
+  passed "$(awk '/tests passed/ { print $NF }' target/ctest.log)"
+}
+stage_asan() {
+  "$venv/bin/cmake" -S c-tests -B target/c-tests-asan -DSANITIZE=ON -DTVM_FFI_OFFICIAL_DIR="$official_dir" \
+    -DTVM_FFI_LIBRARY="$lib" >/dev/null
+  "$venv/bin/cmake" --build target/c-tests-asan -j2 >/dev/null
+  "$venv/bin/ctest" --test-dir target/c-tests-asan -E "official|_diff" -j2 --output-on-failure | tee target/ctest-asan.log
+  passed "$(awk '/tests passed/ { print $NF }' target/ctest-asan.log)"
+}
+stage_loader_tools() {
+  tests/loader-tools/run.sh "$venv" "$lib" | tee target/loader-tools.log
+  passed "$(count '^loader-tools:' target/loader-tools.log)"
+}
+stage_cross_load() {
+  "$venv/bin/python" tests/python/cross_load.py "$lib" | tee target/cross-load.log
+  passed "$(count '^cross-load:' target/cross-load.log)"
+}
+stage_official_python() {
+  tests/official/python/run.sh "$venv" "$lib" | tee target/suite.log
+  passed "$(count '^official-suite:' target/suite.log)"
+}
+stage_official_cpp() {
+  tests/official/cpp/run.sh "$venv" "$lib" | tee target/cxx-suite.log
+  passed "$(count '^cxx-suite:' target/cxx-suite.log)"
+}
+# macOS beside the stages from here to the end (its own target directory,
+# target/macos-link): they leave part of a core idle, the fuzzers and the
+# Rust stages while their compilers' front ends run one crate at a time.
+# Then Windows on ARM64 (zig as well; its own target directory).
+stage_macos() {
+  tests/platforms/macos/build.sh "$venv" && tests/platforms/windows-arm64/build.sh "$venv"
+}
+after_macos() { passed "$(count '^(macos|windows-arm64):' target/macos.log)"; }
+stage_artifacts_python() {
+  need_pkg_ours
+  ours "$venv/bin/python" tests/python/artifacts.py | tee target/artifacts-python.log
+  passed "$(count '^artifacts-python:' target/artifacts-python.log)"
+}
+stage_install() {
+  tests/packaging/install/run.sh "$venv" "$profile" | tee target/install-test.log
+  passed "$(count '^install:' target/install-test.log)"
+}
+stage_wheel() {
+  tests/packaging/wheel/run.sh "$profile" | tee target/wheel-test.log
+  passed "$(count '^wheel:' target/wheel-test.log)"
+}
+stage_deep_callbacks() {
+  need_pkg_ours
+  "$venv/bin/python" tests/python/deep_callbacks.py --official
+  ours "$venv/bin/python" tests/python/deep_callbacks.py | tee target/deep-callbacks.log
+  passed "$(count '^deep-callbacks-py:' target/deep-callbacks.log)"
+}
+stage_reentrant() {
+  need_pkg_ours
+  timeout 120 "$venv/bin/python" tests/python/reentrant.py >target/reentrant-official.log
+  ours timeout 120 "$venv/bin/python" tests/python/reentrant.py >target/reentrant-ours.log
+  diff target/reentrant-official.log target/reentrant-ours.log
+  local n
+  n=$(count '^reentrant-py:' target/reentrant-ours.log)
+  echo "reentrant-py: $n checks, identical transcripts"
+  passed "$n"
+}
+stage_tvm_libraries() {
+  need_pkg_ours
+  mkdir -p target/tvm-libraries
+  TVM_LIBRARIES_TMP="$root/target/tvm-libraries" ours "$venv/bin/python" tests/python/tvm_libraries.py ours \
+    | tee target/tvm-libraries-ours.log
+  TVM_LIBRARIES_TMP="$root/target/tvm-libraries" "$venv/bin/python" tests/python/tvm_libraries.py official \
+    | tee target/tvm-libraries-official.log
+  passed "$(cat target/tvm-libraries-ours.log target/tvm-libraries-official.log | awk '/^tvm-libraries:/ { n += $2 } END { print n + 0 }')"
+}
+stage_gpu() {
+  tests/gpu/run.sh "$lib"
+}
+stage_structural() {
+  need_pkg_ours
+  "$venv/bin/python" tests/python/structural_diff.py >target/structural-official.log
+  ours "$venv/bin/python" tests/python/structural_diff.py --ours >target/structural-ours.log
+  diff target/structural-official.log <(grep -v '^structural-ours-only:' target/structural-ours.log)
+  local n
+  n=$(count '^structural-(diff|ours-only):' target/structural-ours.log)
+  echo "structural: $n checks, identical transcripts"
+  passed "$n"
+}
+stage_subclass() {
+  need_pkg_ours
+  "$venv/bin/python" tests/python/subclass.py >target/subclass-py-official.log
+  ours "$venv/bin/python" tests/python/subclass.py --ours >target/subclass-py-ours.log
+  diff target/subclass-py-official.log \
+    <(grep -v -e '^ours-only:' -e '^subclass-py-ours-only:' target/subclass-py-ours.log)
+  local n
+  n=$(count '^subclass-py(-ours-only)?:' target/subclass-py-ours.log)
+  echo "subclass-py: $n checks, identical transcripts"
+  passed "$n"
+}
+stage_json_graph() {
+  need_pkg_ours
+  rm -rf target/json-graphs
+  "$venv/bin/python" tests/python/json_graph_cross.py write target/json-graphs/official
+  ours "$venv/bin/python" tests/python/json_graph_cross.py read target/json-graphs/official | tee target/json-graph-cross.log
+  ours "$venv/bin/python" tests/python/json_graph_cross.py write target/json-graphs/ours
+  "$venv/bin/python" tests/python/json_graph_cross.py read target/json-graphs/ours | tee -a target/json-graph-cross.log
+  passed "$(count '^json-graph-cross:' target/json-graph-cross.log)"
+}
+stage_cxx_module() {
+  need_pkg_ours
+  PATH="$venv/bin:$PATH" "$venv/bin/python" tests/python/cxx_module.py target/cxx-module/official >target/cxx-module-official.log
+  PATH="$venv/bin:$PATH" ours "$venv/bin/python" tests/python/cxx_module.py target/cxx-module/ours >target/cxx-module-ours.log
+  diff target/cxx-module-official.log target/cxx-module-ours.log
+  local n
+  n=$(count '^cxx-module:' target/cxx-module-ours.log)
+  echo "cxx-module: $n checks, identical transcripts"
+  passed "$n"
+}
+stage_fuzz() {
+  local rc=0
+  fuzz/run.sh "${TVM_FFI_FUZZ_SECONDS:-10}" || rc=$?
+  if [ "$rc" -eq 3 ]; then
+    echo "warning: cargo-fuzz could not be installed; the deterministic mutation test ran instead"
+  elif [ "$rc" -ne 0 ]; then
+    echo "fuzzing found a failure (target/fuzz.log, fuzz/artifacts)"
+    exit 1
+  else
+    echo "fuzzing: no crash"
+  fi
+}
+stage_rust_dependent() {
+  tests/packaging/rust-dependent/run.sh | tee target/rust-dependent.log
+  passed "$(count '^rust-dependent:' target/rust-dependent.log)"
+}
+stage_rust_authors() {
+  # (After the crate above: these debug builds reuse its runtime rlib.)
+  tests/rust-api/extension/run.sh "$venv" "$lib" | tee target/rust-extension.log
+  tests/rust-api/tasks/run.sh "$venv" "$lib" | tee target/rust-tasks.log
+  passed "$(cat target/rust-extension.log target/rust-tasks.log | awk '/^rust-(extension|tasks):/ { n += $2 } END { print n + 0 }')"
+}
+stage_linkers() {
+  # (After the Rust crate above: this build reuses its dependencies.)
+  local linkers=(bfd gold)
+  command -v mold >/dev/null 2>&1 && linkers+=(mold)
+  tests/platforms/linkers/run.sh "$lib" "${linkers[@]}" 2>&1 |
+    grep -v -e '^warning: the gold linker' -e '^  [|=]' -e '^$' | tee target/linkers.log
+  passed "$(count '^linkers:' target/linkers.log)"
+}
+stage_kernel_dsl() {
+  need_pkg_ours
+  rm -rf target/kernel-dsl
+  ours "$venv/bin/python" examples/kernel_dsl.py target/kernel-dsl
+  "$venv/bin/python" examples/kernel_dsl.py --call target/kernel-dsl/scale_add.so
+}
+stage_examples() {
+  cargo run --profile "$profile" --locked --example add_one_c
+  TVM_FFI_OFFICIAL_DIR="$official_dir" cargo run --profile "$profile" --locked --example artifacts_c
+}
+stage_aarch64() {
+  tests/platforms/aarch64/run.sh "$venv" "$lib" "$profile" | tee target/aarch64.log
+  passed "$(count '^aarch64:' target/aarch64.log)"
+}
+stage_valgrind() {
+  if ! command -v valgrind >/dev/null 2>&1; then
+    echo "valgrind: skipped (not installed)"
+    return 0
+  fi
+  [ -d target/c-tests ] || need_c_tests
+  # Two at a time (each valgrind runs its program on one core); xargs fails
+  # when one does, after its report.
+  ls target/c-tests/test_* | grep -v '_official$' |
+    xargs -P 2 -I{} sh -c 'valgrind --quiet --leak-check=full --show-leak-kinds=definite \
+      --errors-for-leak-kinds=definite --error-exitcode=3 "$1" >/dev/null && echo "valgrind clean: ${1##*/}"' sh {}
+}
 
 report() { # what passed: the stages' seconds (wall, CPU), then the count
   echo "== all tests passed; seconds per stage (wall, CPU):"
@@ -244,167 +485,54 @@ report() { # what passed: the stages' seconds (wall, CPU), then the count
     printf "%6d %6d  %s\n" "${stage_secs[$i]}" "$((stage_cpus[$i] / 100))" "${stage_names[$i]}"
   done
   printf "%6d %6d  total\n" "$SECONDS" "$(($(children_cpu) / 100))"
-  echo "summary: $1 passed, 0 failed"
+  echo "summary: $passed_total passed, 0 failed"
 }
-if [ "$mode" = fast ]; then
-  stage ""
-  report "$((cargo_passed + ctest_passed))"
-  echo "(the fast tier; tests/run-all.sh with no option runs every stage)"
-  exit 0
-fi
 
-stage "C tests on our library under AddressSanitizer and UBSan"
-"$venv/bin/cmake" -S c-tests -B target/c-tests-asan -DSANITIZE=ON -DTVM_FFI_OFFICIAL_DIR="$official_dir" \
-  -DTVM_FFI_LIBRARY="$lib" >/dev/null
-"$venv/bin/cmake" --build target/c-tests-asan -j2 >/dev/null
-"$venv/bin/ctest" --test-dir target/c-tests-asan -E "official|_diff" -j2 --output-on-failure | tee target/ctest-asan.log
-asan_passed=$(awk '/tests passed/ { print $NF }' target/ctest-asan.log)
-
-stage "loaded code seen by gdb, perf, valgrind, ASan and dladdr; descriptors, copies, mounts (both libraries)"
-tests/loader-tools/run.sh "$venv" "$lib" | tee target/loader-tools.log
-loader_tools_passed=$(awk '/^loader-tools:/ { print $2 }' target/loader-tools.log)
-
-stage "cross-loading with the official Python package"
-"$venv/bin/python" tests/python/cross_load.py "$lib" | tee target/cross-load.log
-cross_passed=$(awk '/^cross-load:/ { print $2 }' target/cross-load.log)
-
-stage "the official Python test suite, on the official library and on ours"
-tests/official/python/run.sh "$venv" "$lib" | tee target/suite.log
-suite_passed=$(awk '/^official-suite:/ { print $2 }' target/suite.log)
-
-stage "the official C++ unit tests (gtest), on the official library and on ours"
-tests/official/cpp/run.sh "$venv" "$lib" | tee target/cxx-suite.log
-cxx_suite_passed=$(awk '/^cxx-suite:/ { print $2 }' target/cxx-suite.log)
-
-# macOS beside the stages from here to the end (its own target directory,
-# target/macos-link): they leave part of a core idle, the fuzzers and the
-# Rust stages while their compilers' front ends run one crate at a time.
-# Then Windows on ARM64 (zig as well; its own target directory).
-background "macOS: the library built and linked for arm64 and x86-64 (zig, ld64.lld), exports, install name, dependencies; then Windows ARM64: tvm_ffi.dll built with zig, exports, a C program linked" \
-  target/macos.log bash -c 'tests/platforms/macos/build.sh "$1" && tests/platforms/windows-arm64/build.sh "$1"' _ "$venv"
-
-stage "artifacts through the official Python package on our library"
-PYTHONPATH="$PWD/target/suite/pkg-ours" "$venv/bin/python" tests/python/artifacts.py | tee target/artifacts-python.log
-artifacts_python_passed=$(awk '/^artifacts-python:/ { print $2 }' target/artifacts-python.log)
-
-stage "install: scripts/install.sh into a prefix; C via pkg-config, CMake and the static library; C++ via CMake"
-tests/packaging/install/run.sh "$venv" "$profile" | tee target/install-test.log
-install_passed=$(awk '/^install:/ { print $2 }' target/install-test.log)
-
-stage "wheel: scripts/build-wheel.sh, pip install into a fresh venv, import, call, check the mapped library"
-tests/packaging/wheel/run.sh "$profile" | tee target/wheel-test.log
-wheel_passed=$(awk '/^wheel:/ { print $2 }' target/wheel-test.log)
-
-stage "deep Python -> FFI -> Python recursion: a RecursionError on ours (the official library dies)"
-"$venv/bin/python" tests/python/deep_callbacks.py --official
-PYTHONPATH="$PWD/target/suite/pkg-ours" "$venv/bin/python" tests/python/deep_callbacks.py | tee target/deep-callbacks.log
-deep_callbacks_passed=$(awk '/^deep-callbacks-py:/ { print $2 }' target/deep-callbacks.log)
-
-stage "finalizers calling back while a global is replaced: official library, then ours (transcript diff, 120 s timeout)"
-timeout 120 "$venv/bin/python" tests/python/reentrant.py >target/reentrant-official.log
-PYTHONPATH="$root/target/suite/pkg-ours" timeout 120 "$venv/bin/python" tests/python/reentrant.py \
-  >target/reentrant-ours.log
-diff target/reentrant-official.log target/reentrant-ours.log
-reentrant_py_passed=$(awk '/^reentrant-py:/ { print $2 }' target/reentrant-ours.log)
-echo "reentrant-py: $reentrant_py_passed checks, identical transcripts"
-
-stage "TVM 0.27's libraries without import tvm: NumPy's answers and CUDA modules on ours; the official library fails on them as before"
-mkdir -p target/tvm-libraries
-TVM_LIBRARIES_TMP="$root/target/tvm-libraries" PYTHONPATH="$root/target/suite/pkg-ours" \
-  "$venv/bin/python" tests/python/tvm_libraries.py ours | tee target/tvm-libraries-ours.log
-TVM_LIBRARIES_TMP="$root/target/tvm-libraries" "$venv/bin/python" tests/python/tvm_libraries.py official \
-  | tee target/tvm-libraries-official.log
-tvm_libraries_passed=$(cat target/tvm-libraries-ours.log target/tvm-libraries-official.log \
-  | awk '/^tvm-libraries:/ { n += $2 } END { print n }')
-
-stage "device code on a GPU (tests/gpu/run.sh; skipped without one)"
-tests/gpu/run.sh "$lib"
-
-stage "structural visitors and mutators: official library, then ours (transcript diff)"
-"$venv/bin/python" tests/python/structural_diff.py >target/structural-official.log
-PYTHONPATH="$root/target/suite/pkg-ours" "$venv/bin/python" tests/python/structural_diff.py --ours \
-  >target/structural-ours.log
-diff target/structural-official.log <(grep -v '^structural-ours-only:' target/structural-ours.log)
-structural_passed=$(awk '/^structural-(diff|ours-only):/ { n += $2 } END { print n }' target/structural-ours.log)
-echo "structural: $structural_passed checks, identical transcripts"
-
-stage "subclasses defined in Python, on every receiver: official library, then ours (transcript diff)"
-"$venv/bin/python" tests/python/subclass.py >target/subclass-py-official.log
-PYTHONPATH="$root/target/suite/pkg-ours" "$venv/bin/python" tests/python/subclass.py --ours \
-  >target/subclass-py-ours.log
-diff target/subclass-py-official.log \
-  <(grep -v -e '^ours-only:' -e '^subclass-py-ours-only:' target/subclass-py-ours.log)
-subclass_py_passed=$(awk '/^subclass-py(-ours-only)?:/ { n += $2 } END { print n }' target/subclass-py-ours.log)
-echo "subclass-py: $subclass_py_passed checks, identical transcripts"
-
-stage "JSON graphs across runtimes: written by each library, read by the other, same bytes"
-rm -rf target/json-graphs
-"$venv/bin/python" tests/python/json_graph_cross.py write target/json-graphs/official
-PYTHONPATH="$root/target/suite/pkg-ours" "$venv/bin/python" tests/python/json_graph_cross.py read target/json-graphs/official \
-  | tee target/json-graph-cross.log
-PYTHONPATH="$root/target/suite/pkg-ours" "$venv/bin/python" tests/python/json_graph_cross.py write target/json-graphs/ours
-"$venv/bin/python" tests/python/json_graph_cross.py read target/json-graphs/ours | tee -a target/json-graph-cross.log
-json_graph_passed=$(awk '/^json-graph-cross:/ { n += $2 } END { print n }' target/json-graph-cross.log)
-
-stage "C++ custom modules through the official Python package (official library, then ours)"
-PATH="$venv/bin:$PATH" "$venv/bin/python" tests/python/cxx_module.py target/cxx-module/official >target/cxx-module-official.log
-PATH="$venv/bin:$PATH" PYTHONPATH="$root/target/suite/pkg-ours" \
-  "$venv/bin/python" tests/python/cxx_module.py target/cxx-module/ours >target/cxx-module-ours.log
-diff target/cxx-module-official.log target/cxx-module-ours.log
-cxx_module_passed=$(awk '/^cxx-module:/ { print $2 }' target/cxx-module-ours.log)
-echo "cxx-module: $cxx_module_passed checks, identical transcripts"
-
-stage "fuzzing every parser of untrusted bytes (bounded)"
-fuzz_rc=0
-fuzz/run.sh "${TVM_FFI_FUZZ_SECONDS:-10}" || fuzz_rc=$?
-if [ "$fuzz_rc" -eq 3 ]; then
-  echo "warning: cargo-fuzz could not be installed; the deterministic mutation test ran instead"
-elif [ "$fuzz_rc" -ne 0 ]; then
-  echo "fuzzing found a failure (target/fuzz.log, fuzz/artifacts)"
-  exit 1
-else
-  echo "fuzzing: no crash"
-fi
-
-stage "a Rust crate on the rlib-only package: builds, runs, makes no C library, the docs snippet, cargo doc"
-tests/packaging/rust-dependent/run.sh | tee target/rust-dependent.log
-rust_dependent_passed=$(awk '/^rust-dependent:/ { print $2 }' target/rust-dependent.log)
-
-stage "Rust authors (tvmffi): the extension on both libraries, hosts loading every kind of extension, the six tasks against the official crate, cargo publish --dry-run"
-# (After the crate above: these debug builds reuse its runtime rlib.)
-tests/rust-api/extension/run.sh "$venv" "$lib" | tee target/rust-extension.log
-tests/rust-api/tasks/run.sh "$venv" "$lib" | tee target/rust-tasks.log
-rust_authors_passed=$(awk '/^rust-(extension|tasks):/ { n += $2 } END { print n + 0 }' target/rust-extension.log target/rust-tasks.log)
-
-stage "any linker: the library linked by GNU ld and by gold exports exactly what this build exports"
-# (After the Rust crate above: this build reuses its dependencies.)
-linkers=(bfd gold)
-command -v mold >/dev/null 2>&1 && linkers+=(mold)
-tests/platforms/linkers/run.sh "$lib" "${linkers[@]}" 2>&1 | grep -v -e '^warning: the gold linker' -e '^  [|=]' -e '^$' | tee target/linkers.log
-linkers_passed=$(awk '/^linkers:/ { print $2 }' target/linkers.log)
-
-stage "kernel-DSL quick start (Python): on ours, then the exported library on the official package"
-rm -rf target/kernel-dsl
-PYTHONPATH="$root/target/suite/pkg-ours" "$venv/bin/python" examples/kernel_dsl.py target/kernel-dsl
-"$venv/bin/python" examples/kernel_dsl.py --call target/kernel-dsl/scale_add.so
-
-stage "examples (C): the main example, and artifacts loaded by ours and by the official library"
-cargo run --profile "$profile" --locked --example add_one_c
-TVM_FFI_OFFICIAL_DIR="$official_dir" cargo run --profile "$profile" --locked --example artifacts_c
-
-stage "aarch64 Linux: cross-built, exports, cargo test and the C tests (ours and official) under qemu-aarch64"
-tests/platforms/aarch64/run.sh "$venv" "$lib" "$profile" | tee target/aarch64.log
-aarch64_passed=$(awk '/^aarch64:/ { print ($2 == "skipped" ? 0 : $2) }' target/aarch64.log)
-
-if command -v valgrind >/dev/null 2>&1; then
-  stage "C tests under valgrind (our library): no leaks, no invalid accesses"
-  # Two at a time (each valgrind runs its program on one core); xargs fails
-  # when one does, after its report.
-  ls target/c-tests/test_* | grep -v '_official$' |
-    xargs -P 2 -I{} sh -c 'valgrind --quiet --leak-check=full --show-leak-kinds=definite \
-      --errors-for-leak-kinds=definite --error-exitcode=3 "$1" >/dev/null && echo "valgrind clean: ${1##*/}"' sh {}
-fi
+need_setup
+case "$mode" in
+  fast) selected=("${fast_stages[@]}") ;;
+  only) selected=("${only[@]}") ;;
+  all)
+    selected=()
+    for s in "${stages[@]}"; do selected+=("${s%%|*}"); done
+    # The Debian packages that later stages install when they are missing,
+    # put in while `cargo test` compiles (downloads and unpacking leave the
+    # cores mostly to the compiler). Each stage still installs what it
+    # needs itself.
+    early=()
+    for p in linux-perf libgtest-dev gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user clang lld-16 \
+      gcc-mingw-w64-x86-64-posix g++-mingw-w64-x86-64-posix wine wine64; do
+      dpkg-query -W -f '${Status}' "$p" 2>/dev/null | grep -q ' installed$' || early+=("$p")
+    done
+    if [ ${#early[@]} -gt 0 ] && command -v apt-get >/dev/null; then
+      background "Debian packages for later stages, installed early: ${early[*]}" target/apt-early.log \
+        sh -c 'tests/tools/apt-install.sh target/apt-early-apt.log "$@" && echo installed ||
+          echo "not installed now (target/apt-early-apt.log); each stage installs its own"' sh "${early[@]}"
+    fi
+    ;;
+esac
+# A stage run alone (or a fast-tier stage) needs the library; the cargo
+# stage builds it in a full run.
+[ "$mode" = all ] || [[ " ${selected[*]} " == *" cargo "* ]] || need_library
+after=()
+for name in "${selected[@]}"; do
+  line="$(printf '%s\n' "${stages[@]}" | grep "^$name|")"
+  what="${line#*|}"
+  fn="stage_${name//-/_}"
+  if [[ "$what" != bg:* ]]; then
+    stage "$what"
+    "$fn"
+  elif [ "$mode" = all ]; then
+    background "${what#bg:}" "target/$name.log" "$fn"
+    after+=("after_$name")
+  else
+    stage "${what#bg:}"
+    "$fn" 2>&1 | tee "target/$name.log"
+    "after_$name"
+  fi
+done
 wait_background
-windows_passed=$(awk '/^windows:/ { print ($2 == "skipped" ? 0 : $2) }' target/windows.log)
-macos_passed=$(awk '/^(macos|windows-arm64):/ { n += ($2 == "skipped" ? 0 : $2) } END { print n + 0 }' target/macos.log)
-report "$((cargo_passed + ctest_passed + asan_passed + loader_tools_passed + cross_passed + suite_passed + cxx_suite_passed + artifacts_python_passed + deep_callbacks_passed + reentrant_py_passed + tvm_libraries_passed + install_passed + wheel_passed + structural_passed + subclass_py_passed + json_graph_passed + cxx_module_passed + rust_dependent_passed + rust_authors_passed + linkers_passed + aarch64_passed + macos_passed + windows_passed))"
+stage ""
+for f in "${after[@]}"; do "$f"; done
+report
+[ "$mode" != fast ] || echo "(the fast tier; tests/run-all.sh with no option runs every stage)"

@@ -3,6 +3,9 @@
 //!
 //! Enumerations are plain integer typedefs plus constants, because C may hand
 //! us any integer where an enum is expected (a Rust enum would make that UB).
+//!
+//! Beside them, `exports.txt` lists every symbol the library exports: the
+//! build script writes the linkers' export lists from it.
 // Layers, lowest first: version, dlpack, object, any, cells, type_info, layout.
 // This file only declares and re-exports; its files name each other directly.
 #![allow(
