@@ -31,6 +31,8 @@
 // items a lower file may read from the crate root, so no layer names one
 // above it.
 
+// Every documentation example compiles without a warning.
+#![doc(test(attr(deny(warnings))))]
 #![warn(clippy::undocumented_unsafe_blocks)]
 #![allow(
     non_upper_case_globals,

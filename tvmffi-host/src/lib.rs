@@ -34,6 +34,8 @@
 //! A library loaded into a TVM-FFI process (an extension) must not depend
 //! on this crate: it would carry a second runtime. Its calls then fail
 //! with `RuntimeError: two TVM-FFI runtimes in one process: ...`.
+// Every documentation example compiles without a warning.
+#![doc(test(attr(deny(warnings))))]
 #![forbid(unsafe_code)]
 
 // The runtime itself: linked in wherever this crate is.

@@ -101,19 +101,48 @@
 //! ```
 //!
 //! Every field is registered with the runtime: repr, structural equality
-//! and hashing, JSON graphs and keyword construction
-//! (`Point(x=1, label="a")` from Python) work on either runtime.
+//! and hashing, JSON graphs and keyword construction work on either
+//! runtime. `#[field(default = ..)]` is the default of keyword construction
+//! from other languages: `Point(x=1, label="a")` from Python has `scale`
+//! 1.0. Rust code builds the struct itself, so Rust's `Default` applies
+//! there (`scale=0` above). `#[field(skip)]` keeps a field Rust-only.
 //!
 //! # Hand over a tensor
 //!
+//! Kernel parameters view the caller's tensors for one call: [`Slice<T>`]
+//! reads a contiguous CPU tensor of `T`, [`SliceMut<T>`] writes one in
+//! place, [`DeviceView`] takes a tensor on any device (CUDA, ROCm, ...) as
+//! pointer, shape, strides and dtype, with [`current_stream`] the stream
+//! the caller set for that device (PyTorch's current stream, from Python).
+//! Converting checks dtype, device and layout: a mismatch is the call's
+//! `TypeError` naming the argument.
+//!
 //! ```
 //! # extern crate tvm_ffi_runtime;
-//! use tvmffi::{export, Slice, Tensor, Result};
+//! use tvmffi::{export, DeviceView, Slice, SliceMut, Tensor, Result};
 //!
+//! /// A new tensor: `x * by`.
 //! #[export]
 //! fn scale(x: Slice<f32>, by: f64) -> Result<Tensor> {
 //!     let out: Vec<f32> = x.iter().map(|v| v * by as f32).collect();
 //!     Tensor::from_vec(out, x.shape())
+//! }
+//!
+//! /// In place: `y = x + 1`, into a `y` the caller allocated.
+//! #[export]
+//! fn add_one_into(x: Slice<f32>, mut y: SliceMut<f32>) -> Result<()> {
+//!     y.expect_shape("y", x.shape())?;
+//!     for (y, x) in y.iter_mut().zip(x.iter()) {
+//!         *y = x + 1.0;
+//!     }
+//!     Ok(())
+//! }
+//!
+//! /// On any device: what a kernel launch needs (here, only described).
+//! #[export]
+//! fn launch(x: DeviceView) -> String {
+//!     let stream = tvmffi::current_stream(x.device());
+//!     format!("{} elements at {:?} on stream {stream:?}", x.shape().iter().product::<i64>(), x.data_ptr())
 //! }
 //! # fn main() -> Result<()> {
 //! #     let t = Tensor::from_vec(vec![1.0f32, 2.0], &[2])?;
@@ -123,6 +152,13 @@
 //! #     Ok(())
 //! # }
 //! ```
+//!
+//! The views of one call never alias within a thread: a `SliceMut` whose
+//! elements overlap another live view's is refused ("already borrowed"),
+//! so `add_one_into(x, x)` raises an error instead of making two Rust
+//! references to the same memory. What other threads or languages do with
+//! a tensor while a kernel runs is the caller's responsibility, as for
+//! every TVM-FFI kernel (the C ABI's contract).
 //!
 //! Python passes NumPy arrays through `tvm_ffi.from_dlpack` and reads the
 //! result with `numpy.from_dlpack`. [`Tensor::to_dlpack`] gives Rust
@@ -135,6 +171,7 @@
 //! # fn main() -> tvmffi::Result<()> {
 //! let m = tvmffi::Module::load("build/libkernels.so")?;
 //! let y: i64 = m.function("add_one")?.call((41,))?;
+//! println!("add_one(41) = {y}");
 //! # Ok(())
 //! # }
 //! ```
@@ -172,6 +209,8 @@
 //!
 //! (The examples run as doctests in a host: `cargo test --doc -p tvmffi`.)
 // Layers, lowest first: sys, types, handle, error, runtime, any, convert, export, function, containers, object, tensor, kernel, module.
+// Every documentation example compiles without a warning.
+#![doc(test(attr(deny(warnings))))]
 
 // The tests run in a host: the runtime linked in.
 #[cfg(test)]

@@ -153,3 +153,37 @@ fn fail(code: i64) -> Result<()> {
 fn panics(message: &str) -> i64 {
     panic!("{message}")
 }
+
+// `cargo test` runs these in a host: the dev-dependency on tvmffi-host links
+// a runtime into the test program (never into the library itself).
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tvmffi::Function;
+    use tvmffi_host as _;
+
+    #[test]
+    fn functions_answer_from_rust() {
+        assert_eq!(add_one(41), 42);
+        assert_eq!(greet("you", 2).unwrap(), "hello you hello you");
+        let err = greet("you", -1).unwrap_err();
+        assert_eq!(err.kind(), "ValueError");
+        assert_eq!(err.message(), "times must be non-negative, got -1");
+    }
+
+    #[test]
+    fn globals_are_registered_and_called_through_the_runtime() -> Result<()> {
+        let hello = Function::get_global("rust_ext.hello")?;
+        assert_eq!(hello.call::<_, String>(("Ada",))?, "hello Ada, from Rust");
+        Ok(())
+    }
+
+    #[test]
+    fn objects_live_in_the_runtime() -> Result<()> {
+        let p = make_point(1, 2.0, "a")?;
+        let q = move_point(p.clone(), 2, 0.5)?;
+        assert_eq!(describe(q), "Point at (3, 2.5) labelled \"a\", moved: true");
+        assert_eq!(p.x, 1);
+        Ok(())
+    }
+}

@@ -15,7 +15,8 @@
 #   - `cargo build --workspace` (hosts and extensions in one build) leaves
 #     every extension without a runtime: no TVMFFI* definitions;
 #   - tvmffi's and tvmffi-host's tests and doctests pass, their docs build
-#     without a warning;
+#     without a warning; the extension's own `cargo test` passes (the
+#     runtime linked into the test program by a dev-dependency);
 #   - the host example (Rust-author tasks 2-5) prints what
 #     tests/rust-api/extension/host.expected holds.
 # Usage: run.sh VENV OUR_LIBRARY. Prints "rust-extension: N passed".
@@ -51,6 +52,10 @@ cargo test --locked -p tvmffi -p tvmffi-host > "$out/tvmffi-test.log" 2>&1 \
   || { cat "$out/tvmffi-test.log"; fail "cargo test -p tvmffi -p tvmffi-host"; }
 grep "^test result" "$out/tvmffi-test.log"
 ok "tvmffi's and tvmffi-host's own tests and doctests"
+cargo test --locked -p rust-extension-example > "$out/extension-test.log" 2>&1 \
+  || { cat "$out/extension-test.log"; fail "cargo test -p rust-extension-example"; }
+grep "^test result" "$out/extension-test.log"
+ok "the extension's own cargo test (tvmffi-host as its dev-dependency)"
 RUSTDOCFLAGS="-D warnings" cargo doc --locked --quiet --no-deps -p tvmffi -p tvmffi-host -p tvmffi-macros
 ok "cargo doc of tvmffi, tvmffi-host and tvmffi-macros: no warnings"
 
