@@ -66,9 +66,15 @@ impl Error {
         self.0.cause = Some(cause);
         self
     }
-    /// Records the Rust source location (and the stack the runtime sees
-    /// around it) as the backtrace; [`bail!`](crate::bail) and
-    /// [`ensure!`](crate::ensure) call it.
+    /// Records the Rust source location as the backtrace's innermost
+    /// frame, with the frames of the calling Rust code the runtime sees
+    /// above it (up to the FFI boundary); [`bail!`](crate::bail) and
+    /// [`ensure!`](crate::ensure) call it with the enclosing function's
+    /// path. This crate's own frames (the exported function's wrapper, the
+    /// panic guard) and the standard library's are left out, and Rust's
+    /// symbol hashes are dropped: a Python traceback names the user's
+    /// functions only.
+    #[inline(always)] // so that the frame the runtime skips is the caller's
     pub fn at(mut self, file: &str, line: u32, function: &str) -> Error {
         let (Ok(file), Ok(function)) = (CString::new(file), CString::new(function)) else {
             return self;
@@ -80,7 +86,7 @@ impl Error {
             unsafe { sys::TVMFFIBacktrace(file.as_ptr(), line, function.as_ptr(), 0).as_ref() };
         // SAFETY: the runtime's byte array is readable for its size.
         if let Some(bytes) = text.map(|t| unsafe { t.bytes() }) {
-            self.0.backtrace = String::from_utf8_lossy(bytes).into_owned();
+            self.0.backtrace = user_frames(&String::from_utf8_lossy(bytes));
         }
         self
     }
@@ -194,8 +200,80 @@ impl std::error::Error for Error {
     }
 }
 
+/// The frames of a backtrace (`  File "..", line N, in f` lines, the given
+/// location first) that are the user's code: without this crate's, the
+/// standard library's and the exported functions' generated wrappers,
+/// without Rust's symbol hashes (`::h0123456789abcdef`), and without the
+/// walk's own frame of the given location (the same line and function).
+fn user_frames(text: &str) -> String {
+    /// Where this crate's plumbing and the standard library's frames start
+    /// (demangled, or as a C++ demangler leaves Rust's legacy names).
+    const PLUMBING: &[&str] = &[
+        "tvmffi::",
+        "std::",
+        "core::",
+        "alloc::",
+        "__rust",
+        "__tvm_ffi_",
+        "<tvmffi::",
+        "<std::",
+        "<core::",
+        "<alloc::",
+        "_$LT$tvmffi..",
+        "_$LT$std..",
+        "_$LT$core..",
+        "_$LT$alloc..",
+    ];
+    let mut out = String::with_capacity(text.len());
+    let mut given: Option<(&str, &str)> = None;
+    for line in text.lines() {
+        let (head, function) = line.rsplit_once(", in ").unwrap_or((line, ""));
+        if PLUMBING.iter().any(|p| function.starts_with(p)) || function.contains("::_::__tvm_ffi_")
+        {
+            continue;
+        }
+        let function = match function
+            .len()
+            .checked_sub(19)
+            .map(|at| function.split_at(at))
+        {
+            Some((name, hash))
+                if hash.starts_with("::h") && hash[3..].bytes().all(|b| b.is_ascii_hexdigit()) =>
+            {
+                name
+            }
+            _ => function,
+        };
+        let at_line = head.rsplit_once(", line ").map_or("", |(_, n)| n);
+        match given {
+            None => given = Some((at_line, function)),
+            Some(location) if location == (at_line, function) => continue,
+            Some(_) => {}
+        }
+        out.push_str(head);
+        if !function.is_empty() {
+            out.push_str(", in ");
+            out.push_str(function);
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// The path of the function this expands in (`my_ext::scale`), for
+/// backtraces.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __function_path {
+    () => {{
+        fn f() {}
+        let name = ::core::any::type_name_of_val(&f);
+        name.strip_suffix("::f").unwrap_or(name)
+    }};
+}
+
 /// Returns early with an error of the given kind, recording this source
-/// line in its backtrace:
+/// line (and the enclosing function) in its backtrace:
 ///
 /// ```
 /// # extern crate tvm_ffi_runtime;
@@ -215,7 +293,7 @@ macro_rules! bail {
     ($kind:ident, $($fmt:tt)+) => {
         return ::core::result::Result::Err(
             $crate::Error::new(stringify!($kind), format!($($fmt)+))
-                .at(file!(), line!(), module_path!())
+                .at(file!(), line!(), $crate::__function_path!())
                 .into(),
         )
     };

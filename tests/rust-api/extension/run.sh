@@ -83,6 +83,7 @@ for line in "add_one(41): int 42" "round trip equal: True" "structural_equal(p, 
   "saxpy result: shape (2, 3) dtype float32 values [[1.0, 3.0, 5.0], [7.0, 9.0, 11.0]]" \
   "Point(1, label='d') (default y): Point rust_ext.Point(x=1, y=0.5, label=\"d\")" \
   "fail(7): raised ValueError: failed with code 7" "fail(7) traceback names lib.rs: True" \
+  "fail(7) traceback's Rust frames: ['File \"examples/rust_extension/src/lib.rs\", line 146, in rust_ext::fail']" \
   "panics('boom'): raised RuntimeError: panic in \`panics\`: boom" "add_one(1) after the panic: int 2" \
   "global rust_ext.hello('tvm'): String 'hello tvm, from Rust'" \
   "y after add_one_into: [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]" "x untouched: [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]" \

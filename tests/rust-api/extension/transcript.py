@@ -99,6 +99,8 @@ def main():
     except ValueError as err:
         tb = "".join(__import__("traceback").format_tb(err.__traceback__))
         print(f"fail(7) traceback names lib.rs: {'rust_extension/src/lib.rs' in tb}")
+        rust = [line.strip() for line in tb.splitlines() if "src/lib.rs" in line]
+        print(f"fail(7) traceback's Rust frames: {rust}")
     show("panics('boom')", lambda: mod.panics("boom"))
     show("add_one(1) after the panic", lambda: mod.add_one(1))
 
