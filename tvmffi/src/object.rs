@@ -121,19 +121,14 @@ unsafe extern "C" fn delete<T>(obj: *mut c_void, flags: c_int) {
 /// runtime then fills through the field setters (keyword construction,
 /// JSON graphs).
 unsafe extern "C" fn create<T: ObjectType>(out: *mut Handle) -> c_int {
-    match std::panic::catch_unwind(|| ObjectRef::new(T::default())) {
-        Ok(Ok(r)) => {
-            let h = r.obj.handle();
-            core::mem::forget(r);
-            // SAFETY: the runtime passes a writable slot.
-            unsafe { *out = h };
-            0
-        }
-        Ok(Err(e)) => e.raise(),
-        Err(_) => {
-            Error::runtime_error(format!("{}: Default::default panicked", T::TYPE_KEY)).raise()
-        }
-    }
+    crate::export::guard(T::TYPE_KEY, || {
+        let r = ObjectRef::new(T::default())?;
+        // SAFETY: the runtime passes a writable slot; the reference moves
+        // into it.
+        unsafe { *out = r.obj.handle() };
+        core::mem::forget(r);
+        Ok(())
+    })
 }
 
 /// A field's value type: how the runtime reads and writes it.
