@@ -14,7 +14,7 @@
 //!    C++ symbols to export (an ELF version script or a Mach-O list written
 //!    from `src/abi/exports.txt`), the install name on macOS, no DWARF in a
 //!    Windows release DLL. rustc exports only the C functions itself.
-//! 3. The link shim (`scripts/link-shim.sh`), put first on the compiler
+//! 3. The link shim (`scripts/build/link-shim.sh`), put first on the compiler
 //!    driver's program path for the cdylib link: GNU ld and gold take one
 //!    anonymous version script and rustc passes its own beside ours; the
 //!    shim merges them (lld and mold need nothing, the shim passes through).
@@ -144,7 +144,7 @@ const LAYER: [&str; 2] = ["module.cc", "functions.cc"];
 /// std::string), as the official DLL's C++ symbols are and as every C++
 /// extension built with MSVC expects, whatever the Rust target's ABI. A
 /// clang driver compiles it (`TVM_FFI_MSVC_CXX`, default `clang++`; may be
-/// `scripts/zig-windows/c++`), without MSVC's headers (src/cxx/msvc/std.h
+/// `tests/tools/zig-windows/c++`), without MSVC's headers (src/cxx/msvc/std.h
 /// stands in); the target's archiver bundles it.
 fn compile_msvc_layer(root: &Path) {
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
@@ -285,7 +285,7 @@ fn macos_export_list(exports: &Exports) -> PathBuf {
     out
 }
 
-/// Installs `scripts/link-shim.sh` into OUT_DIR as `ld`, `ld.bfd`, `ld.gold`,
+/// Installs `scripts/build/link-shim.sh` into OUT_DIR as `ld`, `ld.bfd`, `ld.gold`,
 /// `ld.lld` and `ld.mold`; returns that directory.
 fn install_link_shim(root: &Path) -> PathBuf {
     use std::os::unix::fs::{PermissionsExt, symlink};
@@ -294,9 +294,9 @@ fn install_link_shim(root: &Path) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("create OUT_DIR/link-shim");
     let shim = dir.join("link-shim");
-    let source = root.join("scripts/link-shim.sh");
+    let source = root.join("scripts/build/link-shim.sh");
     println!("cargo:rerun-if-changed={}", source.display());
-    std::fs::copy(&source, &shim).expect("copy scripts/link-shim.sh");
+    std::fs::copy(&source, &shim).expect("copy scripts/build/link-shim.sh");
     std::fs::set_permissions(&shim, std::fs::Permissions::from_mode(0o755))
         .expect("make the shim executable");
     for name in ["ld", "ld.bfd", "ld.gold", "ld.lld", "ld.mold"] {

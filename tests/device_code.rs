@@ -1,5 +1,5 @@
 //! Device code with our library alone, on the libraries apache-tvm 0.27
-//! exported (`tests/data/tvm`, made by `scripts/export-tvm-libraries.sh`):
+//! exported (`tests/data/tvm`, made by `tests/tools/export-tvm-libraries.sh`):
 //! CUDA modules in every format load, inspect and write back byte for byte
 //! without a driver; kernels launch through a fake driver
 //! (`tests/data/fake_cuda.c`: host memory, the test kernels emulated)

@@ -3,7 +3,7 @@
 # bundled lld on recent x86-64 toolchains) and checks the library exports
 # exactly what the test command's build exports, C and C++ symbols alike.
 # GNU ld and gold take one anonymous version script only; the build's link
-# shim (scripts/link-shim.sh) merges rustc's and ours.
+# shim (scripts/build/link-shim.sh) merges rustc's and ours.
 # usage: tests/platforms/linkers/run.sh REFERENCE_LIB [LINKER...]   (default: bfd)
 # Builds in target/rust-dependent (dev profile), whose dependencies
 # tests/packaging/rust-dependent/run.sh built already: only this crate compiles.

@@ -2,7 +2,7 @@
 # Windows on ARM64 from Linux: tvm_ffi.dll built for
 # aarch64-pc-windows-gnullvm with zig (PyPI's `ziglang`: mingw-w64's
 # headers and libraries for ARM64; its clang builds the C++ layer in MSVC's
-# ABI) as C and C++ compiler, archiver and linker (scripts/zig-windows.sh),
+# ABI) as C and C++ compiler, archiver and linker (tests/tools/zig-windows.sh),
 # then checked:
 #   - an ARM64 DLL that imports only system DLLs, the UCRT and MSVC's C++
 #     runtime (vcruntime140.dll, as the official DLL);
@@ -31,7 +31,7 @@ export ZIG
 "$root/tests/tools/rustup-target.sh" "$work/rustup.log" "$triple" ||
   skip "rustup could not add $triple (log: $work/rustup.log)"
 
-tools="$root/scripts/zig-windows"
+tools="$root/tests/tools/zig-windows"
 export CC_aarch64_pc_windows_gnullvm="$tools/cc" CXX_aarch64_pc_windows_gnullvm="$tools/c++"
 export AR_aarch64_pc_windows_gnullvm="$tools/ar" CARGO_TARGET_AARCH64_PC_WINDOWS_GNULLVM_LINKER="$tools/cc"
 # The C++ layer in MSVC's ABI (build.rs), by zig's clang too.

@@ -52,7 +52,7 @@ if ! command -v clang++ >/dev/null; then
   ZIG="$("$root/tests/tools/zig.sh" "$venv" "$work/pip.log")" ||
     skip "no clang, and ziglang could not be installed from PyPI (log: $work/pip.log)"
   export ZIG
-  export TVM_FFI_MSVC_CXX="$root/scripts/zig-windows/c++"
+  export TVM_FFI_MSVC_CXX="$root/tests/tools/zig-windows/c++"
 fi
 export CC_x86_64_pc_windows_gnu=x86_64-w64-mingw32-gcc-posix
 export CXX_x86_64_pc_windows_gnu=x86_64-w64-mingw32-g++-posix

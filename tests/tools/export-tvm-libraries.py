@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Exports the TVM libraries of tests/data/tvm with apache-tvm 0.27 (no GPU needed).
 
-Usage: export-tvm-libraries.py OUT [source]. Run by scripts/export-tvm-libraries.sh,
+Usage: export-tvm-libraries.py OUT [source]. Run by tests/tools/export-tvm-libraries.sh,
 which installs TVM and the CUDA tools from PyPI and puts a driver stub on
 LD_LIBRARY_PATH so that TVM's CUDA runtime loads; `source` exports the CUDA
 library TVM writes when no CUDA runtime loads (CUDA source, fmt "cuda").

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Re-exports the TVM libraries the device-code tests use (tests/data/tvm) with
 # apache-tvm 0.27 from PyPI, on a machine with no GPU:
-#   scripts/export-tvm-libraries.sh [OUT]     (default: tests/data/tvm)
+#   tests/tools/export-tvm-libraries.sh [OUT]     (default: tests/data/tvm)
 # It makes a venv in target/tvm-export with apache-tvm and the CUDA tools
 # (installed with --no-deps, about 0.5 GB under site-packages/nvidia/cu13),
 # and a driver stub (every call fails) so that TVM's CUDA runtime loads:
@@ -9,7 +9,7 @@
 # library is exported in a second run without the stub, as TVM does on a
 # machine with no CUDA at all.
 set -euo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 out="$(realpath -m "${1:-$root/tests/data/tvm}")"
 work="$root/target/tvm-export"
 venv="$work/venv"
@@ -34,5 +34,5 @@ gcc -shared -fPIC -o "$work/stub/libcuda.so.1" "$work/stub/stub.c"
 cd "$work"
 LD_LIBRARY_PATH="$work/stub:$cu/lib" PATH="$cu/bin:$PATH" CUDA_PATH="$cu" \
   TVM_CUDA_NVRTC_EXTRA_OPTS="-I$cu/include/cccl" \
-  "$venv/bin/python" "$root/scripts/export-tvm-libraries.py" "$out"
-PATH="$cu/bin:$PATH" "$venv/bin/python" "$root/scripts/export-tvm-libraries.py" "$out" source
+  "$venv/bin/python" "$root/tests/tools/export-tvm-libraries.py" "$out"
+PATH="$cu/bin:$PATH" "$venv/bin/python" "$root/tests/tools/export-tvm-libraries.py" "$out" source

@@ -8,11 +8,11 @@
 # Called through its links, whose names say the tool:
 #
 #   ZIG=path/to/zig                      (default: `zig` on PATH)
-#   CC_aarch64_pc_windows_gnullvm=scripts/zig-windows/cc
-#   CXX_aarch64_pc_windows_gnullvm=scripts/zig-windows/c++
-#   AR_aarch64_pc_windows_gnullvm=scripts/zig-windows/ar
-#   TVM_FFI_MSVC_CXX=scripts/zig-windows/c++
-#   CARGO_TARGET_AARCH64_PC_WINDOWS_GNULLVM_LINKER=scripts/zig-windows/cc
+#   CC_aarch64_pc_windows_gnullvm=tests/tools/zig-windows/cc
+#   CXX_aarch64_pc_windows_gnullvm=tests/tools/zig-windows/c++
+#   AR_aarch64_pc_windows_gnullvm=tests/tools/zig-windows/ar
+#   TVM_FFI_MSVC_CXX=tests/tools/zig-windows/c++
+#   CARGO_TARGET_AARCH64_PC_WINDOWS_GNULLVM_LINKER=tests/tools/zig-windows/cc
 #
 # The target comes from cc-rs's and build.rs's `--target=ARCH-pc-windows-ENV`
 # in zig's spelling (`ARCH-windows-msvc` for build.rs's C++ layer in MSVC's
