@@ -153,24 +153,14 @@ fn compile_msvc_layer(root: &Path) {
     let driver = std::env::var("TVM_FFI_MSVC_CXX").unwrap_or_else(|_| "clang++".into());
     let mut words = driver.split_whitespace();
     let program = words.next().unwrap_or("clang++");
+    let (sources, flags) = msvc_compile_list(root);
     let mut objects = Vec::new();
-    for file in LAYER.iter().chain(&["msvc_abi.cc", "msvc/runtime.cc"]) {
+    for file in &sources {
         let object = out.join(format!("msvc-{}.o", file.replace('/', "-")));
         let status = std::process::Command::new(program)
             .args(words.clone())
             .arg(format!("--target={arch}-pc-windows-msvc"))
-            .args(["-std=c++17", "-O2", "-nostdlibinc", "-ffreestanding"])
-            .args(["-fexceptions", "-fcxx-exceptions", "-fno-stack-protector"])
-            // No default-library directives (zig's asks for its libc++):
-            // the layer needs no C++ library, only what src/module imports.
-            .arg("-fno-autolink")
-            .args([
-                "-Wall",
-                "-Wextra",
-                "-Werror",
-                "-Wno-unused-command-line-argument",
-            ])
-            .arg("-DTVM_FFI_DLL=")
+            .args(&flags)
             .arg(format!("-I{}", root.join("include").display()))
             .arg("-c")
             .arg(root.join("src/cxx").join(file))
@@ -205,6 +195,25 @@ fn compile_msvc_layer(root: &Path) {
     println!("cargo:rustc-link-search=native={}", out.display());
     // Every exported function, referenced by nothing inside, is kept.
     println!("cargo:rustc-link-lib=static:+whole-archive=tvm_ffi_cxx");
+}
+
+/// The sources and flags of the C++ layer in MSVC's ABI
+/// (`src/cxx/msvc/compile.txt`).
+fn msvc_compile_list(root: &Path) -> (Vec<String>, Vec<String>) {
+    let list = root.join("src/cxx/msvc/compile.txt");
+    let text = std::fs::read_to_string(&list).expect("read src/cxx/msvc/compile.txt");
+    let (mut sources, mut flags, mut section) = (Vec::new(), Vec::new(), "");
+    for line in text.lines().map(str::trim) {
+        match line {
+            "" => {}
+            _ if line.starts_with('#') => {}
+            "[sources]" | "[flags]" => section = line,
+            _ if section == "[sources]" => sources.push(line.to_string()),
+            _ if section == "[flags]" => flags.push(line.to_string()),
+            _ => panic!("src/cxx/msvc/compile.txt: `{line}` before a section"),
+        }
+    }
+    (sources, flags)
 }
 
 /// Respells the export directives clang writes into `object`'s `.drectve`

@@ -70,7 +70,8 @@
 #
 # Options:
 #   --fast        the fast tier, what to run before every commit: the venv,
-#                 cargo test, the C tests with their transcript diffs;
+#                 cargo test, the C tests with their transcript diffs, the
+#                 C++ layer compiled in MSVC's ABI;
 #   --list        the stages, in order: each one's name and what it runs;
 #   --only NAME   one stage (or several: --only a,b), with what it needs
 #                 first (the venv, the library, the C tests built, the
@@ -87,6 +88,7 @@ stages=(
   "cargo|cargo test"
   "windows|bg:Windows x86-64: tvm_ffi.dll built with mingw, exports, cargo test and the C tests (ours and official) under Wine"
   "c|C tests (ours and official, with transcript diffs)"
+  "msvc|the C++ layer compiled in MSVC's ABI for x86-64 and ARM64 (seconds; the Windows stages link it)"
   "asan|C tests on our library under AddressSanitizer and UBSan"
   "loader-tools|loaded code seen by gdb, perf, valgrind, ASan and dladdr; descriptors, copies, mounts (both libraries)"
   "cross-load|cross-loading with the official Python package"
@@ -113,7 +115,7 @@ stages=(
   "aarch64|aarch64 Linux: cross-built, exports, cargo test and the C tests (ours and official) under qemu-aarch64"
   "valgrind|C tests under valgrind (our library): no leaks, no invalid accesses"
 )
-fast_stages=(cargo c)
+fast_stages=(cargo c msvc)
 
 mode=all
 only=()
@@ -309,6 +311,10 @@ stage_c() {
   need_c_tests
   "$venv/bin/ctest" --test-dir target/c-tests -j2 --output-on-failure | tee target/ctest.log
   passed "$(awk '/tests passed/ { print $NF }' target/ctest.log)"
+}
+stage_msvc() {
+  tests/tools/msvc-compile.sh "$venv" | tee target/msvc-compile.log
+  passed "$(count '^msvc-compile:' target/msvc-compile.log)"
 }
 stage_asan() {
   "$venv/bin/cmake" -S c-tests -B target/c-tests-asan -DSANITIZE=ON -DTVM_FFI_OFFICIAL_DIR="$official_dir" \
