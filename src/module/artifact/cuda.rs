@@ -347,36 +347,27 @@ pub fn load(artifacts: &[Artifact]) -> Result<Module> {
 
 /// Registers `ffi.Artifact.loader.cuda` and `ffi.CUDAModuleToArtifacts`.
 pub(crate) fn register_globals(g: &mut Globals<'_>) {
-    g.add(typed_fn!("ffi.Artifact.loader.cuda", |artifacts: Obj<
-        '_,
-        ArrayT,
-    >|
-     -> Owned<
-        ModuleT,
-    > {
-        let items = seq::views(&artifacts, crate::abi::kTVMFFIArray)?
-            .map(|v| {
-                v.to_object()
-                    .ok_or_else(|| Error::type_error("ffi.Artifact.loader.cuda takes artifacts"))
-                    .and_then(Artifact::from_object)
-            })
-            .collect::<Result<Vec<_>>>()?;
-        Ok(Owned::new(load(&items)?.into_object()))
-    }));
-    g.add(typed_fn!("ffi.CUDAModuleToArtifacts", |codegen_id: Str<
-        '_,
-    >,
-                                                  blob: BytesArg<
-        '_,
-    >|
-     -> Owned<
-        ArrayT,
-    > {
-        let codegen_id = String::from_utf8_lossy(codegen_id.0);
-        let items = artifacts_of_blob(&codegen_id, blob.0)?
-            .into_iter()
-            .map(|a| Any::from(a.into_object()))
-            .collect();
-        Ok(Owned::new(seq::new_array(items)))
-    }));
+    g.add(typed_fn! {
+        "ffi.Artifact.loader.cuda",
+        |artifacts: Obj<'_, ArrayT>| -> Owned<ModuleT> {
+            let items = seq::views(&artifacts, crate::abi::kTVMFFIArray)?
+                .map(|v| {
+                    let takes = || Error::type_error("ffi.Artifact.loader.cuda takes artifacts");
+                    v.to_object().ok_or_else(takes).and_then(Artifact::from_object)
+                })
+                .collect::<Result<Vec<_>>>()?;
+            Ok(Owned::new(load(&items)?.into_object()))
+        }
+    });
+    g.add(typed_fn! {
+        "ffi.CUDAModuleToArtifacts",
+        |codegen_id: Str<'_>, blob: BytesArg<'_>| -> Owned<ArrayT> {
+            let codegen_id = String::from_utf8_lossy(codegen_id.0);
+            let items = artifacts_of_blob(&codegen_id, blob.0)?
+                .into_iter()
+                .map(|a| Any::from(a.into_object()))
+                .collect();
+            Ok(Owned::new(seq::new_array(items)))
+        }
+    });
 }

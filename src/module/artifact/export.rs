@@ -189,16 +189,12 @@ fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 /// Registers the export and read-back globals.
 pub(crate) fn register_globals(g: &mut Globals<'_>) {
     let path_arg = |s: &Str<'_>| crate::platform::os::path_from_bytes(s.0).into_owned();
-    g.add(typed_fn!("ffi.ArtifactSetExportLibrary", |set: Obj<
-        '_,
-        ArtifactSetT,
-    >,
-                                                     path: Str<
-        '_,
-    >|
-     -> () {
-        export_library(&ArtifactSet::from_object((*set).clone())?, &path_arg(&path))
-    }));
+    g.add(typed_fn! {
+        "ffi.ArtifactSetExportLibrary",
+        |set: Obj<'_, ArtifactSetT>, path: Str<'_>| -> () {
+            export_library(&ArtifactSet::from_object((*set).clone())?, &path_arg(&path))
+        }
+    });
     g.add(typed_fn!(
         "ffi.ArtifactSetExportModelLibraryFormat",
         |set: Obj<'_, ArtifactSetT>, path: Str<'_>| -> () {

@@ -117,14 +117,13 @@ pub(crate) fn inspect(a: &Artifact) -> Result<String> {
 
 /// Registers `ffi.ArtifactInspect`.
 pub(crate) fn register_globals(g: &mut Globals<'_>) {
-    g.add(typed_fn!("ffi.ArtifactInspect", |artifact: Obj<
-        '_,
-        ArtifactT,
-    >|
-     -> StrRet {
-        let a = Artifact::from_object((*artifact).clone())?;
-        Ok(StrRet(inspect(&a)?.into_bytes()))
-    }));
+    g.add(typed_fn! {
+        "ffi.ArtifactInspect",
+        |artifact: Obj<'_, ArtifactT>| -> StrRet {
+            let a = Artifact::from_object((*artifact).clone())?;
+            Ok(StrRet(inspect(&a)?.into_bytes()))
+        }
+    });
 }
 
 #[cfg(test)]

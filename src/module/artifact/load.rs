@@ -238,12 +238,11 @@ pub(crate) fn register_globals(g: &mut Globals<'_>) {
             Ok(Owned::new(load_set(&set)?.into_object()))
         }
     ));
-    g.add(typed_fn!("ffi.ArtifactSetLoad", |set: Obj<
-        '_,
-        ArtifactSetT,
-    >|
-     -> Owned<ModuleT> {
-        let set = ArtifactSet::from_object((*set).clone())?;
-        Ok(Owned::new(load_set(&set)?.into_object()))
-    }));
+    g.add(typed_fn! {
+        "ffi.ArtifactSetLoad",
+        |set: Obj<'_, ArtifactSetT>| -> Owned<ModuleT> {
+            let set = ArtifactSet::from_object((*set).clone())?;
+            Ok(Owned::new(load_set(&set)?.into_object()))
+        }
+    });
 }

@@ -833,59 +833,50 @@ fn make_set(artifacts: &ObjectRef, metadata: Option<&ObjectRef>) -> Result<Artif
 
 /// Registers the artifact globals.
 pub(crate) fn register_globals(g: &mut Globals<'_>) {
-    g.add(typed_fn!("ffi.Artifact", |codegen_id: Str<'_>,
-                                     loader: Str<'_>,
-                                     file_name: Str<'_>,
-                                     content: AnyView<'_>,
-                                     metadata: Option<
-        Obj<'_, MapT>,
-    >|
-     -> Owned<ArtifactT> {
-        let a = make_artifact(
-            [codegen_id.0, loader.0, file_name.0],
-            content.to_owned_any()?,
-            metadata.as_deref(),
-            Digest::Verify,
-        )?;
-        Ok(Owned::new(a.into_object()))
-    }));
-    g.add(typed_fn!("ffi.ArtifactFromConstants", |codegen_id: Str<
-        '_,
-    >,
-                                                  file_name: Str<
-        '_,
-    >,
-                                                  constants: Obj<
-        '_,
-        MapT,
-    >|
-     -> Owned<
-        ArtifactT,
-    > {
-        let text = |s: Str<'_>, field: &str| {
-            core::str::from_utf8(s.0)
-                .map(str::to_owned)
-                .map_err(|_| Error::value(format!("`{field}` is not UTF-8")))
-        };
-        let a = artifact_from_constants(
-            &text(codegen_id, "codegen_id")?,
-            &text(file_name, "file_name")?,
-            &constants,
-        )?;
-        Ok(Owned::new(a.into_object()))
-    }));
-    g.add(typed_fn!("ffi.ArtifactSet", |artifacts: Obj<
-        '_,
-        ArrayT,
-    >,
-                                        metadata: Option<
-        Obj<'_, MapT>,
-    >|
-     -> Owned<ArtifactSetT> {
-        Ok(Owned::new(
-            make_set(&artifacts, metadata.as_deref())?.into_object(),
-        ))
-    }));
+    g.add(typed_fn! {
+        "ffi.Artifact",
+        |codegen_id: Str<'_>,
+             loader: Str<'_>,
+             file_name: Str<'_>,
+             content: AnyView<'_>,
+             metadata: Option<Obj<'_, MapT>>|
+            -> Owned<ArtifactT> {
+            let a = make_artifact(
+                [codegen_id.0, loader.0, file_name.0],
+                content.to_owned_any()?,
+                metadata.as_deref(),
+                Digest::Verify,
+            )?;
+            Ok(Owned::new(a.into_object()))
+        }
+    });
+    g.add(typed_fn! {
+        "ffi.ArtifactFromConstants",
+        |codegen_id: Str<'_>,
+             file_name: Str<'_>,
+             constants: Obj<'_, MapT>|
+            -> Owned<ArtifactT> {
+            let text = |s: Str<'_>, field: &str| {
+                core::str::from_utf8(s.0)
+                    .map(str::to_owned)
+                    .map_err(|_| Error::value(format!("`{field}` is not UTF-8")))
+            };
+            let a = artifact_from_constants(
+                &text(codegen_id, "codegen_id")?,
+                &text(file_name, "file_name")?,
+                &constants,
+            )?;
+            Ok(Owned::new(a.into_object()))
+        }
+    });
+    g.add(typed_fn! {
+        "ffi.ArtifactSet",
+        |artifacts: Obj<'_, ArrayT>, metadata: Option<Obj<'_, MapT>>| -> Owned<ArtifactSetT> {
+            Ok(Owned::new(
+                make_set(&artifacts, metadata.as_deref())?.into_object(),
+            ))
+        }
+    });
 }
 
 #[cfg(test)]

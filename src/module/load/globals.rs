@@ -91,23 +91,27 @@ pub fn load_from_file(path: &[u8]) -> Result<Module> {
     )
 }
 
-/// Registers every module global.
+/// Registers every module global, in the reference's order.
 pub fn register(g: &mut Globals<'_>) {
+    register_loading(g);
+    register_queries(g);
+    register_writing(g);
+    register_artifacts(g);
+    register_imports(g);
+}
+
+/// Loading: a library file, the system library.
+fn register_loading(g: &mut Globals<'_>) {
     g.add(typed_fn!(
         "ffi.ModuleLoadFromFile",
         |path: Str<'_>| -> Owned<ModuleT> { Ok(module_ret(load_from_file(path.0)?)) }
     ));
-    g.add(typed_fn!("ffi.Module.load_from_file.so", |path: Str<
-        '_,
-    >,
-                                                     _format: Str<
-        '_,
-    >|
-     -> Owned<
-        ModuleT,
-    > {
-        Ok(module_ret(load_dso(&path_arg(path))?))
-    }));
+    g.add(typed_fn! {
+        "ffi.Module.load_from_file.so",
+        |path: Str<'_>, _format: Str<'_>| -> Owned<ModuleT> {
+            Ok(module_ret(load_dso(&path_arg(path))?))
+        }
+    });
     g.packed(
         "ffi.SystemLib",
         Function::from_closure(|a| {
@@ -127,6 +131,11 @@ pub fn register(g: &mut Globals<'_>) {
             Ok(Any::from(module_ret(system_lib(&prefix)?).0))
         }),
     );
+}
+
+/// What a module answers: its functions, their docs and metadata, its kind,
+/// properties, source and formats.
+fn register_queries(g: &mut Globals<'_>) {
     g.add(typed_fn!(
         "ffi.ModuleGetFunction",
         |m: Module, name: Str<'_>, query_imports: bool| -> Option<Function> {
@@ -159,11 +168,12 @@ pub fn register(g: &mut Globals<'_>) {
     g.add(typed_fn!("ffi.ModuleGetPropertyMask", |m: Module| -> i64 {
         m.property_mask()
     }));
-    g.add(typed_fn!("ffi.ModuleInspectSource", |m: Module,
-                                                format: Str<'_>|
-     -> StrRet {
-        Ok(StrRet(m.inspect_source(&lossy(format))?))
-    }));
+    g.add(typed_fn! {
+        "ffi.ModuleInspectSource",
+        |m: Module, format: Str<'_>| -> StrRet {
+            Ok(StrRet(m.inspect_source(&lossy(format))?))
+        }
+    });
     g.add(typed_fn!(
         "ffi.ModuleGetWriteFormats",
         |m: Module| -> ArrayRet<StrRet> {
@@ -182,19 +192,23 @@ pub fn register(g: &mut Globals<'_>) {
             Ok(ArrayRet::new(seq::new_array(formats.collect())))
         }
     ));
-    g.add(typed_fn!("ffi.ModuleWriteToFile", |m: Module,
-                                              path: Str<'_>,
-                                              format: Str<'_>|
-     -> () {
-        let (path, format) = (lossy(path), lossy(format));
-        // The tree formats (the whole import tree as a library_bin) come
-        // first; anything else is the module kind's own.
-        if emit::WRITE_FORMATS.contains(&format.as_str()) {
-            emit::write_tree(&m, &path, &format)
-        } else {
-            m.write_to_file(&path, &format)
+}
+
+/// Writing a module tree, and modules made of C callbacks.
+fn register_writing(g: &mut Globals<'_>) {
+    g.add(typed_fn! {
+        "ffi.ModuleWriteToFile",
+        |m: Module, path: Str<'_>, format: Str<'_>| -> () {
+            let (path, format) = (lossy(path), lossy(format));
+            // The tree formats (the whole import tree as a library_bin) come
+            // first; anything else is the module kind's own.
+            if emit::WRITE_FORMATS.contains(&format.as_str()) {
+                emit::write_tree(&m, &path, &format)
+            } else {
+                m.write_to_file(&path, &format)
+            }
         }
-    }));
+    });
     g.add(typed_fn!(
         "ffi.ModuleFromExternC",
         |kind: Str<'_>,
@@ -217,12 +231,16 @@ pub fn register(g: &mut Globals<'_>) {
             Ok(module_ret(Module::new(kind)?))
         }
     ));
-    register_artifacts(g);
-    g.add(typed_fn!("ffi.ModuleImportModule", |m: Module,
-                                               other: Module|
-     -> () {
-        m.import(&other)
-    }));
+}
+
+/// Imports, and the modules the caller keeps (`ffi.ModuleGlobals*`).
+fn register_imports(g: &mut Globals<'_>) {
+    g.add(typed_fn! {
+        "ffi.ModuleImportModule",
+        |m: Module, other: Module| -> () {
+            m.import(&other)
+        }
+    });
     g.add(typed_fn!("ffi.ModuleClearImports", |m: Module| -> () {
         m.clear_imports()
     }));
@@ -337,13 +355,12 @@ fn describe_tree(modules: &[crate::module::format::inspect::ModuleSummary]) -> A
 
 /// The artifact globals, also exported from the library as `__tvm_ffi_*`.
 fn register_artifacts(g: &mut Globals<'_>) {
-    g.add(typed_fn!("ffi.LibraryBinWrite", |entries: Obj<
-        '_,
-        SeqT,
-    >|
-     -> BytesAny {
-        Ok(BytesAny(make_text(&write_blob(&entries)?, TextKind::Bytes)))
-    }));
+    g.add(typed_fn! {
+        "ffi.LibraryBinWrite",
+        |entries: Obj<'_, SeqT>| -> BytesAny {
+            Ok(BytesAny(make_text(&write_blob(&entries)?, TextKind::Bytes)))
+        }
+    });
     g.add(typed_fn!(
         "ffi.LibraryBinInspect",
         |blob: BytesArg<'_>| -> Any {
@@ -352,22 +369,21 @@ fn register_artifacts(g: &mut Globals<'_>) {
             Ok(describe_tree(&summary))
         }
     ));
-    g.add(typed_fn!("ffi.LibraryBinToCSource", |blob: BytesArg<
-        '_,
-    >|
-     -> StrRet {
-        Ok(StrRet(emit::to_c_source(blob.0).into_bytes()))
-    }));
-    g.add(typed_fn!("ffi.LibraryBinWriteObject", |blob: BytesArg<
-        '_,
-    >,
-                                                  path: Str<'_>|
-     -> () {
-        let path = path_arg(path);
-        library_bin::parse(blob.0)?;
-        std::fs::write(&path, emit::to_object_file(blob.0)?)
-            .map_err(|e| Error::runtime(format!("cannot write {}: {e}", path.display())))
-    }));
+    g.add(typed_fn! {
+        "ffi.LibraryBinToCSource",
+        |blob: BytesArg<'_>| -> StrRet {
+            Ok(StrRet(emit::to_c_source(blob.0).into_bytes()))
+        }
+    });
+    g.add(typed_fn! {
+        "ffi.LibraryBinWriteObject",
+        |blob: BytesArg<'_>, path: Str<'_>| -> () {
+            let path = path_arg(path);
+            library_bin::parse(blob.0)?;
+            std::fs::write(&path, emit::to_object_file(blob.0)?)
+                .map_err(|e| Error::runtime(format!("cannot write {}: {e}", path.display())))
+        }
+    });
     g.add(typed_fn!(
         "ffi.LibraryBinBuildSharedLibrary",
         |blob: BytesArg<'_>, objects: Obj<'_, SeqT>, out: Str<'_>| -> () {

@@ -329,29 +329,34 @@ fn compare_owned(l: AnyView<'_>, r: AnyView<'_>, eq_only: bool) -> Result<i32> {
 
 /// Registers `ffi.Recursive{Eq,Lt,Le,Gt,Ge}`.
 pub fn register(g: &mut Globals<'_>) {
-    g.add(typed_fn!("ffi.RecursiveEq", |l: AnyView<'_>,
-                                        r: AnyView<'_>|
-     -> bool {
-        Ok(compare_owned(l, r, true)? == 0)
-    }));
-    g.add(typed_fn!("ffi.RecursiveLt", |l: AnyView<'_>,
-                                        r: AnyView<'_>|
-     -> bool {
-        Ok(compare_owned(l, r, false)? < 0)
-    }));
-    g.add(typed_fn!("ffi.RecursiveLe", |l: AnyView<'_>,
-                                        r: AnyView<'_>|
-     -> bool {
-        Ok(compare_owned(l, r, false)? <= 0)
-    }));
-    g.add(typed_fn!("ffi.RecursiveGt", |l: AnyView<'_>,
-                                        r: AnyView<'_>|
-     -> bool {
-        Ok(compare_owned(l, r, false)? > 0)
-    }));
-    g.add(typed_fn!("ffi.RecursiveGe", |l: AnyView<'_>,
-                                        r: AnyView<'_>|
-     -> bool {
-        Ok(compare_owned(l, r, false)? >= 0)
-    }));
+    g.add(typed_fn! {
+        "ffi.RecursiveEq",
+        |l: AnyView<'_>, r: AnyView<'_>| -> bool {
+            Ok(compare_owned(l, r, true)? == 0)
+        }
+    });
+    g.add(typed_fn! {
+        "ffi.RecursiveLt",
+        |l: AnyView<'_>, r: AnyView<'_>| -> bool {
+            Ok(compare_owned(l, r, false)? < 0)
+        }
+    });
+    g.add(typed_fn! {
+        "ffi.RecursiveLe",
+        |l: AnyView<'_>, r: AnyView<'_>| -> bool {
+            Ok(compare_owned(l, r, false)? <= 0)
+        }
+    });
+    g.add(typed_fn! {
+        "ffi.RecursiveGt",
+        |l: AnyView<'_>, r: AnyView<'_>| -> bool {
+            Ok(compare_owned(l, r, false)? > 0)
+        }
+    });
+    g.add(typed_fn! {
+        "ffi.RecursiveGe",
+        |l: AnyView<'_>, r: AnyView<'_>| -> bool {
+            Ok(compare_owned(l, r, false)? >= 0)
+        }
+    });
 }

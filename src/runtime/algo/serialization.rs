@@ -691,17 +691,19 @@ const MAX_INDENT: usize = 1 << 12;
 pub fn register(g: &mut Globals<'_>) {
     // These take `Any` in the reference: arguments are owned first (a raw C
     // string becomes a String), which shows in their messages.
-    g.add(typed_fn!("ffi.ToJSONGraph", |v: AnyView<'_>,
-                                        meta: AnyView<'_>|
-     -> Any {
-        to_json_graph(v.to_owned_any()?.view(), meta)
-    }));
-    g.add(typed_fn!("ffi.ToJSONGraphString", |v: AnyView<'_>,
-                                              meta: AnyView<'_>|
-     -> HeapStr {
-        let graph = to_json_graph(v.to_owned_any()?.view(), meta)?;
-        Ok(HeapStr(json::stringify(graph.view(), 0)?.into_bytes()))
-    }));
+    g.add(typed_fn! {
+        "ffi.ToJSONGraph",
+        |v: AnyView<'_>, meta: AnyView<'_>| -> Any {
+            to_json_graph(v.to_owned_any()?.view(), meta)
+        }
+    });
+    g.add(typed_fn! {
+        "ffi.ToJSONGraphString",
+        |v: AnyView<'_>, meta: AnyView<'_>| -> HeapStr {
+            let graph = to_json_graph(v.to_owned_any()?.view(), meta)?;
+            Ok(HeapStr(json::stringify(graph.view(), 0)?.into_bytes()))
+        }
+    });
     g.add(typed_fn!("ffi.FromJSONGraph", |v: AnyView<'_>| -> Any {
         from_json_graph(v)
     }));
@@ -714,19 +716,20 @@ pub fn register(g: &mut Globals<'_>) {
     // The indent is a C++ `int` as in the reference (a larger value does not
     // convert); a negative one indents nothing. Ours refuses indents above
     // MAX_INDENT, where the reference tries to allocate gigabytes per line.
-    g.add(typed_fn!("ffi.json.Stringify", |v: AnyView<'_>,
-                                           indent: Option<i32>|
-     -> HeapStr {
-        let indent = usize::try_from(indent.unwrap_or(0)).unwrap_or(0);
-        if indent > MAX_INDENT {
-            return Err(Error::value(format!(
-                "json.Stringify: indent {indent} is larger than {MAX_INDENT}"
-            )));
+    g.add(typed_fn! {
+        "ffi.json.Stringify",
+        |v: AnyView<'_>, indent: Option<i32>| -> HeapStr {
+            let indent = usize::try_from(indent.unwrap_or(0)).unwrap_or(0);
+            if indent > MAX_INDENT {
+                return Err(Error::value(format!(
+                    "json.Stringify: indent {indent} is larger than {MAX_INDENT}"
+                )));
+            }
+            Ok(HeapStr(
+                json::stringify(v.to_owned_any()?.view(), indent)?.into_bytes(),
+            ))
         }
-        Ok(HeapStr(
-            json::stringify(v.to_owned_any()?.view(), indent)?.into_bytes(),
-        ))
-    }));
+    });
 }
 
 const BASE64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";

@@ -151,11 +151,12 @@ pub fn register(g: &mut Globals<'_>) {
     > {
         Ok(Owned::new(structural_key(key.to_owned_any()?)?))
     }));
-    g.add(typed_fn!("ffi.StructuralKeyEqual", |lhs: AnyView<'_>,
-                                               rhs: AnyView<'_>|
-     -> bool {
-        structural_key_equal(lhs, rhs)
-    }));
+    g.add(typed_fn! {
+        "ffi.StructuralKeyEqual",
+        |lhs: AnyView<'_>, rhs: AnyView<'_>| -> bool {
+            structural_key_equal(lhs, rhs)
+        }
+    });
 }
 
 #[cfg(test)]

@@ -735,23 +735,18 @@ pub fn register(g: &mut Globals<'_>) {
             )
         }
     ));
-    g.add(typed_fn!("ffi.StructuralMutate", |root: AnyView<'_>,
-                                             callbacks: Callbacks<
-        3,
-    >|
-     -> Any {
-        structural_mutate(root.to_owned_any()?, callbacks)
-    }));
-    g.add(typed_fn!("ffi.StructuralMutatorMutate", |m: Obj<
-        '_,
-        StructuralMutatorT,
-    >,
-                                                    value: View<
-        '_,
-    >|
-     -> Any {
-        Mutator::of(&m)?.mutate(value.0, false)?.or(value.0)
-    }));
+    g.add(typed_fn! {
+        "ffi.StructuralMutate",
+        |root: AnyView<'_>, callbacks: Callbacks<3>| -> Any {
+            structural_mutate(root.to_owned_any()?, callbacks)
+        }
+    });
+    g.add(typed_fn! {
+        "ffi.StructuralMutatorMutate",
+        |m: Obj<'_, StructuralMutatorT>, value: View<'_>| -> Any {
+            Mutator::of(&m)?.mutate(value.0, false)?.or(value.0)
+        }
+    });
     g.add(typed_fn!(
         "ffi.StructuralMutatorDefaultMutate",
         |m: Obj<'_, StructuralMutatorT>, value: View<'_>| -> Any {

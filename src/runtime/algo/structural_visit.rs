@@ -715,27 +715,18 @@ pub fn register(g: &mut Globals<'_>) {
             )
         }
     ));
-    g.add(typed_fn!("ffi.StructuralVisit", |root: View<'_>,
-                                            callbacks: Callbacks<
-        2,
-    >|
-     -> Option<
-        Owned<VisitInterruptT>,
-    > {
-        Ok(structural_visit(root.0, callbacks)?.map(Owned::new))
-    }));
-    g.add(typed_fn!("ffi.StructuralVisitorVisit", |v: Obj<
-        '_,
-        StructuralVisitorT,
-    >,
-                                                   value: View<
-        '_,
-    >|
-     -> Option<
-        Owned<VisitInterruptT>,
-    > {
-        Ok(Visitor::of(&v)?.visit(value.0)?.map(Owned::new))
-    }));
+    g.add(typed_fn! {
+        "ffi.StructuralVisit",
+        |root: View<'_>, callbacks: Callbacks<2>| -> Option<Owned<VisitInterruptT>> {
+            Ok(structural_visit(root.0, callbacks)?.map(Owned::new))
+        }
+    });
+    g.add(typed_fn! {
+        "ffi.StructuralVisitorVisit",
+        |v: Obj<'_, StructuralVisitorT>, value: View<'_>| -> Option<Owned<VisitInterruptT>> {
+            Ok(Visitor::of(&v)?.visit(value.0)?.map(Owned::new))
+        }
+    });
     g.add(typed_fn!(
         "ffi.StructuralVisitorDefaultVisit",
         |v: Obj<'_, StructuralVisitorT>, value: View<'_>| -> Option<Owned<VisitInterruptT>> {

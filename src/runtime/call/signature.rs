@@ -667,7 +667,10 @@ pub fn typed_function(
 /// Builds a typed packed function from a closure with typed parameters:
 /// `typed_fn!("ffi.ArraySize", |a: Obj<ArrayT>| -> i64 { ... })` returns
 /// a [`Described`] function. Parameters convert with [`Param`] (a mismatch
-/// names the signature), the result with [`Ret`].
+/// names the signature), the result with [`Ret`]. Where the closure's
+/// header does not fit on the call's line, the call is written with braces
+/// (`typed_fn! { "name", |..| -> T { .. } }`): rustfmt leaves those as
+/// written, where it would break such a header apart inside parentheses.
 macro_rules! typed_fn {
     ($name:expr, || -> $ret:ty $body:block) => {
         $crate::runtime::call::signature::typed_fn!($name, | | -> $ret $body)

@@ -481,12 +481,12 @@ pub fn register(g: &mut Globals<'_>) {
             Ok(getter as usize as i64)
         }
     ));
-    g.add(typed_fn!("ffi.MakeFieldSetter", |field_type_index: i32,
-                                            converter: i64,
-                                            f_convert: i64|
-     -> Function {
-        make_field_setter(field_type_index, converter, f_convert)
-    }));
+    g.add(typed_fn! {
+        "ffi.MakeFieldSetter",
+        |field_type_index: i32, converter: i64, f_convert: i64| -> Function {
+            make_field_setter(field_type_index, converter, f_convert)
+        }
+    });
     g.add(typed_fn!(
         "ffi._PyClassRegisterTypeAttrColumns",
         |type_index: i32, total_size: i32| -> () { py_class_register(type_index, total_size) }

@@ -983,38 +983,28 @@ fn step_text(step: &AccessStepObj, fn_repr: &Function) -> Result<Vec<u8>> {
 }
 
 fn step_repr() -> Described {
-    typed_fn!("ffi.reflection.AccessStep.__ffi_repr__", |s: Obj<
-        '_,
-        AccessStepT,
-    >,
-                                                         fn_repr: Obj<
-        '_,
-        FunctionT,
-    >|
-     -> StrRet {
-        let f = Function::from_object((*fn_repr).clone()).expect("a Function");
-        Ok(StrRet(step_text(step_of(&s), &f)?))
-    })
+    typed_fn! {
+        "ffi.reflection.AccessStep.__ffi_repr__",
+        |s: Obj<'_, AccessStepT>, fn_repr: Obj<'_, FunctionT>| -> StrRet {
+            let f = Function::from_object((*fn_repr).clone()).expect("a Function");
+            Ok(StrRet(step_text(step_of(&s), &f)?))
+        }
+    }
 }
 
 fn path_repr() -> Described {
-    typed_fn!("ffi.reflection.AccessPath.__ffi_repr__", |p: Obj<
-        '_,
-        AccessPathT,
-    >,
-                                                         fn_repr: Obj<
-        '_,
-        FunctionT,
-    >|
-     -> StrRet {
-        let f = Function::from_object((*fn_repr).clone()).expect("a Function");
-        let mut out = b"<root>".to_vec();
-        for step in path_steps(&p) {
-            let text = repr_with(&f, Any::from(step).view())?;
-            out.extend_from_slice(&text);
+    typed_fn! {
+        "ffi.reflection.AccessPath.__ffi_repr__",
+        |p: Obj<'_, AccessPathT>, fn_repr: Obj<'_, FunctionT>| -> StrRet {
+            let f = Function::from_object((*fn_repr).clone()).expect("a Function");
+            let mut out = b"<root>".to_vec();
+            for step in path_steps(&p) {
+                let text = repr_with(&f, Any::from(step).view())?;
+                out.extend_from_slice(&text);
+            }
+            Ok(StrRet(out))
         }
-        Ok(StrRet(out))
-    })
+    }
 }
 
 /// `ffi.VisitInterrupt(value)`.

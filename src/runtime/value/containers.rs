@@ -211,48 +211,48 @@ pub fn register(g: &mut Globals<'_>) {
     );
     register_seq::<ArrayT>(g, kTVMFFIArray, "Array");
     register_seq::<ListT>(g, kTVMFFIList, "List");
-    g.add(typed_fn!("ffi.ListSetItem", |l: ListArg,
-                                        i: i64,
-                                        v: AnyView<'_>|
-     -> () {
-        l.edit()?.set(i, v.to_owned_any()?)
-    }));
-    g.add(typed_fn!("ffi.ListAppend", |l: ListArg,
-                                       v: AnyView<'_>|
-     -> () {
-        let n = seq::elements(&l.0, kTVMFFIList)?.len() as i64;
-        l.edit()?.insert(n, vec![v.to_owned_any()?])
-    }));
-    g.add(typed_fn!("ffi.ListInsert", |l: ListArg,
-                                       i: i64,
-                                       v: AnyView<'_>|
-     -> () {
-        l.edit()?.insert(i, vec![v.to_owned_any()?])
-    }));
+    g.add(typed_fn! {
+        "ffi.ListSetItem",
+        |l: ListArg, i: i64, v: AnyView<'_>| -> () {
+            l.edit()?.set(i, v.to_owned_any()?)
+        }
+    });
+    g.add(typed_fn! {
+        "ffi.ListAppend",
+        |l: ListArg, v: AnyView<'_>| -> () {
+            let n = seq::elements(&l.0, kTVMFFIList)?.len() as i64;
+            l.edit()?.insert(n, vec![v.to_owned_any()?])
+        }
+    });
+    g.add(typed_fn! {
+        "ffi.ListInsert",
+        |l: ListArg, i: i64, v: AnyView<'_>| -> () {
+            l.edit()?.insert(i, vec![v.to_owned_any()?])
+        }
+    });
     g.add(typed_fn!("ffi.ListPop", |l: ListArg, i: i64| -> Any {
         l.edit()?.pop(i)
     }));
     g.add(typed_fn!("ffi.ListErase", |l: ListArg, i: i64| -> () {
         l.edit()?.pop(i).map(drop)
     }));
-    g.add(typed_fn!("ffi.ListEraseRange", |l: ListArg,
-                                           start: i64,
-                                           stop: i64|
-     -> () {
-        l.edit()?.erase(start, stop)
-    }));
-    g.add(typed_fn!("ffi.ListReplaceSlice", |l: ListArg,
-                                             start: i64,
-                                             stop: i64,
-                                             replacement: ListArg|
-     -> () {
-        // Snapshot first: the replacement may be the list itself.
-        let values = copy_elements(&replacement.0, kTVMFFIList)
-            .ok_or_else(|| Error::type_error("a replacement element cannot be copied"))?;
-        let mut edit = l.edit()?;
-        edit.erase(start, stop)?;
-        edit.insert(start, values)
-    }));
+    g.add(typed_fn! {
+        "ffi.ListEraseRange",
+        |l: ListArg, start: i64, stop: i64| -> () {
+            l.edit()?.erase(start, stop)
+        }
+    });
+    g.add(typed_fn! {
+        "ffi.ListReplaceSlice",
+        |l: ListArg, start: i64, stop: i64, replacement: ListArg| -> () {
+            // Snapshot first: the replacement may be the list itself.
+            let values = copy_elements(&replacement.0, kTVMFFIList)
+                .ok_or_else(|| Error::type_error("a replacement element cannot be copied"))?;
+            let mut edit = l.edit()?;
+            edit.erase(start, stop)?;
+            edit.insert(start, values)
+        }
+    });
     g.add(typed_fn!("ffi.ListReverse", |l: ListArg| -> () {
         l.edit()?.reverse();
         Ok(())
@@ -267,17 +267,18 @@ pub fn register(g: &mut Globals<'_>) {
     }));
     register_map::<MapT>(g, kTVMFFIMap, "Map");
     register_map::<DictT>(g, kTVMFFIDict, "Dict");
-    g.add(typed_fn!("ffi.DictSetItem", |d: DictArg,
-                                        k: AnyView<'_>,
-                                        v: AnyView<'_>|
-     -> () {
-        map::set(&d.0, k.to_owned_any()?, v.to_owned_any()?)
-    }));
-    g.add(typed_fn!("ffi.DictErase", |d: DictArg,
-                                      k: AnyView<'_>|
-     -> () {
-        map::erase(&d.0, k.as_key()?.view())
-    }));
+    g.add(typed_fn! {
+        "ffi.DictSetItem",
+        |d: DictArg, k: AnyView<'_>, v: AnyView<'_>| -> () {
+            map::set(&d.0, k.to_owned_any()?, v.to_owned_any()?)
+        }
+    });
+    g.add(typed_fn! {
+        "ffi.DictErase",
+        |d: DictArg, k: AnyView<'_>| -> () {
+            map::erase(&d.0, k.as_key()?.view())
+        }
+    });
     g.add(typed_fn!("ffi.DictClear", |d: DictArg| -> () {
         map::clear(&d.0)
     }));
