@@ -82,7 +82,7 @@ impl Image {
     /// segments (the main program's is not).
     fn new(handle: Handle, releasable: bool) -> Arc<Image> {
         let segments = if releasable {
-            image::segments_of(handle.raw())
+            handle.segments()
         } else {
             Vec::new()
         };
@@ -522,7 +522,7 @@ pub(crate) fn load_own(path: &Path) -> Result<Module> {
 /// next [`unload_released`] unless a value its initialisers registered runs
 /// code in it.
 fn discard(handle: Handle) {
-    let segments = image::segments_of(handle.raw());
+    let segments = handle.segments();
     lock(&PENDING_UNLOADS).push((handle, segments, Vec::new()));
 }
 

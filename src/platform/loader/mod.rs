@@ -26,3 +26,11 @@ mod windows;
 pub(crate) use unix::{FileId, Handle, dlopen, open};
 #[cfg(windows)]
 pub(crate) use windows::{FileId, Handle, dlopen, open};
+
+impl Handle {
+    /// The address ranges of the image's loaded segments (empty where the
+    /// system cannot say).
+    pub(crate) fn segments(&self) -> Vec<core::ops::Range<usize>> {
+        crate::platform::image::segments_of(self.raw())
+    }
+}
