@@ -21,6 +21,10 @@
 #   4b'. the official package's C++ unit tests (tests/cpp, gtest), built
 #      with the official headers and run on both libraries
 #      (tests/official/cpp/run.sh), failing the same way,
+#   4b*. every published apache-tvm-ffi release (0.1.0 to 0.1.15.post2) with our
+#      library in its package: it imports, its testing library answers as on its
+#      own, and the suites of five releases lose no test but the known ones
+#      (tests/releases/run.sh),
 #   4b''. an install into a prefix (scripts/install.sh, with the reference's C++
 #      headers) used from C through
 #      pkg-config, CMake and the static library, and from C++ through CMake
@@ -94,6 +98,7 @@ stages=(
   "cross-load|cross-loading with the official Python package"
   "official-python|the official Python test suite, on the official library and on ours"
   "official-cpp|the official C++ unit tests (gtest), on the official library and on ours"
+  "releases|every published apache-tvm-ffi release on ours: imports, its testing library, the suites of five"
   "macos|bg:macOS: the library built and linked for arm64 and x86-64 (zig, ld64.lld), exports, install name, dependencies; then Windows ARM64: tvm_ffi.dll built with zig, exports, a C program linked"
   "artifacts-python|artifacts through the official Python package on our library"
   "install|install: scripts/install.sh into a prefix; C via pkg-config, CMake and the static library; C++ via CMake"
@@ -338,6 +343,10 @@ stage_official_python() {
 stage_official_cpp() {
   tests/official/cpp/run.sh "$venv" "$lib" | tee target/cxx-suite.log
   passed "$(count '^cxx-suite:' target/cxx-suite.log)"
+}
+stage_releases() {
+  tests/releases/run.sh "$venv" "$lib" | tee target/releases.log
+  passed "$(count '^releases:' target/releases.log)"
 }
 # macOS beside the stages from here to the end (its own target directory,
 # target/macos-link): they leave part of a core idle, the fuzzers and the

@@ -73,6 +73,13 @@ pub fn register(g: &mut Globals<'_>) {
     g.add(typed_fn!("ffi.GetInvalidObject", || -> Owned<ObjectT> {
         Ok(Owned::new(invalid_object()))
     }));
+    // The same marker under its name in apache-tvm-ffi 0.1.6 to 0.1.8.post2,
+    // whose Python package calls it at import (later releases dropped the
+    // name): an addition, so that those releases run on this library.
+    g.add(typed_fn!(
+        "ffi.MapGetMissingObject",
+        || -> Owned<ObjectT> { Ok(Owned::new(invalid_object())) }
+    ));
     crate::runtime::value::containers::register(g);
     g.add(typed_fn!("ffi.GetKwargsObject", || -> Owned<ObjectT> {
         Ok(Owned::new(kwargs_object()))

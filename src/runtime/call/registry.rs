@@ -164,7 +164,10 @@ static GENERATION: AtomicU64 = AtomicU64::new(0);
 /// The last [`names`] snapshot and the generation it was taken at.
 static NAMES: Mutex<Option<(u64, Arc<[Any]>)>> = Mutex::new(None);
 
-/// The names of all globals as `str` values, in no particular order. The
+/// The names of all globals as `str` values, in no particular order,
+/// without the defaults that yield (they stand in until a runtime such as
+/// TVM registers its own; older Python packages split every listed name at
+/// its last dot, and `__tvm_set_device` has none). The
 /// same snapshot is handed out until a global is added or removed, so
 /// listing the names again (the Python package does, at every import)
 /// copies nothing: its values are shared, and releasing one frees nothing.
@@ -180,7 +183,11 @@ pub fn names() -> Arc<[Any]> {
     let (taken, names) = {
         let table = read();
         let taken = GENERATION.load(Ordering::Acquire);
-        let names: Arc<[Any]> = table.keys().map(|k| make_text(k, TextKind::Str)).collect();
+        let names: Arc<[Any]> = table
+            .iter()
+            .filter(|(_, entry)| !entry.yields)
+            .map(|(k, _)| make_text(k, TextKind::Str))
+            .collect();
         (taken, names)
     };
     let mut cached = NAMES.lock().unwrap_or_else(|e| e.into_inner());

@@ -1,11 +1,12 @@
-"""Fetches the official source distribution (its tests/python is the suite).
+"""Fetches an official source distribution (its tests/python is the suite).
 
 `pip download --no-binary :all:` would build the sdist's metadata, which
 builds cmake from source (10+ minutes); the archive itself is all we need, so
-it is fetched from the package index by name and checked against a pinned
-SHA-256.
+it is fetched from the package index by name and checked: the pinned
+release against a pinned SHA-256, any other against the digest the index
+gives with its link.
 
-usage: fetch_sdist.py DEST_DIR   (prints the extracted directory)
+usage: fetch_sdist.py DEST_DIR [VERSION]   (prints the extracted directory)
 """
 
 import hashlib
@@ -15,8 +16,8 @@ import sys
 import tarfile
 import urllib.request
 
-NAME = "apache_tvm_ffi-0.1.15.post2"
-SHA256 = "909be9ef5af07726aa9afd38a3111abc4d86cfd5927ebedfa9166232ce7d287b"
+PINNED = "0.1.15.post2"
+PINNED_SHA256 = "909be9ef5af07726aa9afd38a3111abc4d86cfd5927ebedfa9166232ce7d287b"
 INDEX = os.environ.get("PIP_INDEX_URL", "https://pypi.org/simple").rstrip("/")
 
 
@@ -32,7 +33,9 @@ class Links(html.parser.HTMLParser):
 
 def main() -> None:
     dest = sys.argv[1]
-    out = os.path.join(dest, NAME)
+    version = sys.argv[2] if len(sys.argv) > 2 else PINNED
+    name = f"apache_tvm_ffi-{version}"
+    out = os.path.join(dest, name)
     if os.path.isdir(os.path.join(out, "tests", "python")):
         print(out)
         return
@@ -40,13 +43,17 @@ def main() -> None:
     page = urllib.request.urlopen(f"{INDEX}/apache-tvm-ffi/", timeout=120).read().decode()
     parser = Links()
     parser.feed(page)
-    url = next(h for h in parser.hrefs if h.split("#")[0].endswith(f"{NAME}.tar.gz"))
-    url = urllib.parse.urljoin(f"{INDEX}/apache-tvm-ffi/", url)
+    href = next(h for h in parser.hrefs if h.split("#")[0].endswith(f"{name}.tar.gz"))
+    url = urllib.parse.urljoin(f"{INDEX}/apache-tvm-ffi/", href.split("#")[0])
+    fragment = href.partition("#")[2]
+    expected = PINNED_SHA256 if version == PINNED else fragment.partition("sha256=")[2]
+    if not expected:
+        sys.exit(f"the index gives no sha256 for {name}.tar.gz")
     data = urllib.request.urlopen(url, timeout=300).read()
     digest = hashlib.sha256(data).hexdigest()
-    if digest != SHA256:
-        sys.exit(f"sdist checksum mismatch: {digest}")
-    archive = os.path.join(dest, f"{NAME}.tar.gz")
+    if digest != expected:
+        sys.exit(f"{name}.tar.gz checksum mismatch: {digest}, expected {expected}")
+    archive = os.path.join(dest, f"{name}.tar.gz")
     with open(archive, "wb") as f:
         f.write(data)
     with tarfile.open(archive) as tar:
