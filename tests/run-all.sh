@@ -85,6 +85,13 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 mkdir -p "$root/target"
 cd "$root"
+# Every build here starts from a clean tree, once: incremental compilation
+# would only add its caches (1.7 GB of the run's disk), and full debug
+# information in debug builds triples their size. Line tables are what the
+# backtraces and tracebacks the tests read need. (A stage's script may set
+# less: the Windows builds carry none.)
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
+export CARGO_PROFILE_DEV_DEBUG="${CARGO_PROFILE_DEV_DEBUG:-line-tables-only}"
 
 # The stages in order: name, then what it runs. `bg:` marks the ones that
 # run in the background in a full run (beside the stages after them).
@@ -176,7 +183,10 @@ stage() { # name ("" ends the last stage)
   stage_name="$1"
   stage_start=$SECONDS
   stage_cpu_start=$cpu
-  [ -z "$1" ] || echo "== $1 ($(date +%T))"
+  [ -z "$1" ] || echo "== $1 ($(date +%T), $(disk_free) free)"
+}
+disk_free() { # the space left where target/ lies, for the stage headers
+  df -Ph "$root/target" | awk 'NR == 2 { print $4 }'
 }
 # A stage that keeps a core idle most of the time (emulated programs run
 # one after another, a compiler front end) runs in the background, beside
@@ -220,8 +230,11 @@ background_ended() { # sets bg_ended_cpu: the CPU of those ended since the last 
   done
 }
 stop_background() {
-  local pid
+  local rc=$? pid
   for pid in "${bg_running[@]}"; do kill -- "-$pid" 2>/dev/null || true; done
+  # A failure says where it happened, and how much disk was left (a full
+  # disk shows up as a compiler's or linker's I/O error).
+  [ "$rc" -eq 0 ] || echo "FAILED in: ${stage_name:-setup} (exit $rc; $(disk_free) left where target/ lies)"
 }
 trap stop_background EXIT
 wait_background() { # waits for each background stage, prints its log
@@ -324,7 +337,11 @@ stage_msvc() {
 stage_asan() {
   "$venv/bin/cmake" -S c-tests -B target/c-tests-asan -DSANITIZE=ON -DTVM_FFI_OFFICIAL_DIR="$official_dir" \
     -DTVM_FFI_LIBRARY="$lib" >/dev/null
-  "$venv/bin/cmake" --build target/c-tests-asan -j2 >/dev/null
+  # Only the programs on our library (each test's program has its name):
+  # the official variants and the transcript diffs stay out.
+  local tests
+  mapfile -t tests < <("$venv/bin/ctest" --test-dir target/c-tests-asan -N -E "official|_diff" | awk '/Test +#/ { print $3 }')
+  "$venv/bin/cmake" --build target/c-tests-asan -j2 --target "${tests[@]}" >/dev/null
   "$venv/bin/ctest" --test-dir target/c-tests-asan -E "official|_diff" -j2 --output-on-failure | tee target/ctest-asan.log
   passed "$(awk '/tests passed/ { print $NF }' target/ctest-asan.log)"
 }

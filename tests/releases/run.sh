@@ -54,10 +54,16 @@ own_package() {
   echo "$dir"
 }
 # The same package with LIBRARY as its libtvm_ffi.so: $work/VERSION/SIDE.
+# Hard links where they can be (42 copies of the packages and the two
+# libraries would take 1 GB); the package's own library is unlinked first,
+# never written through.
 with_library() { # version side library
-  local dir="$work/$1/$2"
-  rm -rf "$dir" && cp -a "$work/$1/own" "$dir"
-  cp "$3" "$dir/tvm_ffi/lib/libtvm_ffi.so"
+  local dir="$work/$1/$2" lib
+  rm -rf "$dir"
+  cp -al "$work/$1/own" "$dir" 2>/dev/null || { rm -rf "$dir" && cp -a "$work/$1/own" "$dir"; }
+  lib="$dir/tvm_ffi/lib/libtvm_ffi.so"
+  rm -f "$lib"
+  ln "$3" "$lib" 2>/dev/null || cp "$3" "$lib"
   echo "$dir"
 }
 # "yes", or why `import tvm_ffi` failed (its last line).
