@@ -2,28 +2,40 @@
 # Runs every fuzz target for a bounded time each (default 30 s; `run.sh 600`
 # for a long run, `run.sh 60 dtype json` for some targets), one per core at
 # a time. A crash fails and leaves its input in fuzz/artifacts/<target>.
-# cargo-fuzz needs nightly features; RUSTC_BOOTSTRAP=1 enables them on the
-# stable toolchain. Installs cargo-fuzz on first use; exits 3 if it cannot
-# be installed.
+#
+# The targets are cargo-fuzz targets (`cargo fuzz run dtype` works as
+# usual). This script builds them as `cargo fuzz build` 0.13 does, without
+# installing cargo-fuzz (a minute of compiling on a fresh machine): a
+# release build for the host triple with line tables, debug assertions,
+# AddressSanitizer and libFuzzer's coverage instrumentation, one codegen
+# unit; RUSTC_BOOTSTRAP=1 lets the stable toolchain take the sanitizer flag.
 set -uo pipefail
 seconds="${1:-30}"
 shift || true
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=(library_bin dtype dlpack inspect json artifacts device_code)
 cd "$(dirname "${BASH_SOURCE[0]}")"
-if ! command -v cargo-fuzz >/dev/null 2>&1; then
-  cargo install cargo-fuzz --locked >/dev/null 2>&1 || exit 3
-fi
 mkdir -p ../target
+triple="$(rustc -vV | sed -n 's/^host: //p')"
+flags=(-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4
+  -Cllvm-args=-sanitizer-coverage-inline-8bit-counters -Cllvm-args=-sanitizer-coverage-pc-table
+  -Cllvm-args=-sanitizer-coverage-trace-compares --cfg fuzzing
+  -Cllvm-args=-simplifycfg-branch-fold-threshold=0 -Zsanitizer=address -Cdebug-assertions
+  -Ccodegen-units=1)
+case "$triple" in *-linux-*) flags+=(-Cllvm-args=-sanitizer-coverage-stack-depth) ;; esac
 # One build of every target first (cargo builds them side by side), then the
 # runs, as many at once as there are cores: each libFuzzer run uses one.
-RUSTC_BOOTSTRAP=1 cargo fuzz build >../target/fuzz-build.log 2>&1 || { tail -20 ../target/fuzz-build.log; exit 1; }
+RUSTC_BOOTSTRAP=1 RUSTFLAGS="${flags[*]} ${RUSTFLAGS:-}" \
+  cargo build --locked --release --target "$triple" --config 'profile.release.debug="line-tables-only"' --bins \
+  >../target/fuzz-build.log 2>&1 || { tail -20 ../target/fuzz-build.log; exit 1; }
 fuzz_one() { # target: runs it, leaves its exit code in ../target/fuzz-<target>.rc
   local t="$1" seeds=()
   mkdir -p "corpus/$t"
   # Committed seeds (fuzz/seeds/<target>) are read; new inputs go to corpus/.
   [ -d "seeds/$t" ] && seeds=("seeds/$t")
-  RUSTC_BOOTSTRAP=1 cargo fuzz run "$t" "corpus/$t" "${seeds[@]}" -- -max_total_time="$seconds" \
+  mkdir -p "artifacts/$t"
+  ASAN_OPTIONS="detect_odr_violation=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}" "target/$triple/release/$t" \
+    -artifact_prefix="artifacts/$t/" -max_total_time="$seconds" "corpus/$t" "${seeds[@]}" \
     >"../target/fuzz-$t.log" 2>&1
   echo $? >"../target/fuzz-$t.rc"
 }
