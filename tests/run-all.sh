@@ -509,6 +509,7 @@ report() { # what passed: the stages' seconds (wall, CPU), then the count
     printf "%6d %6d  %s\n" "${stage_secs[$i]}" "$((stage_cpus[$i] / 100))" "${stage_names[$i]}"
   done
   printf "%6d %6d  total\n" "$SECONDS" "$(($(children_cpu) / 100))"
+  echo "disk: target/ holds $(du -sh "$root/target" | cut -f1), $(disk_free) left"
   echo "summary: $passed_total passed, 0 failed"
 }
 
