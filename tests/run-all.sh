@@ -464,6 +464,7 @@ stage_rust_dependent() {
 }
 stage_rust_authors() {
   # (After the crate above: these debug builds reuse its runtime rlib.)
+  need_pkg_ours
   tests/rust-api/extension/run.sh "$venv" "$lib" | tee target/rust-extension.log
   tests/rust-api/tasks/run.sh "$venv" "$lib" | tee target/rust-tasks.log
   passed "$(cat target/rust-extension.log target/rust-tasks.log | awk '/^rust-(extension|tasks):/ { n += $2 } END { print n + 0 }')"

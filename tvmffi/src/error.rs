@@ -247,7 +247,7 @@ fn user_frames(text: &str) -> String {
         let at_line = head.rsplit_once(", line ").map_or("", |(_, n)| n);
         match given {
             None => given = Some((at_line, function)),
-            Some(location) if location == (at_line, function) => continue,
+            Some((line, path)) if line == at_line && names_function(path, function) => continue,
             Some(_) => {}
         }
         out.push_str(head);
@@ -258,6 +258,13 @@ fn user_frames(text: &str) -> String {
         out.push('\n');
     }
     out
+}
+
+/// Whether `name`, as a backtrace names a frame, is the function at `path`
+/// (`my_ext::scale`): the whole path with full debug information, its
+/// last segment (`scale`) with line tables only.
+fn names_function(path: &str, name: &str) -> bool {
+    path.strip_suffix(name).is_some_and(|rest| rest.is_empty() || rest.ends_with("::"))
 }
 
 /// The path of the function this expands in (`my_ext::scale`), for
@@ -319,4 +326,36 @@ macro_rules! ensure {
             $crate::bail!($kind, $($fmt)+);
         }
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::user_frames;
+
+    const GIVEN: &str = "  File \"src/lib.rs\", line 9, in my_ext::scale\n";
+
+    #[test]
+    fn the_walks_own_frame_of_the_given_location_is_dropped_at_any_debug_level() {
+        let full = "  File \"/w/src/lib.rs\", line 9, in my_ext::scale::h0123456789abcdef\n";
+        let line_tables = "  File \"/w/src/lib.rs\", line 9, in scale\n";
+        for walked in [full, line_tables] {
+            assert_eq!(user_frames(&format!("{GIVEN}{walked}")), GIVEN);
+        }
+    }
+
+    #[test]
+    fn other_frames_stay_without_hashes_and_plumbing_goes() {
+        let text = format!(
+            "{GIVEN}  File \"/w/src/lib.rs\", line 9, in rescale\n  File \"/w/src/lib.rs\", line 3, in scale\n  \
+             File \"/r/function.rs\", line 1, in tvmffi::function::call_boxed::h0123456789abcdef\n  \
+             File \"/w/src/main.rs\", line 5, in my_ext::main::h0123456789abcdef\n"
+        );
+        assert_eq!(
+            user_frames(&text),
+            format!(
+                "{GIVEN}  File \"/w/src/lib.rs\", line 9, in rescale\n  File \"/w/src/lib.rs\", line 3, in scale\n  \
+                 File \"/w/src/main.rs\", line 5, in my_ext::main\n"
+            )
+        );
+    }
 }
