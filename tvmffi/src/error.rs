@@ -264,7 +264,8 @@ fn user_frames(text: &str) -> String {
 /// (`my_ext::scale`): the whole path with full debug information, its
 /// last segment (`scale`) with line tables only.
 fn names_function(path: &str, name: &str) -> bool {
-    path.strip_suffix(name).is_some_and(|rest| rest.is_empty() || rest.ends_with("::"))
+    path.strip_suffix(name)
+        .is_some_and(|rest| rest.is_empty() || rest.ends_with("::"))
 }
 
 /// The path of the function this expands in (`my_ext::scale`), for
