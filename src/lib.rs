@@ -55,7 +55,8 @@ pub(crate) const BUILTIN_TYPES: &[fn(&mut runtime::model::type_table::Table)] =
 pub(crate) const BUILTIN_GLOBALS: &[fn(&mut runtime::call::registry::Globals<'_>)] = &[
     runtime::builtins::register,
     module::load::globals::register,
-    module::device::services::register_globals,
+    module::cuda::module::register_globals,
+    module::backend::device::register_globals,
     module::artifact::cuda::register_globals,
     module::artifact::set::register_globals,
     module::artifact::load::register_globals,
@@ -63,16 +64,12 @@ pub(crate) const BUILTIN_GLOBALS: &[fn(&mut runtime::call::registry::Globals<'_>
     module::artifact::inspect::register_globals,
 ];
 
-/// What the loader writes into a library's context slots (`__TVMBackend*`,
-/// `__TVMFFI*`) left NULL after the registered ones were written: the C
-/// layer's entry points, which the loader below it cannot name.
-pub(crate) const BUILTIN_CONTEXT_DEFAULTS: fn() -> [(&'static str, usize); 8] =
-    capi::backend::context_defaults;
-
-/// What the loader writes into a TVM library's other context slots left
-/// NULL: stubs that raise an error naming the slot
-/// (`module::load::library::missing_slot_name`).
-pub(crate) const BUILTIN_MISSING_SLOTS: fn() -> [usize; 8] = capi::backend::missing_slot_stubs;
+/// Every context slot the loader fills in a library (`__TVMBackend*`,
+/// `__TVMFFI*`) that no runtime registered, with what it writes there, and
+/// the stubs for the others: the C layer's entry points, which the loader
+/// below it cannot name (`module::backend::context`).
+pub(crate) const BUILTIN_CONTEXT_SLOTS: fn() -> module::backend::context::Fillers =
+    capi::backend::context_slots;
 
 /// Who attaches an artifact set record found in a loaded library to the
 /// library's module: the artifact layer, above the loader that finds it.

@@ -1,12 +1,13 @@
 //! The C functions TVM's generated host code reaches through its context
 //! slots (`__TVMBackendAllocWorkspace`, ...), as TVM's runtime defines them.
 //! They are not exported: the loader writes their addresses into a loaded
-//! library's slots that no runtime registered (`CONTEXT_DEFAULTS`), so a
-//! TVM library runs with this library alone, and TVM's own are used when
-//! `import tvm` registered them.
+//! library's slots that no runtime registered ([`context_slots`], the one
+//! list of the slots this runtime fills), so a TVM library runs with this
+//! library alone, and TVM's own are used when `import tvm` registered them.
 
 use super::args::{ffi_call, ffi_call_or};
-use crate::module::device::{parallel, services};
+use crate::module::backend::context::{Fillers, unknown_slot_name};
+use crate::module::backend::{pool, workspace};
 use crate::runtime::model::boundary::raise_code;
 use crate::runtime::model::error::Error;
 use core::ffi::{c_int, c_void};
@@ -26,25 +27,21 @@ pub unsafe extern "C" fn tvm_backend_alloc_workspace(
     _dtype_bits_hint: c_int,
 ) -> *mut c_void {
     ffi_call_or(core::ptr::null_mut(), || {
-        services::alloc_workspace(device_type, device_id, size).unwrap_or_else(|e| {
+        workspace::alloc_workspace(device_type, device_id, size).unwrap_or_else(|e| {
             raise_code(e);
             core::ptr::null_mut()
         })
     })
 }
 
-/// `TVMBackendFreeWorkspace`: 0, or -1 with the error raised.
-///
-/// # Safety
-/// `ptr` is NULL or came from [`tvm_backend_alloc_workspace`] with the same
-/// device, freed once.
-pub unsafe extern "C" fn tvm_backend_free_workspace(
+/// `TVMBackendFreeWorkspace`: 0, or -1 with the error raised (a pointer
+/// that is no live workspace of the device is refused, nothing freed).
+pub extern "C" fn tvm_backend_free_workspace(
     device_type: c_int,
     device_id: c_int,
     ptr: *mut c_void,
 ) -> c_int {
-    // SAFETY: by the contract.
-    ffi_call(|| unsafe { services::free_workspace(device_type, device_id, ptr) })
+    ffi_call(|| workspace::free_workspace(device_type, device_id, ptr))
 }
 
 /// `TVMBackendParallelLaunch`: runs `flambda` on `num_task` tasks (0:
@@ -55,14 +52,14 @@ pub unsafe extern "C" fn tvm_backend_free_workspace(
 /// `flambda` may run with `cdata` on several threads at once until this
 /// returns.
 pub unsafe extern "C" fn tvm_backend_parallel_launch(
-    flambda: Option<parallel::Lambda>,
+    flambda: Option<pool::Lambda>,
     cdata: *mut c_void,
     num_task: c_int,
 ) -> c_int {
     ffi_call(|| {
         let f = flambda.ok_or_else(|| Error::value("`flambda` is NULL"))?;
         // SAFETY: by the contract.
-        unsafe { parallel::launch(f, cdata, num_task) }
+        unsafe { pool::launch(f, cdata, num_task) }
     })
 }
 
@@ -72,23 +69,25 @@ pub unsafe extern "C" fn tvm_backend_parallel_launch(
 /// `penv` is the environment the launch handed to task `task_id`.
 pub unsafe extern "C" fn tvm_backend_parallel_barrier(
     task_id: c_int,
-    penv: *mut parallel::GroupEnv,
+    penv: *mut pool::GroupEnv,
 ) -> c_int {
     // SAFETY: by the contract.
     match unsafe { penv.as_ref() } {
         // SAFETY: by the contract.
         Some(env) => unsafe {
-            parallel::barrier(task_id, env);
+            pool::barrier(task_id, env);
             0
         },
         None => raise_code(Error::value("`penv` is NULL")),
     }
 }
 
-/// The context slots the loader fills when no runtime registered them, with
-/// what it writes there: TVM's runtime registers these eight.
-pub(crate) fn context_defaults() -> [(&'static str, usize); 8] {
-    [
+/// Every context slot this runtime fills, with what it writes there (TVM
+/// 0.26 and 0.27 generate the first eight; 0.25 calls
+/// `__TVMBackendGetFuncFromEnv`, which has the signature and meaning of
+/// `TVMFFIEnvModLookupFromImports`), and the stubs for the others.
+pub(crate) fn context_slots() -> Fillers {
+    let known = vec![
         (
             "__TVMFFIFunctionCall",
             super::function::TVMFFIFunctionCall as *const () as usize,
@@ -99,6 +98,10 @@ pub(crate) fn context_defaults() -> [(&'static str, usize); 8] {
         ),
         (
             "__TVMFFIEnvModLookupFromImports",
+            super::env::TVMFFIEnvModLookupFromImports as *const () as usize,
+        ),
+        (
+            "__TVMBackendGetFuncFromEnv",
             super::env::TVMFFIEnvModLookupFromImports as *const () as usize,
         ),
         (
@@ -121,13 +124,20 @@ pub(crate) fn context_defaults() -> [(&'static str, usize); 8] {
             "__TVMBackendParallelBarrier",
             tvm_backend_parallel_barrier as *const () as usize,
         ),
-    ]
+    ];
+    Fillers {
+        known,
+        stubs: UNKNOWN_SLOT_STUBS
+            .iter()
+            .map(|f| *f as *const () as usize)
+            .collect(),
+    }
 }
 
-/// Raises the error of the `index`-th missing context slot; -1.
-fn missing_slot(index: usize) -> c_int {
+/// Raises the error of the `index`-th unknown context slot; -1.
+fn unknown_slot(index: usize) -> c_int {
     ffi_call(|| {
-        let name = crate::module::load::library::missing_slot_name(index);
+        let name = unknown_slot_name(index);
         Err(Error::runtime(format!(
             "the library called {name}, a context symbol no runtime in this process provides \
              (TVM's runtime registers its own: `import tvm`)"
@@ -135,21 +145,20 @@ fn missing_slot(index: usize) -> c_int {
     })
 }
 
-macro_rules! missing_slot_stubs {
-    ($($i:literal => $f:ident),*) => {
-        $(
+/// One stub per unknown slot name: `$n` stubs, the `i`-th answering for
+/// the `i`-th name (the last for any beyond).
+macro_rules! unknown_slot_stubs {
+    ($($i:literal)*) => {
+        const UNKNOWN_SLOT_STUBS: &[extern "C" fn() -> c_int] = &[$({
             /// A context slot nobody provides: raises, returns -1.
-            extern "C" fn $f() -> c_int {
-                missing_slot($i)
+            extern "C" fn stub() -> c_int {
+                unknown_slot($i)
             }
-        )*
-        /// The stubs the loader writes into a TVM library's context slots
-        /// that nobody provides, one per slot name (the last for any beyond).
-        pub(crate) fn missing_slot_stubs() -> [usize; 8] {
-            [$($f as *const () as usize),*]
-        }
+            stub
+        }),*];
     };
 }
 
-missing_slot_stubs!(0 => missing0, 1 => missing1, 2 => missing2, 3 => missing3,
-    4 => missing4, 5 => missing5, 6 => missing6, 7 => missing7);
+unknown_slot_stubs!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28
+    29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60
+    61 62 63);

@@ -176,10 +176,7 @@ pub unsafe extern "C" fn TVMFFIEnvModRegisterContextSymbol(
     ffi_call(|| {
         // SAFETY: per the contract.
         let name = unsafe { arg_cstr(name, "name") }?;
-        crate::module::load::library::register_context_symbol(
-            &String::from_utf8_lossy(name),
-            symbol,
-        );
+        crate::module::backend::context::register(&String::from_utf8_lossy(name), symbol);
         Ok(())
     })
 }

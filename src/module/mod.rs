@@ -1,5 +1,5 @@
 //! Modules and the artifacts that carry them. It uses `runtime` and `abi`.
-//! Five wings, each a folder:
+//! Six wings, each a folder:
 //!
 //! - `format`: the symbol names of the ABI, the `__tvm_ffi__library_bin`
 //!   container ([`library_bin`]), shared-object images and what a library
@@ -9,9 +9,11 @@
 //! - `load`: building and loading ([`emit`], [`load_from_file`]): who can
 //!   change a path, how a file reaches the system loader, library modules
 //!   and the `ffi.Module*` globals.
-//! - [`device`]: running compiled code: the CUDA driver and NVRTC
-//!   (dlopened), TVM's CUDA modules, and the services TVM's generated host
-//!   code calls (workspaces, the parallel thread pool, `__tvm_set_device`).
+//! - `cuda`: TVM's CUDA modules, run through the CUDA driver and NVRTC
+//!   (both dlopened).
+//! - `backend`: what TVM's generated host code calls at run time (the
+//!   parallel thread pool, workspaces, `__tvm_set_device`) and the context
+//!   slots through which it reaches them.
 //! - [`artifact`]: compiled artifacts with names and metadata, their sets,
 //!   loaders, exported libraries and Model Library Format.
 //!
@@ -42,10 +44,11 @@
 //! assert!(m.get_function_named(&name("question"), true)?.is_none());
 //! # Ok::<(), tvm_ffi::runtime::Error>(())
 //! ```
-// Layers, lowest first: format, objects, device, load, artifact.
+// Layers, lowest first: format, objects, cuda, backend, load, artifact.
 
 pub mod artifact;
-pub mod device;
+pub(crate) mod backend;
+pub(crate) mod cuda;
 pub(crate) mod format;
 pub(crate) mod load;
 pub(crate) mod objects;

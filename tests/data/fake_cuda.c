@@ -211,6 +211,7 @@ CUresult cuGetErrorName(CUresult e, const char** s) {
     case 101: *s = "CUDA_ERROR_INVALID_DEVICE"; break;
     case 200: *s = "CUDA_ERROR_INVALID_IMAGE"; break;
     case 500: *s = "CUDA_ERROR_NOT_FOUND"; break;
+    case 801: *s = "CUDA_ERROR_NOT_SUPPORTED"; break;
     default: *s = "CUDA_ERROR_UNKNOWN"; break;
   }
   return 0;
@@ -222,7 +223,30 @@ CUresult cuMemAlloc_v2(uint64_t* p, size_t n) {
 }
 CUresult cuMemFree_v2(uint64_t p) {
   free((void*)(uintptr_t)p);
-  logf_("cuMemFree");
+  logf_("cuMemFree (synchronises the device)");
+  return 0;
+}
+/* Stream-ordered allocation; FAKE_CUDA_NO_POOLS answers as a device
+ * without memory pools does. */
+CUresult cuMemAllocAsync(uint64_t* p, size_t n, void* stream) {
+  if (getenv("FAKE_CUDA_NO_POOLS")) return 801; /* CUDA_ERROR_NOT_SUPPORTED */
+  *p = (uint64_t)(uintptr_t)malloc(n);
+  logf_("cuMemAllocAsync device %d %zu stream %p", current_device, n, stream);
+  return 0;
+}
+CUresult cuMemFreeAsync(uint64_t p, void* stream) {
+  free((void*)(uintptr_t)p);
+  logf_("cuMemFreeAsync stream %p", stream);
+  return 0;
+}
+CUresult cuMemAllocHost_v2(void** p, size_t n) {
+  *p = malloc(n);
+  logf_("cuMemAllocHost %zu", n);
+  return 0;
+}
+CUresult cuMemFreeHost(void* p) {
+  free(p);
+  logf_("cuMemFreeHost");
   return 0;
 }
 /* What other CUDA libraries look up when they find this driver (NVRTC

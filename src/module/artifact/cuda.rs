@@ -17,7 +17,7 @@
 
 use crate::abi::DLDataType;
 use crate::module::artifact::set::Artifact;
-use crate::module::device::cuda_module::CudaModule;
+use crate::module::cuda::CudaModule;
 use crate::module::format::cuda_blob::{self, CudaBlob, FunctionInfo};
 use crate::module::format::device_code;
 use crate::module::objects::module::Module;

@@ -164,18 +164,23 @@ fn parse(data: &[u8]) -> Result<object::File<'_>> {
     object::File::parse(data).map_err(|e| Error::value(format!("not an object file: {e}")))
 }
 
-/// The context slots a shared library declares: the data symbols named
-/// `__TVM...` through which TVM's generated code reaches the runtime
-/// (`__TVMBackendParallelLaunch`, `__TVMFFIFunctionCall`, ...), sorted.
-pub fn context_slots(data: &[u8]) -> Result<Vec<String>> {
+/// The data objects a shared library defines whose names start with
+/// `prefix`, with their sizes, sorted by name (where the loader cannot list
+/// a mapped image's, it reads them here: its context slots).
+pub fn data_objects(data: &[u8], prefix: &str) -> Result<Vec<(String, usize)>> {
     let file = parse(data)?;
-    let mut out: Vec<String> = defined(&file)
+    let mut out: Vec<(String, usize)> = defined(&file)
         .into_iter()
-        .filter(|s| !s.code && s.name.starts_with("__TVM"))
-        .map(|s| s.name.to_owned())
+        .filter(|s| !s.code && s.name.starts_with(prefix))
+        .map(|s| {
+            (
+                s.name.to_owned(),
+                usize::try_from(s.size).unwrap_or(usize::MAX),
+            )
+        })
         .collect();
     out.sort_unstable();
-    out.dedup();
+    out.dedup_by(|a, b| a.0 == b.0);
     Ok(out)
 }
 

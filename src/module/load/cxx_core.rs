@@ -13,7 +13,7 @@ use crate::runtime::model::boundary::catch_to_code;
 use crate::runtime::model::error::{Error, ErrorKind};
 use crate::runtime::model::string::{TextKind, make_text};
 use crate::runtime::{Any, AnyView, Function, ObjectRef, call::registry};
-use core::ffi::{CStr, c_char, c_int};
+use core::ffi::{CStr, c_char, c_int, c_void};
 use core::ptr::NonNull;
 
 /// `TVMFFIRsCoreOps` of `src/cxx/bridge.h`.
@@ -155,13 +155,14 @@ unsafe extern "C" fn core_visit_context_symbols(callback: *mut TVMFFIObject) -> 
         // SAFETY: the C++ caller holds the callback alive.
         let callback = Function::from_object(unsafe { ObjectRef::from_borrowed(callback) })
             .ok_or_else(|| Error::type_error("the callback is not a Function"))?;
-        super::library::visit_context_symbols(|name, symbol| {
+        for (name, symbol) in crate::module::backend::context::registered() {
             let (name, symbol) = (
                 make_text(name.as_bytes(), TextKind::Str),
-                Any::opaque_ptr(symbol),
+                Any::opaque_ptr(symbol as *mut c_void),
             );
-            callback.call(&[name.view(), symbol.view()]).map(drop)
-        })
+            callback.call(&[name.view(), symbol.view()])?;
+        }
+        Ok(())
     })
 }
 

@@ -6,6 +6,8 @@
 //! released library is unloaded only when nothing registered runs its code.
 
 use crate::abi::*;
+use crate::module::backend::context::{self, Slot};
+use crate::module::format::inspect;
 use crate::module::format::library_bin::{self, LIB_KIND};
 use crate::module::format::symbols::*;
 use crate::module::objects::module::{Module, ModuleKind};
@@ -46,6 +48,8 @@ struct Image {
     /// does), which live as long as the image, beyond the module whose
     /// lookup cache owned them when the same file is loaded again.
     looked_up: Mutex<Vec<ObjectRef>>,
+    /// Its context slots, found once.
+    slots: OnceLock<Vec<Slot>>,
 }
 
 impl Drop for Image {
@@ -92,6 +96,7 @@ impl Image {
             segments,
             released: AtomicBool::new(false),
             looked_up: Mutex::new(Vec::new()),
+            slots: OnceLock::new(),
         })
     }
 
@@ -102,6 +107,42 @@ impl Image {
         let sym = unsafe { self.handle.lib().get::<*mut c_void>(name.as_bytes()) }.ok()?;
         // SAFETY: reading the symbol's address, not calling it.
         unsafe { sym.try_as_raw_ptr() }
+    }
+
+    /// Its context slots, found in the mapped image at the first load
+    /// (where the system cannot list them from memory, in the file at
+    /// `path`, which it was mapped from).
+    fn slots(&self, path: &Path) -> &[Slot] {
+        self.slots.get_or_init(|| {
+            let writable = |addr: usize| {
+                image::mapped_extent(addr as *const c_void, true)
+                    .is_some_and(|n| n >= size_of::<usize>())
+            };
+            let objects = self
+                .handle
+                .data_objects(context::SLOT_PREFIX.as_bytes())
+                .unwrap_or_else(|| self.data_objects_from_file(path));
+            objects
+                .into_iter()
+                .filter_map(|o| Slot::of(o, writable))
+                .collect()
+        })
+    }
+
+    /// The `__TVM...` data objects the file at `path` defines, at their
+    /// addresses in this image.
+    fn data_objects_from_file(&self, path: &Path) -> Vec<image::DataObject> {
+        let Ok(data) = image::map_file(path) else {
+            return Vec::new();
+        };
+        let names = inspect::data_objects(&data, context::SLOT_PREFIX).unwrap_or_default();
+        names
+            .into_iter()
+            .filter_map(|(name, size)| {
+                let addr = self.get(&name)? as usize;
+                Some(image::DataObject { name, addr, size })
+            })
+            .collect()
     }
 
     /// [`Image::get`] and the extent of the segment holding the symbol,
@@ -170,6 +211,38 @@ impl Symbols {
                 Some((addr, extent))
             }
         }
+    }
+
+    /// The context slots a system library's registered symbols hold (their
+    /// size unknown: each must reach a pointer's size within a writable
+    /// loaded segment, or its registrant vouches for it).
+    fn system_slots(&self) -> Vec<Slot> {
+        let Symbols::System(prefix) = self else {
+            return Vec::new();
+        };
+        let mut names: Vec<String> = lock(&SYSTEM_SYMBOLS)
+            .keys()
+            .map(|k| k.strip_prefix(prefix.as_str()).unwrap_or(k))
+            .filter(|n| n.starts_with(context::SLOT_PREFIX))
+            .map(str::to_owned)
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        names
+            .into_iter()
+            .filter_map(|name| {
+                let (addr, extent) = self.locate(&name, true, |_| size_of::<usize>())?;
+                let size = size_of::<usize>();
+                let object = image::DataObject {
+                    name,
+                    addr: addr as usize,
+                    size,
+                };
+                extent
+                    .filter(|&n| n >= size)
+                    .and_then(|_| Slot::of(object, |_| true))
+            })
+            .collect()
     }
 
     /// The path of a shared library, or which system library.
@@ -374,20 +447,10 @@ impl ModuleKind for LibraryModule {
     }
 }
 
-/// `TVMFFIEnvModRegisterContextSymbol` entries.
-static CONTEXT_SYMBOLS: LazyLock<Mutex<Vec<(String, usize)>>> = LazyLock::new(Default::default);
 /// `TVMFFIEnvModRegisterSystemLibSymbol` entries.
 static SYSTEM_SYMBOLS: LazyLock<Mutex<HashMap<String, usize>>> = LazyLock::new(Default::default);
 /// `ffi.SystemLib` modules, one per prefix.
 static SYSTEM_LIBS: LazyLock<Mutex<HashMap<String, Module>>> = LazyLock::new(Default::default);
-
-/// Registers a context symbol written into every library loaded later.
-pub fn register_context_symbol(name: &str, ptr: *mut c_void) {
-    CONTEXT_SYMBOLS
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .push((name.to_string(), ptr as usize));
-}
 
 /// Registers a system library symbol (warns when it moves).
 pub fn register_system_symbol(name: &str, ptr: *mut c_void) {
@@ -400,19 +463,6 @@ pub fn register_system_symbol(name: &str, ptr: *mut c_void) {
         );
     }
     table.insert(name.to_string(), ptr as usize);
-}
-
-/// Calls `visit(name, value)` for each registered context symbol, in
-/// registration order (`Module::VisitContextSymbols`).
-pub fn visit_context_symbols(mut visit: impl FnMut(&str, *mut c_void) -> Result<()>) -> Result<()> {
-    let symbols = CONTEXT_SYMBOLS
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .clone();
-    for (name, ptr) in &symbols {
-        visit(name, *ptr as *mut c_void)?;
-    }
-    Ok(())
 }
 
 fn system_symbol(name: &str) -> Option<*mut c_void> {
@@ -555,84 +605,16 @@ fn set_pointer_symbol(symbols: &Symbols, name: &str, value: *mut c_void) -> Resu
     Ok(())
 }
 
-/// Writes `value` into the `void*` variable `name` of the library if it
-/// defines a writable one that is still NULL (a default never replaces
-/// what the library or a runtime put there); whether it wrote.
-fn fill_null_pointer_symbol(symbols: &Symbols, name: &str, value: usize) -> bool {
-    let Some((addr, Some(extent))) = symbols.locate(name, true, |_| size_of::<usize>()) else {
-        return false;
-    };
-    if extent < size_of::<usize>() {
-        return false;
-    }
-    let slot = addr.cast::<*mut c_void>();
-    // SAFETY: a writable, mapped pointer-sized variable of the library.
-    unsafe {
-        if slot.read_unaligned().is_null() {
-            slot.write_unaligned(value as *mut c_void);
-            return true;
-        }
-    }
-    false
-}
-
-/// Context slots nobody provides, by the stub that answers for each
-/// (`crate::BUILTIN_MISSING_SLOTS`; the last one stands for any beyond).
-static MISSING_SLOTS: Mutex<Vec<String>> = Mutex::new(Vec::new());
-
-/// The name of the context slot the `index`-th missing-slot stub answers
-/// for ("a context symbol" when more slots are missing than stubs exist).
-pub fn missing_slot_name(index: usize) -> String {
-    lock(&MISSING_SLOTS)
-        .get(index)
-        .cloned()
-        .unwrap_or_else(|| "a context symbol".to_owned())
-}
-
-/// Fills the context slots of a TVM library that neither a runtime nor
-/// this library provides (a newer TVM's) with stubs that raise an error
-/// naming the slot and return -1, so a call through one never jumps to
-/// address 0. The slots are the library file's `__TVM...` data symbols.
-fn fill_missing_slots(symbols: &Symbols) {
-    let Symbols::Dso(_, path) = symbols else {
-        return;
-    };
-    let Ok(slots) = image::map_file(path)
-        .map_err(Error::from)
-        .and_then(|data| crate::module::format::inspect::context_slots(&data))
-    else {
-        return;
-    };
-    let stubs = crate::BUILTIN_MISSING_SLOTS();
-    for name in slots {
-        let index = {
-            let mut names = lock(&MISSING_SLOTS);
-            match names.iter().position(|n| *n == name) {
-                Some(i) => i,
-                None if names.len() < stubs.len() => {
-                    names.push(name.clone());
-                    names.len() - 1
-                }
-                None => stubs.len() - 1,
-            }
-        };
-        fill_null_pointer_symbol(symbols, &name, stubs[index.min(stubs.len() - 1)]);
-    }
-}
-
-/// Builds the module of a library: fills context symbols (this library's
-/// defaults where no runtime registered one, so TVM's generated code never
-/// jumps through NULL), then decodes the embedded tree if there is one.
+/// Builds the module of a library: fills its context slots (what a runtime
+/// registered, then this library's defaults: `backend::context`), then
+/// decodes the embedded tree if there is one.
 fn library_module(symbols: Arc<Symbols>) -> Result<Module> {
-    visit_context_symbols(|name, ptr| set_pointer_symbol(&symbols, name, ptr))?;
-    let mut filled = false;
-    for (name, value) in crate::BUILTIN_CONTEXT_DEFAULTS() {
-        filled |= fill_null_pointer_symbol(&symbols, name, value);
+    for (name, ptr) in context::registered() {
+        set_pointer_symbol(&symbols, &name, ptr as *mut c_void)?;
     }
-    // A library whose slots wanted our defaults is TVM's: any other slot
-    // left NULL gets a stub that raises.
-    if filled {
-        fill_missing_slots(&symbols);
+    match &*symbols {
+        Symbols::Dso(image, path) => context::fill_defaults(image.slots(path)),
+        Symbols::System(_) => context::fill_defaults(&symbols.system_slots()),
     }
     // As in the reference, `__tvm_ffi__library_ctx` receives the
     // `ModuleObj*` (the C++ address), for TVMFFIEnvModLookupFromImports.

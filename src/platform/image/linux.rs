@@ -1,6 +1,7 @@
 //! The loaded objects, as the Linux dynamic loader lists them
 //! (`dl_iterate_phdr`, `dlinfo`).
 
+use super::symbol::DataObject;
 use core::ffi::{c_int, c_void};
 use core::ops::Range;
 use object::elf;
@@ -299,4 +300,188 @@ pub fn needs(path: &Path, soname: &[u8]) -> bool {
     };
     super::dynamic::dynamic_strings(&object::ReadCache::new(&file), &[elf::DT_NEEDED])
         .is_some_and(|names| names.iter().any(|n| n == soname))
+}
+
+/// The data objects whose names start with `prefix` that the object
+/// `handle` (a `dlopen` handle) defines in its dynamic symbol table, read
+/// from the image already mapped (never from its file). Every read lies in
+/// one of the object's readable loaded segments, so a table that claims more
+/// than the image holds is cut short, and the walk is linear in the image;
+/// `None` when the loader cannot say or the image has no such table.
+pub fn data_objects_of(handle: *mut c_void, prefix: &[u8]) -> Option<Vec<DataObject>> {
+    let (base, name) = link_map_head(handle)?;
+    let mut found = None;
+    each_object(|object| {
+        let it = object.base == base && object.name == name && !object.headers.is_empty();
+        if it {
+            found = LoadedImage::new(object).and_then(|image| image.data_objects(prefix));
+        }
+        it
+    });
+    found
+}
+
+/// The readable loaded segments of one object, as byte slices.
+struct LoadedImage<'a> {
+    base: usize,
+    segments: Vec<&'a [u8]>,
+    dynamic: &'a [u8],
+}
+
+/// `ElfW(Sym)`: its size, and the offsets of `st_value`, `st_size`,
+/// `st_info` and `st_shndx`.
+#[cfg(target_pointer_width = "64")]
+const SYM: (usize, usize, usize, usize, usize) = (24, 8, 16, 4, 6);
+#[cfg(target_pointer_width = "32")]
+const SYM: (usize, usize, usize, usize, usize) = (16, 4, 8, 12, 14);
+const WORD: usize = size_of::<usize>();
+// The ELF constants read here (elf.h).
+const DT_NULL: usize = 0;
+const DT_HASH: usize = 4;
+const DT_STRTAB: usize = 5;
+const DT_SYMTAB: usize = 6;
+const DT_STRSZ: usize = 10;
+const DT_GNU_HASH: usize = 0x6fff_fef5;
+const STT_OBJECT: u8 = 1;
+const SHN_UNDEF: u16 = 0;
+const SHN_LORESERVE: u16 = 0xff00;
+
+impl<'a> LoadedImage<'a> {
+    fn new(object: &Object<'a>) -> Option<LoadedImage<'a>> {
+        let segments: Vec<&[u8]> = object
+            .segments(libc::PF_R)
+            .filter(|s| s.start < s.end)
+            // SAFETY: a readable loaded segment of an object that stays
+            // mapped while its handle is open (the caller holds it).
+            .map(|s| unsafe { core::slice::from_raw_parts(s.start as *const u8, s.len()) })
+            .collect();
+        let dynamic = object
+            .headers
+            .iter()
+            .find(|ph| ph.p_type == libc::PT_DYNAMIC)?;
+        let mut image = LoadedImage {
+            base: object.base,
+            segments,
+            dynamic: &[],
+        };
+        let start = object.base.wrapping_add(dynamic.p_vaddr as usize);
+        image.dynamic = image.bytes(start, dynamic.p_memsz as usize)?;
+        Some(image)
+    }
+
+    /// The `len` bytes at `addr`, if one readable segment holds them all.
+    fn bytes(&self, addr: usize, len: usize) -> Option<&'a [u8]> {
+        self.segments.iter().find_map(|s| {
+            let offset = addr.checked_sub(s.as_ptr() as usize)?;
+            s.get(offset..offset.checked_add(len)?)
+        })
+    }
+
+    /// The bytes from `addr` to the end of the segment holding it.
+    fn tail(&self, addr: usize) -> Option<&'a [u8]> {
+        self.segments.iter().find_map(|s| {
+            let offset = addr.checked_sub(s.as_ptr() as usize)?;
+            s.get(offset..)
+        })
+    }
+
+    fn u32_at(&self, addr: usize) -> Option<u32> {
+        Some(u32::from_ne_bytes(self.bytes(addr, 4)?.try_into().ok()?))
+    }
+
+    /// The value of dynamic entry `tag`, as an address in this process:
+    /// glibc relocates the entries in place where the section is writable,
+    /// other loaders leave them relative to the base.
+    fn dynamic_address(&self, tag: usize) -> Option<usize> {
+        let value = self.dynamic_value(tag)?;
+        if self.tail(value).is_some() {
+            return Some(value);
+        }
+        let relocated = self.base.wrapping_add(value);
+        self.tail(relocated).map(|_| relocated)
+    }
+
+    fn dynamic_value(&self, tag: usize) -> Option<usize> {
+        self.dynamic
+            .chunks_exact(2 * WORD)
+            .map(|e| {
+                let (t, v) = e.split_at(WORD);
+                let word = |b: &[u8]| usize::from_ne_bytes(b.try_into().unwrap_or_default());
+                (word(t), word(v))
+            })
+            .take_while(|&(t, _)| t != DT_NULL)
+            .find(|&(t, _)| t == tag)
+            .map(|(_, v)| v)
+    }
+
+    /// How many entries the dynamic symbol table has: `DT_HASH`'s chain
+    /// count, else one past the last symbol `DT_GNU_HASH` reaches.
+    fn symbol_count(&self) -> Option<usize> {
+        if let Some(hash) = self.dynamic_address(DT_HASH) {
+            return Some(self.u32_at(hash.checked_add(4)?)? as usize);
+        }
+        let gnu = self.dynamic_address(DT_GNU_HASH)?;
+        let (buckets, offset, bloom) = (
+            self.u32_at(gnu)? as usize,
+            self.u32_at(gnu.checked_add(4)?)? as usize,
+            self.u32_at(gnu.checked_add(8)?)? as usize,
+        );
+        let first_bucket = gnu.checked_add(16)?.checked_add(bloom.checked_mul(WORD)?)?;
+        let table = self.bytes(first_bucket, buckets.checked_mul(4)?)?;
+        let last = table
+            .chunks_exact(4)
+            .map(|b| u32::from_ne_bytes(b.try_into().unwrap_or_default()) as usize)
+            .max()
+            .unwrap_or(0);
+        if last < offset {
+            return Some(offset);
+        }
+        // The chain of the last bucket ends at the table's last symbol.
+        let chains = first_bucket.checked_add(buckets * 4)?;
+        let mut index = last;
+        loop {
+            let at = chains.checked_add(index.checked_sub(offset)?.checked_mul(4)?)?;
+            if self.u32_at(at)? & 1 == 1 {
+                return Some(index + 1);
+            }
+            index += 1;
+        }
+    }
+
+    fn data_objects(&self, prefix: &[u8]) -> Option<Vec<DataObject>> {
+        let symtab = self.dynamic_address(DT_SYMTAB)?;
+        let strtab = self.dynamic_address(DT_STRTAB)?;
+        let strings = self.tail(strtab)?;
+        let strings = &strings[..self
+            .dynamic_value(DT_STRSZ)
+            .map_or(strings.len(), |n| n.min(strings.len()))];
+        let (entry, value_at, size_at, info_at, shndx_at) = SYM;
+        let table = self.tail(symtab)?;
+        let count = self.symbol_count()?.min(table.len() / entry);
+        let field = |sym: &[u8], at: usize, len: usize| {
+            let mut b = [0u8; 8];
+            b[..len].copy_from_slice(&sym[at..at + len]);
+            u64::from_ne_bytes(b) as usize
+        };
+        let mut out = Vec::new();
+        for sym in table[..count * entry].chunks_exact(entry) {
+            let shndx = u16::from_ne_bytes([sym[shndx_at], sym[shndx_at + 1]]);
+            if sym[info_at] & 0xf != STT_OBJECT || shndx == SHN_UNDEF || shndx >= SHN_LORESERVE {
+                continue;
+            }
+            let name_at = u32::from_ne_bytes(sym[..4].try_into().unwrap_or_default()) as usize;
+            let Some(name) = strings.get(name_at..).and_then(|s| {
+                let end = s.iter().position(|&c| c == 0)?;
+                s[..end].starts_with(prefix).then(|| &s[..end])
+            }) else {
+                continue;
+            };
+            out.push(DataObject {
+                name: String::from_utf8_lossy(name).into_owned(),
+                addr: self.base.wrapping_add(field(sym, value_at, WORD)),
+                size: field(sym, size_at, WORD),
+            });
+        }
+        Some(out)
+    }
 }

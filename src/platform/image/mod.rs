@@ -12,6 +12,8 @@
 //!   within the loaded segment that holds it (the bound of an embedded blob,
 //!   whatever size its symbol claims, and the check that a context symbol is
 //!   writable);
+//! - [`data_objects_of`]: the data objects an image defines, read from the
+//!   image already mapped (a library's context slots);
 //! - [`map_file`]: a regular file mapped read-only, bounded by its length;
 //! - [`own_shared_object`]: the path of this library when it is loaded as a
 //!   shared object (what native code built at run time links against).
@@ -42,10 +44,10 @@ pub use elsewhere::{
 };
 #[cfg(target_os = "linux")]
 pub use linux::{
-    loader_counts, mapped_extent, mapped_file, name_loaded, needs, object_end, object_holding,
-    segments_of,
+    data_objects_of, loader_counts, mapped_extent, mapped_file, name_loaded, needs, object_end,
+    object_holding, segments_of,
 };
-pub use symbol::AddressSymbol;
+pub use symbol::{AddressSymbol, DataObject};
 #[cfg(unix)]
 pub use unix::{path_of_address, process_symbol, symbol_at};
 #[cfg(windows)]
@@ -214,6 +216,13 @@ pub fn map_file(path: &Path) -> Result<memmap2::Mmap> {
     // fault: the one hazard of mapping, accepted as for any mapped library.
     unsafe { memmap2::Mmap::map(&file) }
         .map_err(|e| Failure::runtime(format!("cannot map {}: {e}", path.display())))
+}
+
+/// Where the system cannot list an image's data objects from memory
+/// (`None`: the caller reads the library's file instead).
+#[cfg(not(target_os = "linux"))]
+pub fn data_objects_of(_handle: *mut core::ffi::c_void, _prefix: &[u8]) -> Option<Vec<DataObject>> {
+    None
 }
 
 /// The path of the shared object holding this library's code, or None when

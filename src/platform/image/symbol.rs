@@ -11,3 +11,14 @@ pub struct AddressSymbol {
     /// address; none when no symbol does.
     pub symbol: Option<Vec<u8>>,
 }
+
+/// A data object an image defines (`STT_OBJECT`): its name, address and
+/// size.
+pub struct DataObject {
+    /// The symbol's name.
+    pub name: String,
+    /// Its address in this process.
+    pub addr: usize,
+    /// Its size, as the symbol table records it.
+    pub size: usize,
+}

@@ -33,4 +33,13 @@ impl Handle {
     pub(crate) fn segments(&self) -> Vec<core::ops::Range<usize>> {
         crate::platform::image::segments_of(self.raw())
     }
+
+    /// The data objects named `prefix...` the image defines, read from the
+    /// mapped image (`None` where the system cannot say).
+    pub(crate) fn data_objects(
+        &self,
+        prefix: &[u8],
+    ) -> Option<Vec<crate::platform::image::DataObject>> {
+        crate::platform::image::data_objects_of(self.raw(), prefix)
+    }
 }

@@ -11,16 +11,19 @@
 //! table is checked against what the code declares (an `.entry` of that
 //! name, the parameter sizes): a mismatch is an error, never a launch.
 
+use super::driver::{self, Driver, Handle, LaunchAttribute, LaunchConfig, attr};
+use super::nvrtc;
 use crate::abi::*;
-use crate::module::device::driver::{self, Driver, Handle, LaunchAttribute, LaunchConfig, attr};
-use crate::module::device::nvrtc;
 use crate::module::format::cuda_blob::{self, ArgKind, CudaBlob, FunctionInfo, LaunchTags};
 use crate::module::format::device_code::{self, CodeFormat, Listing};
 use crate::module::format::symbols::property;
 use crate::module::objects::module::{Module, ModuleKind};
 use crate::runtime::call::function::{Args, Function};
+use crate::runtime::call::registry::Globals;
+use crate::runtime::call::signature::Described;
 use crate::runtime::model::any::{Any, AnyView};
 use crate::runtime::model::error::{Error, ErrorKind, Result};
+use crate::runtime::model::string::{TextKind, str_bytes_of};
 use crate::runtime::model::type_table::type_key_of;
 use crate::runtime::value::{env, tensor};
 use core::ffi::{c_int, c_uint, c_void};
@@ -172,6 +175,21 @@ impl ModuleKind for CudaModule {
             String::new()
         }
     }
+}
+
+/// Registers `ffi.Module.load_from_bytes.cuda`, the loader of this kind,
+/// yielding to a registration of the same name (TVM's runtime registers
+/// its own when imported).
+pub(crate) fn register_globals(g: &mut Globals<'_>) {
+    g.yielding(Described::packed(
+        "ffi.Module.load_from_bytes.cuda",
+        Function::from_closure(|args| {
+            args.expect_len("ffi.Module.load_from_bytes.cuda", 1)?;
+            let bytes = str_bytes_of(args.get(0), TextKind::Bytes)
+                .ok_or_else(|| Error::type_error("ffi.Module.load_from_bytes.cuda takes bytes"))?;
+            Ok(Any::from(CudaModule::load_from_bytes(bytes)?.into_object()))
+        }),
+    ));
 }
 
 /// One kernel as a packed function.
@@ -354,8 +372,10 @@ impl Kernel {
             .map_err(Error::value)?;
             let m = self.code.module_on(d, dev)?;
             f = d.function(m, &self.name)?;
-            let cluster = wl.dims[6] * wl.dims[7] * wl.dims[8];
-            if cluster > 8
+            // As TVM: at the first launch of a kernel with a cluster tag,
+            // whatever the cluster's size then (a later launch may use a
+            // larger one).
+            if self.tags.cluster_launch
                 && d.set_function_attribute(f, driver::FUNC_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1)
                     != 0
             {

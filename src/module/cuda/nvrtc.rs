@@ -4,7 +4,7 @@
 //! installation it came from (`include/` and `include/cccl/` beside its
 //! `lib/`, or under `$CUDA_PATH`, `$CUDA_HOME`, `/usr/local/cuda`).
 
-use crate::module::device::driver::{cuda_error, load_error};
+use super::driver::{cuda_error, load_error};
 use crate::platform::unlocked_once::get_or_make;
 use crate::runtime::model::error::Result;
 use core::ffi::{CStr, c_char, c_int, c_void};

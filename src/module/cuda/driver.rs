@@ -75,6 +75,8 @@ pub const FUNC_NON_PORTABLE_CLUSTER_SIZE_ALLOWED: c_int = 14;
 pub const REQUIRED_BLOCK_DIM: c_uint = 1;
 const DEVICE_COMPUTE_CAPABILITY_MAJOR: c_int = 75;
 const DEVICE_COMPUTE_CAPABILITY_MINOR: c_int = 76;
+/// `CUDA_ERROR_NOT_SUPPORTED`: a device without memory pools.
+const ERROR_NOT_SUPPORTED: CuResult = 801;
 /// `CUDA_ERROR_DEINITIALIZED`: the driver is shutting down (ignored on
 /// unload, as TVM does).
 pub const ERROR_DEINITIALIZED: CuResult = 4;
@@ -109,6 +111,11 @@ pub struct Driver {
     get_error_name: unsafe extern "C" fn(CuResult, *mut *const c_char) -> CuResult,
     mem_alloc: unsafe extern "C" fn(*mut u64, usize) -> CuResult,
     mem_free: unsafe extern "C" fn(u64) -> CuResult,
+    /// Stream-ordered allocation (CUDA 11.2 and later).
+    mem_alloc_async: Option<unsafe extern "C" fn(*mut u64, usize, Handle) -> CuResult>,
+    mem_free_async: Option<unsafe extern "C" fn(u64, Handle) -> CuResult>,
+    mem_alloc_host: unsafe extern "C" fn(*mut *mut c_void, usize) -> CuResult,
+    mem_free_host: unsafe extern "C" fn(*mut c_void) -> CuResult,
     /// The primary contexts retained so far, by device.
     primary: std::sync::Mutex<Vec<(c_int, usize)>>,
 }
@@ -153,10 +160,14 @@ fn bind(
 ) -> core::result::Result<Driver, String> {
     macro_rules! sym {
         ($name:literal) => {
+            optional!($name).map_err(|e| format!("the driver lacks {}: {e}", $name))?
+        };
+    }
+    macro_rules! optional {
+        ($name:literal) => {
             // SAFETY: each entry point is declared with the signature the
             // driver API (cuda.h) gives it.
-            *unsafe { lib.get(concat!($name, "\0").as_bytes()) }
-                .map_err(|e| format!("the driver lacks {}: {e}", $name))?
+            unsafe { lib.get(concat!($name, "\0").as_bytes()) }.map(|s| *s)
         };
     }
     let d = Driver {
@@ -177,6 +188,10 @@ fn bind(
         get_error_name: sym!("cuGetErrorName"),
         mem_alloc: sym!("cuMemAlloc_v2"),
         mem_free: sym!("cuMemFree_v2"),
+        mem_alloc_async: optional!("cuMemAllocAsync").ok(),
+        mem_free_async: optional!("cuMemFreeAsync").ok(),
+        mem_alloc_host: sym!("cuMemAllocHost_v2"),
+        mem_free_host: sym!("cuMemFreeHost"),
         primary: Default::default(),
     };
     // SAFETY: cuInit takes flags 0 and may be called any number of times.
@@ -364,5 +379,54 @@ impl Driver {
     pub fn mem_free(&self, ptr: u64) -> Result<()> {
         // SAFETY: the driver checks the pointer.
         self.check(unsafe { (self.mem_free)(ptr) }, "cuMemFree")
+    }
+
+    /// `cuMemAllocAsync` on `stream` in the current context; `None` where
+    /// the driver or the device has no stream-ordered allocation.
+    pub fn mem_alloc_async(&self, size: usize, stream: usize) -> Result<Option<u64>> {
+        let Some(alloc) = self
+            .mem_alloc_async
+            .filter(|_| self.mem_free_async.is_some())
+        else {
+            return Ok(None);
+        };
+        let mut ptr = 0u64;
+        // SAFETY: out-pointer to a local; the stream is the caller's (NULL:
+        // the legacy default stream).
+        let rc = unsafe { alloc(&mut ptr, size, stream as Handle) };
+        if rc == ERROR_NOT_SUPPORTED {
+            return Ok(None);
+        }
+        self.check(rc, "cuMemAllocAsync")?;
+        Ok(Some(ptr))
+    }
+
+    /// `cuMemFreeAsync` on `stream`, of memory `mem_alloc_async` gave.
+    pub fn mem_free_async(&self, ptr: u64, stream: usize) -> Result<()> {
+        let free = self
+            .mem_free_async
+            .ok_or_else(|| cuda_error("cuMemFreeAsync is missing"))?;
+        // SAFETY: the driver checks the pointer and the stream.
+        self.check(unsafe { free(ptr, stream as Handle) }, "cuMemFreeAsync")
+    }
+
+    /// `cuMemAllocHost`: pinned host memory.
+    pub fn mem_alloc_host(&self, size: usize) -> Result<*mut c_void> {
+        let mut ptr = core::ptr::null_mut();
+        // SAFETY: out-pointer to a local.
+        self.check(
+            unsafe { (self.mem_alloc_host)(&mut ptr, size) },
+            "cuMemAllocHost",
+        )?;
+        Ok(ptr)
+    }
+
+    /// `cuMemFreeHost`.
+    pub fn mem_free_host(&self, ptr: usize) -> Result<()> {
+        // SAFETY: the driver checks the pointer.
+        self.check(
+            unsafe { (self.mem_free_host)(ptr as *mut c_void) },
+            "cuMemFreeHost",
+        )
     }
 }
