@@ -436,8 +436,213 @@ fn probe_case(case: &str) -> String {
             out.push(format!("again {}", again.unwrap_err()));
             out.join(", ")
         }
+        "pool_threads" => {
+            let ok = parallel_add_one(&load(&data("parallel_cpu")));
+            let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+            let threads: usize = status
+                .lines()
+                .find_map(|l| l.strip_prefix("Threads:"))
+                .and_then(|n| n.trim().parse().ok())
+                .unwrap_or(0);
+            format!("{ok} {}", threads <= tvm_ffi_pool_max() + 2)
+        }
+        "fork_while_starting" => {
+            // Another thread's first launch starts the workers while this
+            // one forks after `HOSTILE_ARG` microseconds; the child's first
+            // launch must finish (SIGALRM kills a hung one).
+            let m = load(&data("parallel_cpu"));
+            let delay: u64 = std::env::var("HOSTILE_ARG").unwrap().parse().unwrap();
+            std::thread::scope(|s| {
+                let starter = s.spawn(|| parallel_add_one(&m));
+                let until = std::time::Instant::now() + std::time::Duration::from_micros(delay);
+                while std::time::Instant::now() < until {
+                    std::hint::spin_loop();
+                }
+                // SAFETY: the child only launches, then leaves with _exit.
+                let pid = unsafe { libc::fork() };
+                if pid == 0 {
+                    // SAFETY: arms a timer, then leaves without unwinding.
+                    unsafe {
+                        libc::alarm(20);
+                        libc::_exit(if parallel_add_one(&m) { 0 } else { 1 });
+                    }
+                }
+                let mut status = 0;
+                // SAFETY: waits for the child forked above.
+                unsafe { libc::waitpid(pid, &mut status, 0) };
+                let parent = starter.join().unwrap();
+                format!("parent {parent}, child status {status}")
+            })
+        }
+        "workspaces" => {
+            // The library of `workspaces_are_stream_ordered_and_checked`.
+            let m = load(Path::new(&std::env::var("WORKSPACE_LIB").unwrap()));
+            let f = function(&m, "workspace");
+            let mut out = Vec::new();
+            for (device, case) in [
+                (2i64, 0i64),
+                (3, 0),
+                (13, 0),
+                (1, 1),
+                (1, 2),
+                (1, 3),
+                (2, 4),
+            ] {
+                let args = [Any::from(device), Any::from(case)];
+                let views: Vec<_> = args.iter().map(|a| a.view()).collect();
+                out.push(match f.call(&views) {
+                    Ok(_) => format!("{device}/{case}: ok"),
+                    Err(e) => format!("{device}/{case}: {e}"),
+                });
+            }
+            out.join("; ")
+        }
         other => panic!("unknown case {other}"),
     }
+}
+
+/// Runs `add_one_parallel` of the parallel CPU library: whether it answered
+/// right.
+fn parallel_add_one(m: &tvm_ffi::module::Module) -> bool {
+    let mut a: Vec<f32> = (0..1024).map(|i| i as f32).collect();
+    let mut b = vec![0f32; a.len()];
+    let expected: Vec<f32> = a.iter().map(|x| x + 1.0).collect();
+    let f = function(m, "add_one_parallel");
+    let ok = f
+        .call(&[tensor(&mut a, kDLCPU).view(), tensor(&mut b, kDLCPU).view()])
+        .is_ok();
+    ok && b == expected
+}
+
+/// The pool's documented maximum (docs/device.md).
+fn tvm_ffi_pool_max() -> usize {
+    1024
+}
+
+#[test]
+fn any_thread_count_gives_a_bounded_pool() {
+    for (var, value) in [
+        ("TVM_NUM_THREADS", "4294967297"),
+        ("TVM_NUM_THREADS", "18446744073709551615"),
+        ("TVM_NUM_THREADS", "99999999999999999999999999"),
+        ("OMP_NUM_THREADS", "1000000000"),
+        ("TVM_NUM_THREADS", "-3"),
+    ] {
+        let out = common::in_child(
+            "device_probe",
+            "pool_threads",
+            b"",
+            &[(var, Path::new(value))],
+        );
+        assert_eq!(out, "true true", "{var}={value}");
+    }
+}
+
+#[test]
+fn a_child_forked_while_the_pool_starts_gets_a_pool() {
+    for delay in [0, 5, 20, 50, 100, 200, 400, 800] {
+        let out = common::in_child(
+            "device_probe",
+            "fork_while_starting",
+            delay.to_string().as_bytes(),
+            &[("TVM_NUM_THREADS", Path::new("64"))],
+        );
+        assert_eq!(
+            out, "parent true, child status 0",
+            "forked after {delay} µs"
+        );
+    }
+}
+
+/// A TVM-style library reaching the workspaces through its context slots:
+/// `workspace(device_type, case)` allocates 1000 bytes and frees them
+/// (case 0), or frees what is no live workspace of the device: a stack
+/// buffer (1), a function's address (2), the same workspace twice (3), a
+/// CUDA workspace as the CPU's (4). Its pointer values are printed as
+/// `0x...`, replaced by the caller.
+const WORKSPACE_LIB: &str = r#"#include <tvm/ffi/c_api.h>
+TVM_FFI_DLL_EXPORT void* __TVMBackendAllocWorkspace = 0;
+TVM_FFI_DLL_EXPORT void* __TVMBackendFreeWorkspace = 0;
+typedef void* (*Alloc)(int, int, uint64_t, int, int);
+typedef int (*Free)(int, int, void*);
+TVM_FFI_DLL_EXPORT int __tvm_ffi_workspace(void* s, const TVMFFIAny* a, int32_t n, TVMFFIAny* r) {
+  (void)s; (void)n;
+  int device = (int)a[0].v_int64, c = (int)a[1].v_int64;
+  Alloc alloc = (Alloc)__TVMBackendAllocWorkspace;
+  Free free_ = (Free)__TVMBackendFreeWorkspace;
+  r->type_index = kTVMFFINone;
+  char local[16];
+  void* p = c == 1 ? (void*)local : c == 2 ? (void*)&__tvm_ffi_workspace : alloc(device, 0, 1000, 2, 32);
+  if (!p) return -1;
+  if (c == 4) { int rc = free_(1, 0, p); free_(device, 0, p); return rc; }
+  if (free_(device, 0, p) != 0) return -1;
+  return c == 3 ? free_(device, 0, p) : 0;
+}
+"#;
+
+#[test]
+fn workspaces_are_stream_ordered_and_checked() {
+    let dir = common::workdir("device_code", "workspaces");
+    let src = dir.join("workspace.c");
+    std::fs::write(&src, WORKSPACE_LIB).unwrap();
+    let lib = dir.join("libworkspace.so");
+    common::build_c_library(&src, &lib);
+    let hex = |s: &str| -> String {
+        s.split(' ')
+            .map(|w| if w.starts_with("0x") { "0x.." } else { w })
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let refused = |d: i32| {
+        format!(
+            "ValueError: TVMBackendFreeWorkspace: 0x.. is no live workspace of device ({d}, 0): \
+             trying to free things that has not been allocated"
+        )
+    };
+    let expected = [
+        "2/0: ok".to_owned(),
+        "3/0: ok".to_owned(),
+        "13/0: ValueError: __TVMBackendAllocWorkspace: device type 13 (CUDA managed memory, for \
+         which TVM's runtime has no device API) is not supported by this runtime without TVM's \
+         (CPU, CUDA and CUDA host are; `import tvm` provides the others)"
+            .to_owned(),
+        format!("1/1: {}", refused(1)),
+        format!("1/2: {}", refused(1)),
+        format!("1/3: {}", refused(1)),
+        format!("2/4: {}", refused(1)),
+    ];
+    let (out, log) = with_fake_driver("workspaces", &[("WORKSPACE_LIB", &lib)]);
+    assert_eq!(hex(&out), expected.join("; "));
+    let memory: Vec<&str> = log
+        .iter()
+        .filter(|l| l.starts_with("cuMem"))
+        .map(|l| l.split(" stream").next().unwrap())
+        .collect();
+    assert_eq!(
+        memory,
+        [
+            "cuMemAllocAsync device 0 1000",
+            "cuMemFreeAsync",
+            "cuMemAllocHost 1000",
+            "cuMemFreeHost",
+            "cuMemAllocAsync device 0 1000",
+            "cuMemFreeAsync",
+        ],
+        "no call synchronises the device"
+    );
+    // A device without memory pools: cuMemAlloc and cuMemFree.
+    let (out, log) = with_fake_driver(
+        "workspaces",
+        &[
+            ("WORKSPACE_LIB", &lib),
+            ("FAKE_CUDA_NO_POOLS", Path::new("1")),
+        ],
+    );
+    assert_eq!(hex(&out), expected.join("; "));
+    assert!(
+        log.iter().any(|l| l == "cuMemAlloc device 0 1000"),
+        "{log:?}"
+    );
 }
 
 #[test]
@@ -709,26 +914,58 @@ fn cuda_artifacts_load_export_and_read_back() {
 fn a_slot_nobody_provides_raises_instead_of_jumping_to_null() {
     let dir = common::workdir("device_code", "missing_slot");
     let src = dir.join("future.c");
-    std::fs::write(
-        &src,
+    // Slots as TVM's generated code declares them: one we fill, twelve a
+    // newer TVM might add (more than the eight standard ones, each named in
+    // its own error), TVM 0.25's lookup, and variables of slot-like names
+    // that are no slots (4 bytes, 16 bytes): never written, nor what lies
+    // after them.
+    let mut c = String::from(
         "#include <tvm/ffi/c_api.h>\n\
-         /* Slots as TVM's generated code declares them: one we fill, one a newer TVM might add. */\n\
          TVM_FFI_DLL_EXPORT void* __TVMBackendAllocWorkspace = 0;\n\
-         TVM_FFI_DLL_EXPORT void* __TVMBackendFutureService = 0;\n\
-         TVM_FFI_DLL_EXPORT int __tvm_ffi_future(void* s, const TVMFFIAny* a, int32_t n, TVMFFIAny* r) {\n\
-           (void)s; (void)a; (void)n; r->type_index = kTVMFFINone;\n\
-           return ((int (*)(void))__TVMBackendFutureService)();\n\
+         TVM_FFI_DLL_EXPORT void* __TVMBackendGetFuncFromEnv = 0;\n\
+         struct pair { int flag; int next; };\n\
+         TVM_FFI_DLL_EXPORT struct pair __TVMUserPair = {0, 0};\n\
+         TVM_FFI_DLL_EXPORT int __TVMUserFlag = 0;\n\
+         TVM_FFI_DLL_EXPORT int __TVMUserNext = 0;\n\
+         TVM_FFI_DLL_EXPORT void* __TVMUserTable[2] = {0, 0};\n\
+         TVM_FFI_DLL_EXPORT int __tvm_ffi_flags(void* s, const TVMFFIAny* a, int32_t n, TVMFFIAny* r) {\n\
+           (void)s; (void)a; (void)n; r->type_index = kTVMFFIInt;\n\
+           r->v_int64 = __TVMUserFlag + __TVMUserNext + __TVMUserPair.flag + __TVMUserPair.next\n\
+             + (__TVMUserTable[0] != 0) + (__TVMUserTable[1] != 0) + 100 * (__TVMBackendGetFuncFromEnv != 0);\n\
+           return 0;\n\
          }\n",
-    )
-    .unwrap();
+    );
+    for i in 0..12 {
+        c += &format!(
+            "TVM_FFI_DLL_EXPORT void* __TVMBackendFuture{i} = 0;\n\
+             TVM_FFI_DLL_EXPORT int __tvm_ffi_future{i}(void* s, const TVMFFIAny* a, int32_t n, TVMFFIAny* r) {{\n\
+               (void)s; (void)a; (void)n; r->type_index = kTVMFFINone;\n\
+               return ((int (*)(void))__TVMBackendFuture{i})();\n\
+             }}\n"
+        );
+    }
+    std::fs::write(&src, c).unwrap();
     let lib = dir.join("libfuture.so");
     common::build_c_library(&src, &lib);
     let m = load(&lib);
-    let err = function(&m, "future").call(&[]).unwrap_err().to_string();
+    for i in [0, 7, 8, 11] {
+        let err = function(&m, &format!("future{i}"))
+            .call(&[])
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            format!(
+                "RuntimeError: the library called __TVMBackendFuture{i}, a context symbol no \
+                 runtime in this process provides (TVM's runtime registers its own: `import tvm`)"
+            )
+        );
+    }
+    let flags = function(&m, "flags").call(&[]).unwrap();
     assert_eq!(
-        err,
-        "RuntimeError: the library called __TVMBackendFutureService, a context symbol no runtime \
-         in this process provides (TVM's runtime registers its own: `import tvm`)"
+        flags.view().as_i64(),
+        Some(100),
+        "only the pointer-sized slots were written"
     );
     // A global the packed call names that nobody registered: the lookup's
     // error (in a child: another test registers it).

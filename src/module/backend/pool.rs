@@ -6,18 +6,22 @@
 //! task's failure (nonzero) fails the launch with that task's error.
 //!
 //! The pool has one thread per core, less the caller's (`TVM_NUM_THREADS`
-//! or `OMP_NUM_THREADS` set the total, as for TVM), started at the first
-//! launch. A launch from inside a task, or while another thread's launch
-//! holds the pool, runs its tasks one after another as a single task, so
-//! nothing waits on the pool while holding it; a forked child starts a
-//! pool of its own. No lock is held while tasks run.
+//! or `OMP_NUM_THREADS` set the total, as for TVM, at most
+//! [`MAX_THREADS`]: a larger value is clamped with a warning), started at
+//! the first launch. A launch from inside a task, or while another
+//! thread's launch holds the pool, runs its tasks one after another as a
+//! single task, so nothing waits on the pool while holding it. The pool is
+//! started with no lock held and published with one atomic store, so a
+//! child forked at any moment (even while another thread starts the
+//! workers) starts a pool of its own at its first launch. No lock is held
+//! while tasks run.
 
 use crate::runtime::model::error::{Error, Result, take_raised};
 use crate::runtime::model::object::ObjectRef;
 use core::ffi::c_void;
 use std::cell::Cell;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex};
 
 /// `TVMParallelGroupEnv`.
 #[repr(C)]
@@ -58,6 +62,9 @@ struct Pool {
     /// Threads besides the caller's.
     workers: AtomicUsize,
     pid: u32,
+    /// Set when another thread's pool was published first: its workers
+    /// leave.
+    retired: AtomicBool,
     busy: AtomicBool,
     generation: AtomicU64,
     lambda: AtomicUsize,
@@ -80,29 +87,66 @@ struct State {
     errors: Vec<(i32, Option<ObjectRef>)>,
 }
 
-static POOL: Mutex<Option<Arc<Pool>>> = Mutex::new(None);
+/// This process's pool (never freed: its workers run for good), or NULL
+/// before the first launch.
+static POOL: AtomicPtr<Pool> = AtomicPtr::new(core::ptr::null_mut());
+
+/// The most threads a pool has, the caller's included: what the machine
+/// can use, with room for oversubscription, and bounded whatever the
+/// environment says.
+pub const MAX_THREADS: usize = 1024;
 
 /// The number of threads a launch may use, the caller's included.
 fn concurrency() -> usize {
-    ["TVM_NUM_THREADS", "OMP_NUM_THREADS"]
-        .iter()
-        .find_map(|v| std::env::var(v).ok()?.trim().parse::<usize>().ok())
-        .filter(|&n| n > 0)
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+    let set = ["TVM_NUM_THREADS", "OMP_NUM_THREADS"].iter().find_map(|v| {
+        let text = std::env::var(v).ok()?;
+        let n = text.trim().parse::<u128>().ok().filter(|&n| n > 0)?;
+        Some((v, text, n))
+    });
+    match set {
+        Some((var, text, n)) if n > MAX_THREADS as u128 => {
+            static WARNED: std::sync::Once = std::sync::Once::new();
+            WARNED.call_once(|| {
+                eprintln!(
+                    "Warning: {var}={} is more threads than the pool's maximum; using {MAX_THREADS}",
+                    text.trim()
+                );
+            });
+            MAX_THREADS
+        }
+        Some((.., n)) => n as usize,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_THREADS)),
+    }
 }
 
 /// This process's pool, started at first use (again in a forked child,
 /// whose parent's workers did not follow it).
-fn pool() -> Arc<Pool> {
+fn pool() -> &'static Pool {
     let pid = std::process::id();
-    let mut slot = POOL.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(p) = slot.as_ref().filter(|p| p.pid == pid) {
-        return p.clone();
+    loop {
+        let now = POOL.load(Ordering::Acquire);
+        // SAFETY: a published pool is leaked, never freed.
+        if let Some(p) = unsafe { now.as_ref() }.filter(|p| p.pid == pid) {
+            return p;
+        }
+        // Started unlocked; threads that start one at once keep the first
+        // published, and the others' workers leave.
+        let made = start(pid);
+        let made_ptr = (made as *const Pool).cast_mut();
+        match POOL.compare_exchange(now, made_ptr, Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) => return made,
+            Err(_) => made.retire(),
+        }
     }
+}
+
+/// A new pool with its workers running.
+fn start(pid: u32) -> &'static Pool {
     let threads = concurrency();
-    let p = Arc::new(Pool {
+    let p: &'static Pool = Box::leak(Box::new(Pool {
         workers: AtomicUsize::new(threads - 1),
         pid,
+        retired: AtomicBool::new(false),
         busy: AtomicBool::new(false),
         generation: AtomicU64::new(0),
         lambda: AtomicUsize::new(0),
@@ -115,20 +159,18 @@ fn pool() -> Arc<Pool> {
         state: Mutex::default(),
         work: Condvar::new(),
         done: Condvar::new(),
-    });
+    }));
     for id in 1..threads {
-        let worker = p.clone();
         let spawned = std::thread::Builder::new()
             .name(format!("tvm-ffi-pool-{id}"))
             .stack_size(8 << 20)
-            .spawn(move || worker.serve(id as i32));
+            .spawn(move || p.serve(id as i32));
         if spawned.is_err() {
             // Fewer threads than planned: launches use the ones there are.
             p.workers.store(id - 1, Ordering::Relaxed);
             break;
         }
     }
-    *slot = Some(p.clone());
     p
 }
 
@@ -137,24 +179,34 @@ impl Pool {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Tells the workers of a pool that was never published to leave.
+    fn retire(&self) {
+        self.retired.store(true, Ordering::Release);
+        let _sleepers = self.lock();
+        self.work.notify_all();
+    }
+
     /// Waits until a launch other than `seen` is published (an even
-    /// `generation`): spins, then sleeps.
-    fn next_launch(&self, seen: u64) -> u64 {
+    /// `generation`): spins, then sleeps; `None` once the pool is retired.
+    fn next_launch(&self, seen: u64) -> Option<u64> {
         let published = |g: u64| g != seen && g.is_multiple_of(2);
         for _ in 0..SPINS {
             let g = self.generation.load(Ordering::Acquire);
             if published(g) {
-                return g;
+                return Some(g);
             }
             std::hint::spin_loop();
         }
         let mut s = self.lock();
         s.sleeping_workers += 1;
         while !published(self.generation.load(Ordering::Acquire)) {
+            if self.retired.load(Ordering::Acquire) {
+                return None;
+            }
             s = self.work.wait(s).unwrap_or_else(|e| e.into_inner());
         }
         s.sleeping_workers -= 1;
-        self.generation.load(Ordering::Acquire)
+        Some(self.generation.load(Ordering::Acquire))
     }
 
     /// The launch of generation `g` (`lambda`, `cdata`, `num_task`), if it
@@ -174,8 +226,7 @@ impl Pool {
     fn serve(&self, id: i32) {
         IN_TASK.with(|t| t.set(true));
         let mut seen = 0u64;
-        loop {
-            let g = self.next_launch(seen);
+        while let Some(g) = self.next_launch(seen) {
             let Some((lambda, cdata, num_task)) = self.read_launch(g) else {
                 continue;
             };
