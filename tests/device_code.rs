@@ -436,6 +436,7 @@ fn probe_case(case: &str) -> String {
             out.push(format!("again {}", again.unwrap_err()));
             out.join(", ")
         }
+        "large_shapes" => large_shapes(),
         "pool_threads" => {
             let ok = parallel_add_one(&load(&data("parallel_cpu")));
             let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
@@ -499,6 +500,116 @@ fn probe_case(case: &str) -> String {
         }
         other => panic!("unknown case {other}"),
     }
+}
+
+/// A CUDA blob of `n` kernels over `code`, as TVM writes it (every kernel
+/// takes one pointer, launched on `blockIdx.x`).
+fn blob_of(n: usize, code: &[u8], name: impl Fn(usize) -> String) -> Vec<u8> {
+    let mut out = Vec::new();
+    let put = |out: &mut Vec<u8>, b: &[u8]| {
+        out.extend_from_slice(&(b.len() as u64).to_le_bytes());
+        out.extend_from_slice(b);
+    };
+    put(&mut out, b"ptx");
+    out.extend_from_slice(&(n as u64).to_le_bytes());
+    for i in 0..n {
+        let k = name(i);
+        put(&mut out, k.as_bytes());
+        put(&mut out, k.as_bytes());
+        out.extend_from_slice(&1u64.to_le_bytes());
+        out.extend_from_slice(&[3, 64, 1, 0]); // handle
+        out.extend_from_slice(&1u64.to_le_bytes());
+        put(&mut out, b"blockIdx.x");
+        out.extend_from_slice(&0u64.to_le_bytes());
+    }
+    put(&mut out, code);
+    out
+}
+
+/// A cubin (an ELF file) defining `n` kernel entries `k<i>`.
+fn cubin_of(n: usize) -> Vec<u8> {
+    use object::write::{Object, Symbol, SymbolSection};
+    use object::{Architecture, BinaryFormat, Endianness, SectionKind, SymbolFlags, SymbolKind};
+    let mut obj = Object::new(BinaryFormat::Elf, Architecture::X86_64, Endianness::Little);
+    let text = obj.add_section(Vec::new(), b".text".to_vec(), SectionKind::Text);
+    obj.append_section_data(text, &vec![0u8; n], 1);
+    for i in 0..n {
+        obj.add_symbol(Symbol {
+            name: format!("k{i}").into_bytes(),
+            value: i as u64,
+            size: 1,
+            kind: SymbolKind::Text,
+            scope: object::SymbolScope::Dynamic,
+            weak: false,
+            section: SymbolSection::Section(text),
+            flags: SymbolFlags::Elf {
+                st_info: object::elf::SymbolInfo::new(
+                    object::elf::STB_GLOBAL,
+                    object::elf::STT_FUNC,
+                ),
+                st_other: object::elf::SymbolOther(0x10), // STO_CUDA_ENTRY
+            },
+        });
+    }
+    obj.write().unwrap()
+}
+
+/// 200,000 kernels in each shape a parser once took quadratic time over
+/// (a blob's table, PTX `.entry` declarations, `__global__` functions) and
+/// a cubin of 100,000 entries, loaded as modules and described: each
+/// listing must be whole. Run in a child: one that runs past 60 s is a
+/// hang.
+fn large_shapes() -> String {
+    let n = 200_000;
+    let mut ptx = String::from(".version 8.0\n.target sm_90\n.address_size 64\n");
+    let mut source = String::new();
+    for i in 0..n {
+        ptx += &format!(".visible .entry k{i}(\n\t.param .u64 k{i}_param_0\n)\n{{\n\tret;\n}}\n");
+        source += &format!("extern \"C\" __global__ void k{i}(float* a) {{}}\n");
+    }
+    let mut out = Vec::new();
+    for (what, code, kernels) in [
+        ("ptx", ptx.into_bytes(), n),
+        ("source", source.into_bytes(), n),
+        ("cubin", cubin_of(100_000), 100_000),
+    ] {
+        let listing = tvm_ffi::module::device_code::list(&code).unwrap();
+        let blob = blob_of(kernels, &code, |i| format!("k{i}"));
+        let module = call(
+            "ffi.Module.load_from_bytes.cuda",
+            &[&make_text(&blob, TextKind::Bytes)],
+        );
+        let described = tvm_ffi::module::device_code::describe_cuda_blob(&blob);
+        let mismatches = described.iter().filter(|l| l.contains("MISMATCH")).count();
+        out.push(format!(
+            "{what}: {} listed, module {}, {} described, {mismatches} mismatches",
+            listing.kernels.len(),
+            module.is_ok(),
+            described.len() - 1
+        ));
+    }
+    // A table listing the same name twice, at its end.
+    let dup = blob_of(n, b".version 8.0\n.target sm_90\n", |i| {
+        format!("k{}", i.min(n - 2))
+    });
+    out.push(
+        tvm_ffi::module::cuda_blob::decode(&dup)
+            .unwrap_err()
+            .to_string(),
+    );
+    out.join("; ")
+}
+
+#[test]
+fn two_hundred_thousand_kernels_load_and_inspect() {
+    let out = common::in_child("device_probe", "large_shapes", b"", &[]);
+    assert_eq!(
+        out,
+        "ptx: 200000 listed, module true, 200000 described, 0 mismatches; \
+         source: 200000 listed, module true, 200000 described, 0 mismatches; \
+         cubin: 100000 listed, module true, 100000 described, 0 mismatches; \
+         ValueError: CUDA module blob: kernel \"k199998\" is listed twice"
+    );
 }
 
 /// Runs `add_one_parallel` of the parallel CPU library: whether it answered

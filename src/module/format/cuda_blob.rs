@@ -367,9 +367,10 @@ pub fn decode(bytes: &[u8]) -> Result<CudaBlob> {
     let fmt = r.string(&|| "the format".into())?;
     let n = r.count(8 * 6, &|| "the function table".into())?;
     let mut functions: Vec<(String, FunctionInfo)> = Vec::with_capacity(n);
+    let mut seen = std::collections::HashSet::with_capacity(n);
     for i in 0..n {
         let key = r.string(&|| format!("the name of kernel {i}"))?;
-        if functions.iter().any(|(k, _)| *k == key) {
+        if !seen.insert(key.clone()) {
             return Err(Error::value(format!(
                 "CUDA module blob: kernel {key:?} is listed twice"
             )));

@@ -16,6 +16,7 @@
 use crate::module::format::cuda_blob::{self, ArgKind, FunctionInfo};
 use crate::runtime::model::error::{Error, Result};
 use object::{Object, ObjectSection, ObjectSymbol};
+use std::collections::HashMap;
 
 /// The format of device code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,14 +57,14 @@ pub fn sniff(code: &[u8]) -> Result<CodeFormat> {
     if code.len() >= 4 && u32::from_le_bytes(code[..4].try_into().expect("4")) == FATBIN_MAGIC {
         return Ok(CodeFormat::Fatbin);
     }
-    let text = text_of(code);
-    if let Some(text) = text {
-        if has_directive(text, ".version") && has_directive(text, ".target") {
-            return Ok(CodeFormat::Ptx);
-        }
-        if text.contains("__global__") {
-            return Ok(CodeFormat::CudaSource);
-        }
+    // Read as bytes: text damaged anywhere (bytes that are not UTF-8) is
+    // still the format it says it is, and the driver or NVRTC says what is
+    // wrong with it.
+    if has_directive(code, b".version") && has_directive(code, b".target") {
+        return Ok(CodeFormat::Ptx);
+    }
+    if code.windows(10).any(|w| w == b"__global__") {
+        return Ok(CodeFormat::CudaSource);
     }
     let head: String = code
         .iter()
@@ -77,15 +78,17 @@ pub fn sniff(code: &[u8]) -> Result<CodeFormat> {
     )))
 }
 
-/// `code` as text, without a trailing NUL terminator, if it is UTF-8.
-fn text_of(code: &[u8]) -> Option<&str> {
+/// `code` as text, without a trailing NUL terminator (bytes that are not
+/// UTF-8 read as U+FFFD).
+fn text_of(code: &[u8]) -> std::borrow::Cow<'_, str> {
     let end = code.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
-    std::str::from_utf8(&code[..end]).ok()
+    String::from_utf8_lossy(&code[..end])
 }
 
-/// Whether a PTX line starts with `directive`.
-fn has_directive(text: &str, directive: &str) -> bool {
-    text.lines().any(|l| l.trim_start().starts_with(directive))
+/// Whether a line of `code` starts with `directive`.
+fn has_directive(code: &[u8], directive: &[u8]) -> bool {
+    code.split(|&b| b == b'\n')
+        .any(|l| l.trim_ascii_start().starts_with(directive))
 }
 
 /// How a kernel symbol is declared.
@@ -116,21 +119,28 @@ pub struct Listing {
     pub kernels: Vec<KernelSymbol>,
     /// What could not be read.
     pub notes: Vec<String>,
+    /// Where each name is in `kernels`.
+    index: HashMap<String, usize>,
 }
 
 impl Listing {
     fn add(&mut self, k: KernelSymbol) {
-        if let Some(old) = self.kernels.iter_mut().find(|o| o.name == k.name) {
-            if old.param_sizes.is_none() {
-                old.param_sizes = k.param_sizes;
+        match self.index.get(&k.name) {
+            Some(&i) => {
+                let old = &mut self.kernels[i];
+                if old.param_sizes.is_none() {
+                    old.param_sizes = k.param_sizes;
+                }
             }
-        } else {
-            self.kernels.push(k);
+            None => {
+                self.index.insert(k.name.clone(), self.kernels.len());
+                self.kernels.push(k);
+            }
         }
     }
     /// The symbol named `name`.
     pub fn find(&self, name: &str) -> Option<&KernelSymbol> {
-        self.kernels.iter().find(|k| k.name == name)
+        self.index.get(name).map(|&i| &self.kernels[i])
     }
 }
 
@@ -140,8 +150,8 @@ pub fn list(code: &[u8]) -> Result<Listing> {
     match sniff(code)? {
         CodeFormat::Cubin => list_cubin(code, &mut out)?,
         CodeFormat::Fatbin => list_fatbin(code, &mut out)?,
-        CodeFormat::Ptx => list_ptx(text_of(code).unwrap_or(""), &mut out),
-        CodeFormat::CudaSource => list_source(text_of(code).unwrap_or(""), &mut out),
+        CodeFormat::Ptx => list_ptx(&text_of(code), &mut out),
+        CodeFormat::CudaSource => list_source(&text_of(code), &mut out),
     }
     Ok(out)
 }
@@ -149,6 +159,14 @@ pub fn list(code: &[u8]) -> Result<Listing> {
 fn list_cubin(code: &[u8], out: &mut Listing) -> Result<()> {
     let file = object::read::elf::ElfFile64::<object::Endianness>::parse(code)
         .map_err(|e| Error::value(format!("cubin: not a readable 64-bit ELF file: {e}")))?;
+    // Each kernel's `.nv.info.<name>` section, by name: one pass.
+    let infos: HashMap<&str, &[u8]> = file
+        .sections()
+        .filter_map(|s| {
+            let name = s.name().ok()?.strip_prefix(".nv.info.")?;
+            Some((name, s.data().ok()?))
+        })
+        .collect();
     for sym in file.symbols() {
         let object::SymbolFlags::Elf { st_info, st_other } = sym.flags() else {
             continue;
@@ -162,10 +180,7 @@ fn list_cubin(code: &[u8], out: &mut Listing) -> Result<()> {
         } else {
             SymbolKind::DeviceFunction
         };
-        let param_sizes = file
-            .section_by_name(&format!(".nv.info.{name}"))
-            .and_then(|s| s.data().ok())
-            .and_then(kparam_sizes);
+        let param_sizes = infos.get(name).and_then(|info| kparam_sizes(info));
         out.add(KernelSymbol {
             name: name.to_owned(),
             kind,
@@ -238,7 +253,7 @@ fn list_fatbin(code: &[u8], out: &mut Listing) -> Result<()> {
         } else if kind == 2 {
             list_cubin(bytes, out)?;
         } else if kind == 1 {
-            list_ptx(text_of(bytes).unwrap_or(""), out);
+            list_ptx(&text_of(bytes), out);
         }
         if stop == pos {
             break;
@@ -248,19 +263,26 @@ fn list_fatbin(code: &[u8], out: &mut Listing) -> Result<()> {
     Ok(())
 }
 
-/// PTX `.entry` and `.func` declarations with their `.param` sizes.
+/// PTX `.entry` and `.func` declarations with their `.param` sizes. One
+/// pass finds the declarations; each is read only up to the next one, so
+/// the work is linear in the text, whatever it holds.
 fn list_ptx(text: &str, out: &mut Listing) {
-    let mut rest = text;
-    while let Some(at) = find_decl(rest) {
-        let (kind, after) = at;
-        let decl = &rest[after..];
+    let decls = ptx_declarations(text);
+    for (i, &(kind, after)) in decls.iter().enumerate() {
+        let end = decls.get(i + 1).map_or(text.len(), |&(_, next)| next);
+        let mut decl = &text[after..end.max(after)];
+        // `.func (.reg .b32 ret) name(` declares a return value first.
+        if kind == SymbolKind::DeviceFunction
+            && decl.starts_with('(')
+            && let Some(close) = decl.find(')')
+        {
+            decl = decl[close + 1..].trim_start();
+        }
         let name_end = decl
             .find(|c: char| c == '(' || c.is_whitespace())
             .unwrap_or(decl.len());
         let name = decl[..name_end].trim().to_owned();
-        let body_start = decl.find('(');
-        let body_end = decl.find(')');
-        let param_sizes = match (body_start, body_end) {
+        let param_sizes = match (decl.find('('), decl.find(')')) {
             (Some(s), Some(e)) if s < e && kind == SymbolKind::Entry => Some(
                 decl[s + 1..e]
                     .split(',')
@@ -276,44 +298,49 @@ fn list_ptx(text: &str, out: &mut Listing) {
                 param_sizes,
             });
         }
-        rest = &decl[name_end..];
     }
 }
 
-/// The next `.entry` or `.func` declaration: its kind and the offset just
-/// past the keyword.
-fn find_decl(text: &str) -> Option<(SymbolKind, usize)> {
-    let mut best: Option<(SymbolKind, usize)> = None;
-    for (kw, kind) in [
-        (".entry ", SymbolKind::Entry),
-        (".func ", SymbolKind::DeviceFunction),
-    ] {
-        let mut from = 0;
-        while let Some(i) = text[from..].find(kw) {
-            let at = from + i;
-            let line_start = text[..at].rfind('\n').map_or(0, |n| n + 1);
-            let prefix = text[line_start..at].trim();
-            if prefix.split_whitespace().all(|w| w.starts_with('.')) {
-                let mut after = at + kw.len();
-                // `.func (.reg .b32 ret) name(` declares a return value first.
-                if kind == SymbolKind::DeviceFunction
-                    && text[after..].trim_start().starts_with('(')
-                    && let Some(close) = text[after..].find(')')
-                {
-                    after += close + 1;
+/// Every `.entry` and `.func` declaration of PTX text, in order: its kind
+/// and the offset of what follows the keyword (whitespace skipped). A
+/// keyword counts where the words before it on its line are all
+/// directives (`.visible`, `.weak`).
+fn ptx_declarations(text: &str) -> Vec<(SymbolKind, usize)> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    // Whether every word of the line so far is a directive, kept as the
+    // scan goes (never read back): one pass.
+    let mut directives_only = true;
+    let mut pos = 0usize;
+    while pos < bytes.len() {
+        let b = bytes[pos];
+        if b == b'\n' {
+            directives_only = true;
+        } else if !b.is_ascii_whitespace() && (pos == 0 || bytes[pos - 1].is_ascii_whitespace()) {
+            // A word starts here.
+            let rest = &text[pos..];
+            let found = [
+                (".entry", SymbolKind::Entry),
+                (".func", SymbolKind::DeviceFunction),
+            ]
+            .into_iter()
+            .find(|(kw, _)| {
+                rest.starts_with(kw) && rest[kw.len()..].starts_with(|c: char| c.is_whitespace())
+            });
+            match found {
+                Some((kw, kind)) if directives_only => {
+                    let after = pos + kw.len();
+                    let skipped = text[after..].len() - text[after..].trim_start().len();
+                    out.push((kind, after + skipped));
+                    pos = after;
+                    continue;
                 }
-                while text[after..].starts_with(char::is_whitespace) {
-                    after += 1;
-                }
-                if best.is_none_or(|(_, b)| at < b) {
-                    best = Some((kind, after));
-                }
-                break;
+                _ => directives_only &= b == b'.',
             }
-            from = at + kw.len();
         }
+        pos += 1;
     }
-    best
+    out
 }
 
 /// The size of one `.param .u64 name` (or `.param .align 8 .b8 name[16]`).
@@ -338,19 +365,22 @@ fn ptx_param_size(param: &str) -> Option<usize> {
 }
 
 /// `__global__` functions of CUDA source: their names and parameter count
-/// (sizes are not known before compiling).
+/// (sizes are not known before compiling). Each declaration is read only up
+/// to the next `__global__`, so the work is linear in the text.
 fn list_source(text: &str, out: &mut Listing) {
-    let mut rest = text;
-    while let Some(i) = rest.find("__global__") {
-        let decl = &rest[i..];
-        let Some(open) = decl.find('(') else { break };
+    const GLOBAL: &str = "__global__";
+    let starts: Vec<usize> = text.match_indices(GLOBAL).map(|(i, _)| i).collect();
+    for (i, &start) in starts.iter().enumerate() {
+        let end = starts.get(i + 1).copied().unwrap_or(text.len());
+        let decl = &text[start + GLOBAL.len()..end];
+        let Some(open) = decl.find('(') else { continue };
         // `__launch_bounds__(N)` comes before the name.
-        let (name_part, open) = if decl[..open].trim_end().ends_with("__launch_bounds__") {
+        let name_part = if decl[..open].trim_end().ends_with("__launch_bounds__") {
             let close = decl[open..].find(')').map_or(decl.len(), |c| open + c + 1);
             let next = decl[close..].find('(').map_or(decl.len(), |c| close + c);
-            (&decl[close..next], next)
+            &decl[close..next]
         } else {
-            (&decl["__global__".len()..open], open)
+            &decl[..open]
         };
         let name = name_part.split_whitespace().last().unwrap_or("").to_owned();
         if !name.is_empty() && out.find(&name).is_none() {
@@ -360,11 +390,6 @@ fn list_source(text: &str, out: &mut Listing) {
                 param_sizes: None,
             });
         }
-        rest = &decl[open.min(decl.len())..];
-        if rest.is_empty() {
-            break;
-        }
-        rest = &rest[1..];
     }
 }
 
@@ -465,6 +490,21 @@ mod tests {
         assert_eq!(l.kernels.len(), 2);
         assert_eq!(l.find("k").unwrap().param_sizes, Some(vec![8, 4]));
         assert_eq!(l.find("helper").unwrap().kind, SymbolKind::DeviceFunction);
+    }
+
+    #[test]
+    fn damaged_ptx_is_still_ptx() {
+        let mut damaged = PTX.as_bytes().to_vec();
+        let middle = damaged.len() / 2;
+        damaged[middle..middle + 3].copy_from_slice(&[0xff, 0xfe, 0x80]);
+        assert_eq!(sniff(&damaged).unwrap(), CodeFormat::Ptx);
+        assert_eq!(
+            list(&damaged).unwrap().find("k").unwrap().kind,
+            SymbolKind::Entry
+        );
+        let mut zeroed = PTX.as_bytes().to_vec();
+        zeroed[..3].fill(0);
+        assert_eq!(sniff(&zeroed).unwrap(), CodeFormat::Ptx);
     }
 
     #[test]
