@@ -85,10 +85,13 @@ fn text_of(code: &[u8]) -> std::borrow::Cow<'_, str> {
     String::from_utf8_lossy(&code[..end])
 }
 
-/// Whether a line of `code` starts with `directive`.
+/// Whether a line of `code` starts with `directive` (after whitespace or
+/// NUL bytes).
 fn has_directive(code: &[u8], directive: &[u8]) -> bool {
-    code.split(|&b| b == b'\n')
-        .any(|l| l.trim_ascii_start().starts_with(directive))
+    code.split(|&b| b == b'\n').any(|l| {
+        let start = l.iter().position(|&b| b != 0 && !b.is_ascii_whitespace());
+        start.is_some_and(|i| l[i..].starts_with(directive))
+    })
 }
 
 /// How a kernel symbol is declared.
