@@ -161,7 +161,7 @@ fn the_inspector_lists_kernels_and_reports_mismatches() {
     );
     assert_eq!(
         lines("cuda_source")[0],
-        "code: cuda, 2326 bytes, 2 kernel(s)"
+        "code: CUDA source (compiled with NVRTC at first use), 2326 bytes, 2 kernel(s)"
     );
     // The same through ffi.InspectFile: the cuda row's fourth element.
     let found = call(
@@ -221,16 +221,44 @@ fn hostile_cuda_blobs_are_errors() {
         load_bytes(&tvm_ffi::module::cuda_blob::encode(&blob)),
         Ok(())
     );
+    // A kernel no launch can take (an unknown tag, a float16 scalar) is
+    // refused when it is looked up, as TVM does, not at load: the module
+    // and its other kernels stay usable.
     blob.functions[0].1.launch_param_tags.pop();
-    blob.functions[0]
+    let mut second = blob.functions[0].clone();
+    second.0 = "second".into();
+    blob.functions.push(second);
+    let lookup = |blob: &tvm_ffi::module::cuda_blob::CudaBlob, name: &str| {
+        let bytes = tvm_ffi::module::cuda_blob::encode(blob);
+        let m = call(
+            "ffi.Module.load_from_bytes.cuda",
+            &[&make_text(&bytes, TextKind::Bytes)],
+        )
+        .expect("the module loads");
+        call(
+            "ffi.ModuleGetFunction",
+            &[&m, &text(name), &Any::from(false)],
+        )
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+    };
+    let mut tagged = blob.clone();
+    tagged.functions[0]
         .1
         .launch_param_tags
         .push("warpIdx.x".into());
-    assert!(
-        load_bytes(&tvm_ffi::module::cuda_blob::encode(&blob))
-            .unwrap_err()
-            .contains("unknown launch tag \"warpIdx.x\"")
-    );
+    let e = lookup(&tagged, &tagged.functions[0].0.clone()).unwrap_err();
+    assert!(e.contains("unknown launch tag \"warpIdx.x\""), "{e}");
+    assert_eq!(lookup(&tagged, "second"), Ok(()));
+    let mut half = blob.clone();
+    half.functions[0].1.arg_types[0] = DLDataType {
+        code: 2,
+        bits: 16,
+        lanes: 1,
+    };
+    let e = lookup(&half, &half.functions[0].0.clone()).unwrap_err();
+    assert!(e.contains("argument 0 has type float16"), "{e}");
+    assert_eq!(lookup(&half, "second"), Ok(()));
 }
 
 /// A directory holding the fake driver as `libcuda.so.1`, built once.

@@ -13,9 +13,11 @@
 //!   slot still NULL gets a stub that raises an error naming that slot and
 //!   returns -1, so a call through it never jumps to address 0.
 //!
-//! A slot is a data object named `__TVM...` of exactly a pointer's size in
-//! a writable segment: a smaller or larger variable of such a name (a flag,
-//! a table) is never written. The loader finds them in the image it mapped.
+//! A slot is a data object named after a C function of TVM's
+//! (`__TVMBackend...`, `__TVMFFI...`, `__TVMAPI...`, `__TVMFunc...`) of
+//! exactly a pointer's size in a writable segment: any other variable (a
+//! flag, a table, `__TVMUserPair`) is never written. The loader finds them
+//! in the image it mapped.
 
 use crate::platform::image::DataObject;
 use core::ffi::c_void;
@@ -23,6 +25,17 @@ use std::sync::Mutex;
 
 /// The prefix of every context slot's name.
 pub(crate) const SLOT_PREFIX: &str = "__TVM";
+
+/// What follows [`SLOT_PREFIX`] in a slot's name: TVM names each slot after
+/// the C function it holds (`TVMBackend*`, `TVMFFI*`, `TVMAPI*`,
+/// `TVMFunc*`), so `__TVMUserFlag` is no slot, whatever its size.
+const SLOT_FAMILIES: [&str; 4] = ["Backend", "FFI", "API", "Func"];
+
+/// Whether `name` is a context slot's.
+fn is_slot_name(name: &str) -> bool {
+    name.strip_prefix(SLOT_PREFIX)
+        .is_some_and(|rest| SLOT_FAMILIES.iter().any(|f| rest.starts_with(f)))
+}
 
 /// What fills the context slots: the crate root's `BUILTIN_CONTEXT_SLOTS`.
 pub(crate) struct Fillers {
@@ -74,13 +87,11 @@ impl Slot {
     /// `__TVM...`, exactly pointer-sized, and `writable` says its address
     /// lies in a writable segment.
     pub(crate) fn of(object: DataObject, writable: impl Fn(usize) -> bool) -> Option<Slot> {
-        (object.name.starts_with(SLOT_PREFIX)
-            && object.size == size_of::<usize>()
-            && writable(object.addr))
-        .then_some(Slot {
-            name: object.name,
-            addr: object.addr,
-        })
+        (is_slot_name(&object.name) && object.size == size_of::<usize>() && writable(object.addr))
+            .then_some(Slot {
+                name: object.name,
+                addr: object.addr,
+            })
     }
 
     /// Writes `value` if the slot is still NULL; whether it wrote.

@@ -455,9 +455,12 @@ pub fn describe_cuda_blob(bytes: &[u8]) -> Vec<String> {
     } else {
         format!(" (recorded as {:?})", blob.fmt)
     };
+    let shown = match format {
+        CodeFormat::CudaSource => "CUDA source (compiled with NVRTC at first use)",
+        other => other.name(),
+    };
     let mut out = vec![format!(
-        "code: {}{label}, {} bytes, {} kernel(s)",
-        format.name(),
+        "code: {shown}{label}, {} bytes, {} kernel(s)",
         blob.code.len(),
         blob.functions.len()
     )];
