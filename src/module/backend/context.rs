@@ -21,7 +21,7 @@
 
 use crate::platform::image::DataObject;
 use core::ffi::c_void;
-use std::sync::Mutex;
+use std::sync::{LazyLock, Mutex};
 
 /// The prefix of every context slot's name.
 pub(crate) const SLOT_PREFIX: &str = "__TVM";
@@ -45,6 +45,9 @@ pub(crate) struct Fillers {
     /// naming [`unknown_slot_name`]`(i)`.
     pub stubs: Vec<usize>,
 }
+
+/// The fillers, built once from the crate root's list.
+static FILLERS: LazyLock<Fillers> = LazyLock::new(crate::BUILTIN_CONTEXT_SLOTS);
 
 /// `TVMFFIEnvModRegisterContextSymbol` entries, in registration order.
 static REGISTERED: Mutex<Vec<(String, usize)>> = Mutex::new(Vec::new());
@@ -70,7 +73,7 @@ pub fn registered() -> Vec<(String, usize)> {
 
 /// The name of the slot the `index`-th unknown-slot stub answers for.
 pub(crate) fn unknown_slot_name(index: usize) -> String {
-    let stubs = (crate::BUILTIN_CONTEXT_SLOTS)().stubs.len();
+    let stubs = FILLERS.stubs.len();
     lock(&UNKNOWN).get(index).cloned().unwrap_or_else(|| {
         format!("a context symbol beyond the first {stubs} unknown ones of this process")
     })
@@ -116,7 +119,7 @@ pub(crate) fn fill_defaults(slots: &[Slot]) {
     if slots.is_empty() {
         return;
     }
-    let fillers = (crate::BUILTIN_CONTEXT_SLOTS)();
+    let fillers = &*FILLERS;
     let mut filled = false;
     let mut unknown = Vec::new();
     for slot in slots {

@@ -11,7 +11,7 @@
 //! the first launch. A launch from inside a task, or while another
 //! thread's launch holds the pool, runs its tasks one after another as a
 //! single task, so nothing waits on the pool while holding it. The pool is
-//! started with no lock held and published with one atomic store, so a
+//! started with no lock held and published with one compare-and-swap, so a
 //! child forked at any moment (even while another thread starts the
 //! workers) starts a pool of its own at its first launch. No lock is held
 //! while tasks run.
