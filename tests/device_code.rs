@@ -679,6 +679,12 @@ fn any_thread_count_gives_a_bounded_pool() {
 
 #[test]
 fn a_child_forked_while_the_pool_starts_gets_a_pool() {
+    if std::env::var_os("TVM_FFI_TEST_RUNNER").is_some() {
+        // qemu-user aborts a child that starts threads after a fork from a
+        // threaded parent (its own assertion, qemu_plugin_vcpu_init_hook).
+        eprintln!("skipped under an emulator");
+        return;
+    }
     for delay in [0, 5, 20, 50, 100, 200, 400, 800] {
         let out = common::in_child(
             "device_probe",
