@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Exports the TVM libraries of tests/data/tvm with apache-tvm 0.27 (no GPU needed).
+"""Exports the TVM libraries of tests/data/tvm with apache-tvm 0.25 to 0.27 (no GPU needed).
 
 Usage: export-tvm-libraries.py OUT [source]. Run by tests/tools/export-tvm-libraries.sh,
 which installs TVM and the CUDA tools from PyPI and puts a driver stub on
