@@ -5,7 +5,7 @@
 OURS_PKG is a directory holding the official `tvm_ffi` package on our library
 (target/suite/pkg-ours after tests/run-all.sh); TVM_PYTHON a Python with
 apache-tvm 0.27 installed (tests/tools/export-tvm-libraries.sh makes one in
-target/tvm-export/venv). Each library of tests/data/tvm is called the same
+target/tvm-export-0.27.0/venv). Each library of tests/data/tvm is called the same
 way on both sides, through the official Python package: on ours without
 `import tvm` (our thread pool, workspaces and FFI slots), and on the official
 library after `import tvm` (TVM's). Prints microseconds per call, best of 5

@@ -28,10 +28,21 @@ const CUDA_LIBRARIES: [&str; 6] = [
     "cuda_dyn_shared",
 ];
 
-fn data(name: &str) -> PathBuf {
+/// The TVM releases whose exported libraries are fixtures, by the folder
+/// under tests/data/tvm holding them ("" is 0.27's, the folder itself).
+const RELEASES: [&str; 2] = ["", "0.25"];
+
+/// Fixture `name` of `release` (one of [`RELEASES`]).
+fn data_of(release: &str, name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/data/tvm")
+        .join(release)
         .join(format!("{name}.so"))
+}
+
+/// Fixture `name` of the release `TVM_RELEASE` names (in a child), else 0.27's.
+fn data(name: &str) -> PathBuf {
+    data_of(&std::env::var("TVM_RELEASE").unwrap_or_default(), name)
 }
 
 fn text(s: &str) -> Any {
@@ -99,14 +110,17 @@ fn tensor(data: &mut [f32], device_type: i32) -> Any {
 #[test]
 fn every_cuda_library_loads_inspects_and_writes_back_byte_for_byte() {
     let dir = common::workdir("device_code", "write_back");
-    for name in CUDA_LIBRARIES {
-        let path = data(name);
+    for (release, name) in RELEASES
+        .iter()
+        .flat_map(|r| CUDA_LIBRARIES.map(|n| (*r, n)))
+    {
+        let path = data_of(release, name);
         let m = load(&path);
         let imports = m.imports();
-        assert_eq!(imports.len(), 1, "{name}");
-        assert_eq!(imports[0].kind_name().unwrap(), "cuda", "{name}");
+        assert_eq!(imports.len(), 1, "{release} {name}");
+        assert_eq!(imports[0].kind_name().unwrap(), "cuda", "{release} {name}");
         // The whole tree written back: the cuda entry is TVM's bytes.
-        let out = dir.join(format!("{name}.library_bin"));
+        let out = dir.join(format!("{release}{name}.library_bin"));
         call(
             "ffi.ModuleWriteToFile",
             &[
@@ -122,7 +136,7 @@ fn every_cuda_library_loads_inspects_and_writes_back_byte_for_byte() {
         assert_eq!(
             entry.payload.unwrap(),
             cuda_payload(&path),
-            "{name} round trip"
+            "{release} {name} round trip"
         );
     }
 }
@@ -799,7 +813,16 @@ fn device_probe() {
 
 #[test]
 fn kernels_launch_with_tvms_calling_convention() {
-    let (out, log) = with_fake_driver("kernels", &[]);
+    for release in RELEASES {
+        kernels_of_release_launch(release);
+    }
+}
+
+/// The libraries of one TVM release (TVM 0.25's host code finds its kernels
+/// through `__TVMBackendGetFuncFromEnv`, 0.27's through
+/// `__TVMFFIEnvModLookupFromImports`).
+fn kernels_of_release_launch(release: &str) {
+    let (out, log) = with_fake_driver("kernels", &[("TVM_RELEASE", Path::new(release))]);
     assert_eq!(
         out,
         "cuda_cubin true true true, cuda_fatbin true true true, cuda_ptx true true true"
@@ -1142,9 +1165,36 @@ fn register_copy() {
 fn tvm_cpu_libraries_give_numpys_answers() {
     let n = 1024usize;
     let a: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
+    for release in RELEASES {
+        cpu_libraries_of_release_give_numpys_answers(release, &a);
+    }
+    // Many threads launching at once: each launch is whole.
+    let parallel = load(&data("parallel_cpu"));
+    std::thread::scope(|s| {
+        for _ in 0..8 {
+            s.spawn(|| {
+                for _ in 0..20 {
+                    let mut a2 = a.clone();
+                    let mut b = vec![0f32; n];
+                    function(&parallel, "add_one_parallel")
+                        .call(&[
+                            tensor(&mut a2, kDLCPU).view(),
+                            tensor(&mut b, kDLCPU).view(),
+                        ])
+                        .unwrap();
+                    assert!(b.iter().zip(&a).all(|(y, x)| *y == x + 1.0));
+                }
+            });
+        }
+    });
+}
+
+/// The three CPU libraries of one TVM release (see [`RELEASES`]).
+fn cpu_libraries_of_release_give_numpys_answers(release: &str, a: &[f32]) {
+    let n = a.len();
     let run = |lib: &str, f: &str| -> Vec<f32> {
-        let m = load(&data(lib));
-        let mut a2 = a.clone();
+        let m = load(&data_of(release, lib));
+        let mut a2 = a.to_vec();
         let mut b = vec![0f32; n];
         let f = function(&m, f);
         f.call(&[
@@ -1158,28 +1208,17 @@ fn tvm_cpu_libraries_give_numpys_answers() {
     assert!(
         run("parallel_cpu", "add_one_parallel")
             .iter()
-            .zip(&a)
-            .all(|(y, x)| *y == x + 1.0)
+            .zip(a)
+            .all(|(y, x)| *y == x + 1.0),
+        "{release}"
     );
     // A workspace: __TVMBackendAllocWorkspace / FreeWorkspace.
     let b = run("workspace_cpu", "reverse_cumsum_workspace");
-    assert!((0..n).all(|i| b[i] == a[n - 1 - i] * 2.0 + a[i]));
+    assert!(
+        (0..n).all(|i| b[i] == a[n - 1 - i] * 2.0 + a[i]),
+        "{release}"
+    );
     // A global called through the packed call.
     register_copy();
-    assert_eq!(run("packed_call_cpu", "call_global"), a);
-    // Many threads launching at once: each launch is whole.
-    std::thread::scope(|s| {
-        for _ in 0..8 {
-            s.spawn(|| {
-                for _ in 0..20 {
-                    assert!(
-                        run("parallel_cpu", "add_one_parallel")
-                            .iter()
-                            .zip(&a)
-                            .all(|(y, x)| *y == x + 1.0)
-                    );
-                }
-            });
-        }
-    });
+    assert_eq!(run("packed_call_cpu", "call_global"), a, "{release}");
 }

@@ -1,4 +1,5 @@
-"""TVM 0.27's libraries (tests/data/tvm) through the official Python package,
+"""TVM 0.27's and 0.25's libraries (tests/data/tvm, tests/data/tvm/0.25)
+through the official Python package,
 without `import tvm`: `ours` checks that every library loads on our library,
 that the CPU ones give NumPy's answers and that the CUDA ones inspect and
 write back; `official` checks that the official library still fails on them
@@ -14,6 +15,9 @@ import sys
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "tvm")
 CUDA = ["cuda_cubin", "cuda_fatbin", "cuda_ptx", "cuda_nvptx", "cuda_source", "cuda_dyn_shared"]
+CPU = ["parallel_cpu", "workspace_cpu", "packed_call_cpu"]
+# Each release's folder under DATA, as a prefix of the case names.
+RELEASES = ["", "0.25/"]
 
 
 def case(name):
@@ -24,18 +28,20 @@ def case(name):
     path = os.path.join(DATA, name + ".so")
     a = np.arange(1024, dtype="float32") * 0.5
     b = np.zeros(1024, dtype="float32")
-    if name.startswith("cuda"):
+    if os.path.basename(name).startswith("cuda"):
         m = tvm_ffi.load_module(path)
         c = m.imports[0]
         out = os.path.join(os.environ["TVM_LIBRARIES_TMP"], name + ".so")
+        os.makedirs(os.path.dirname(out), exist_ok=True)
         m.write_to_file(out, "so")
         back = tvm_ffi.load_module(out)
         return f"{c.kind} serializable={c.is_binary_serializable()} reloaded={back.imports[0].kind}"
     m = tvm_ffi.load_module(path)
-    if name == "parallel_cpu":
+    base = os.path.basename(name)
+    if base == "parallel_cpu":
         m["add_one_parallel"](tvm_ffi.from_dlpack(a), tvm_ffi.from_dlpack(b))
         return f"numpy={np.array_equal(b, a + 1)}"
-    if name == "workspace_cpu":
+    if base == "workspace_cpu":
         m["reverse_cumsum_workspace"](tvm_ffi.from_dlpack(a), tvm_ffi.from_dlpack(b))
         return f"numpy={np.array_equal(b, a[::-1] * 2 + a)}"
 
@@ -72,22 +78,19 @@ def main():
         return 0
     which = sys.argv[1]
     expect = {}
-    for name in CUDA:
-        if which == "ours":
-            expect[name] = "cuda serializable=True reloaded=cuda"
-        else:
-            expect[name] = (
-                "error: RuntimeError: Library binary was created using {cuda} but a loader of "
-                "that name is not registered. Make sure to have runtime that registers "
-                "ffi.Module.load_from_bytes.cuda"
-            )
-    for name in ["parallel_cpu", "workspace_cpu", "packed_call_cpu"]:
-        expect[name] = "numpy=True"
-    if which == "official":
-        # Context slots nobody fills: NULL jumps.
-        expect["parallel_cpu"] = "crashed (signal 11)"
-        expect["workspace_cpu"] = "crashed (signal 11)"
-        expect["packed_call_cpu"] = "crashed (signal 11)"
+    for release in RELEASES:
+        for name in CUDA:
+            if which == "ours":
+                expect[release + name] = "cuda serializable=True reloaded=cuda"
+            else:
+                expect[release + name] = (
+                    "error: RuntimeError: Library binary was created using {cuda} but a loader of "
+                    "that name is not registered. Make sure to have runtime that registers "
+                    "ffi.Module.load_from_bytes.cuda"
+                )
+        for name in CPU:
+            # On the official library, context slots nobody fills: NULL jumps.
+            expect[release + name] = "numpy=True" if which == "ours" else "crashed (signal 11)"
     wrong = 0
     for name, want in expect.items():
         got = run(name)
