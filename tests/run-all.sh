@@ -113,6 +113,7 @@ stages=(
   "deep-callbacks|deep Python -> FFI -> Python recursion: a RecursionError on ours (the official library dies)"
   "reentrant|finalizers calling back while a global is replaced: official library, then ours (transcript diff, 120 s timeout)"
   "tvm-libraries|TVM 0.27's libraries without import tvm: NumPy's answers and CUDA modules on ours; the official library fails on them as before"
+  "tvm-runtime|every launch against TVM 0.27's own runtime on a logging fake driver (tests/python/tvm_runtime_diff.py): the same driver calls, CUDA source compiled to TVM's image"
   "gpu|device code on a GPU (tests/gpu/run.sh; skipped without one)"
   "structural|structural visitors and mutators: official library, then ours (transcript diff)"
   "subclass|subclasses defined in Python, on every receiver: official library, then ours (transcript diff)"
@@ -410,6 +411,27 @@ stage_tvm_libraries() {
   TVM_LIBRARIES_TMP="$root/target/tvm-libraries" "$venv/bin/python" tests/python/tvm_libraries.py official \
     | tee target/tvm-libraries-official.log
   passed "$(cat target/tvm-libraries-ours.log target/tvm-libraries-official.log | awk '/^tvm-libraries:/ { n += $2 } END { print n + 0 }')"
+}
+stage_tvm_runtime() {
+  need_pkg_ours
+  # TVM 0.27 with NumPy, and NVRTC with the headers it needs for CUDA source
+  # (the driver and the CUDA runtime are the fakes built below).
+  local tv="$root/target/tvm-runtime" fake="$root/target/tvm-runtime-diff/fake" cu
+  if ! "$tv/bin/python" -c "import tvm, numpy, cuda.bindings.nvrtc" 2>/dev/null; then
+    rm -rf "$tv"
+    python3 -m venv "$tv"
+    "$tv/bin/pip" install --quiet --disable-pip-version-check apache-tvm==0.27.0 numpy
+    "$tv/bin/pip" install --quiet --disable-pip-version-check --no-deps nvidia-cuda-nvrtc==13.5.37 \
+      nvidia-cuda-cccl==13.3.5.0.6 nvidia-cuda-runtime==13.5.37 cuda-bindings==13.5.0 cuda-pathfinder==1.9.1
+  fi
+  mkdir -p "$fake"
+  cc -shared -fPIC -O2 -o "$fake/libcuda.so.1" tests/data/fake_cuda.c
+  cc -shared -fPIC -O2 -o "$fake/libcudart.so.13" tests/data/fake_cudart.c \
+    -Wl,--version-script=tests/data/fake_cudart.map -Wl,-soname,libcudart.so.13 -L"$fake" -l:libcuda.so.1
+  cu="$(echo "$tv"/lib/python3*/site-packages/nvidia/cu13)"
+  CUDA_PATH="$cu" TVM_CUDA_NVRTC_EXTRA_OPTS="-I$cu/include/cccl" "$tv/bin/python" tests/python/tvm_runtime_diff.py \
+    "$tv/bin/python" "$root/target/suite/pkg-ours" "$fake" "$root/target/tvm-runtime-diff" | tee target/tvm-runtime-diff.log
+  passed "$(count '^tvm-runtime-diff:' target/tvm-runtime-diff.log)"
 }
 stage_gpu() {
   tests/gpu/run.sh "$lib"

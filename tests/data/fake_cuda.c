@@ -10,7 +10,13 @@
  * Every call is appended to the file named by FAKE_CUDA_LOG, one line each,
  * with the launch configuration and attributes. FAKE_CUDA_ARCH sets the
  * compute capability (default 90); FAKE_CUDA_NOEMULATE makes a launch do
- * nothing (benches/tvm_libraries.py). */
+ * nothing (benches/tvm_libraries.py). With FAKE_CUDA_DIFF set, what defines
+ * a launch is logged too, for comparing two runtimes' calls
+ * (tests/python/tvm_runtime_diff.py): each image loaded (its format, size
+ * and FNV-1a digest) and each launch's parameter bytes, a device pointer as
+ * the allocation it points into (`A<n>+<offset>`, allocations numbered in
+ * the order made). fake_cudart.c builds TVM's CUDA runtime library on this
+ * one. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,9 +36,11 @@ static __thread int current_device = -1;
 static __thread int ctx_stack[16];
 static __thread int ctx_depth = 0;
 
-static void logf_(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 #include <stdarg.h>
-static void logf_(const char* fmt, ...) {
+
+/* Appends one line to FAKE_CUDA_LOG (fake_cudart.c logs here too). */
+void fake_cuda_log(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+void fake_cuda_log(const char* fmt, ...) {
   const char* path = getenv("FAKE_CUDA_LOG");
   if (!path) return;
   FILE* f = fopen(path, "a");
@@ -45,7 +53,40 @@ static void logf_(const char* fmt, ...) {
   fclose(f);
 }
 
-CUresult cuInit(unsigned flags) { (void)flags; logf_("cuInit"); return 0; }
+static int diff_log(void) {
+  static int on = -1;
+  if (on < 0) on = getenv("FAKE_CUDA_DIFF") != NULL;
+  return on;
+}
+
+/* Live allocations, numbered in the order made. */
+typedef struct { uintptr_t base; size_t size; int serial; } Alloc;
+static Alloc allocs[4096];
+static int num_allocs = 0, next_serial = 0;
+static void track(void* p, size_t n) {
+  if (p && num_allocs < 4096) allocs[num_allocs++] = (Alloc){(uintptr_t)p, n, next_serial++};
+}
+static void untrack(void* p) {
+  for (int i = 0; i < num_allocs; ++i)
+    if (allocs[i].base == (uintptr_t)p) { allocs[i] = allocs[--num_allocs]; return; }
+}
+/* A parameter's bytes: a value inside a live allocation as that
+ * allocation, anything else in hex (little-endian, as the bytes lie). */
+static void describe(char* out, size_t cap, const void* param, unsigned size) {
+  if (size == 8) {
+    uintptr_t v;
+    memcpy(&v, param, 8);
+    for (int i = 0; i < num_allocs; ++i)
+      if (v >= allocs[i].base && v < allocs[i].base + (allocs[i].size ? allocs[i].size : 1)) {
+        snprintf(out, cap, "A%d+%zu", allocs[i].serial, (size_t)(v - allocs[i].base));
+        return;
+      }
+  }
+  size_t k = 0;
+  for (unsigned i = 0; i < size && k + 3 < cap; ++i) k += (size_t)snprintf(out + k, cap - k, "%02x", ((const unsigned char*)param)[i]);
+}
+
+CUresult cuInit(unsigned flags) { (void)flags; fake_cuda_log("cuInit"); return 0; }
 CUresult cuDeviceGetAttribute(int* v, int attr, int dev) {
   (void)dev;
   const char* a = getenv("FAKE_CUDA_ARCH");
@@ -64,7 +105,7 @@ CUresult cuCtxGetCurrent(void** ctx) {
 }
 CUresult cuCtxSetCurrent(void* ctx) {
   current_device = (int)((intptr_t)ctx - 0x1000);
-  logf_("cuCtxSetCurrent device %d", current_device);
+  fake_cuda_log("cuCtxSetCurrent device %d", current_device);
   return 0;
 }
 CUresult cuCtxGetDevice(int* dev) { *dev = current_device; return 0; }
@@ -84,13 +125,35 @@ CUresult cuModuleLoadData(void** module, const void* image) {
   if (memcmp(p, "\177ELF", 4) == 0) kind = "cubin";
   else if (p[0] == 0x50 && p[1] == 0xed && p[2] == 0x55 && p[3] == 0xba) kind = "fatbin";
   else if (strstr((const char*)p, ".version")) kind = "ptx";
-  logf_("cuModuleLoadData device %d %s", current_device, kind);
+  fake_cuda_log("cuModuleLoadData device %d %s", current_device, kind);
   if (strcmp(kind, "unknown") == 0) return 200; /* CUDA_ERROR_INVALID_IMAGE */
+  if (diff_log()) {
+    size_t size = 0;
+    if (strcmp(kind, "cubin") == 0) {
+      uint64_t shoff;
+      uint16_t shentsize, shnum;
+      memcpy(&shoff, p + 0x28, 8);
+      memcpy(&shentsize, p + 0x3a, 2);
+      memcpy(&shnum, p + 0x3c, 2);
+      size = (size_t)shoff + (size_t)shentsize * shnum;
+    } else if (strcmp(kind, "fatbin") == 0) {
+      uint16_t header;
+      uint64_t body;
+      memcpy(&header, p + 6, 2);
+      memcpy(&body, p + 8, 8);
+      size = header + (size_t)body;
+    } else {
+      size = strlen((const char*)p);
+    }
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < size; ++i) h = (h ^ p[i]) * 0x100000001b3ull;
+    fake_cuda_log("  image %s %zu bytes fnv1a %016llx", kind, size, (unsigned long long)h);
+  }
   *module = malloc(1);
   return 0;
 }
 CUresult cuModuleUnload(void* module) {
-  logf_("cuModuleUnload device %d", current_device);
+  fake_cuda_log("cuModuleUnload device %d", current_device);
   free(module);
   return 0;
 }
@@ -102,11 +165,11 @@ CUresult cuModuleGetFunction(void** f, void* module, const char* name) {
   Func* fn = calloc(1, sizeof(Func));
   snprintf(fn->name, sizeof(fn->name), "%s", name);
   *f = fn;
-  logf_("cuModuleGetFunction %s", name);
+  fake_cuda_log("cuModuleGetFunction %s", name);
   return 0;
 }
 CUresult cuFuncSetAttribute(void* f, int attr, int value) {
-  logf_("cuFuncSetAttribute %s %d %d", ((Func*)f)->name, attr, value);
+  fake_cuda_log("cuFuncSetAttribute %s %d %d", ((Func*)f)->name, attr, value);
   return 0;
 }
 /* Stream capture: launches on the capturing stream are recorded (their
@@ -134,7 +197,7 @@ CUresult cuLaunchKernelEx(const Config* c, void* f, void** args, void** extra) {
     r->fn = f;
     int nargs = strcmp(((Func*)f)->name, "add_one_kernel") == 0 ? 2 : 3;
     for (int i = 0; i < nargs; ++i) memcpy(&r->args[i], args[i], i < 2 ? 8 : 4);
-    logf_("captured %s", ((Func*)f)->name);
+    fake_cuda_log("captured %s", ((Func*)f)->name);
     return 0;
   }
   return run(c, f, args);
@@ -148,9 +211,22 @@ static CUresult run(const Config* c, Func* fn, void** args) {
              c->attrs[i].value[1], c->attrs[i].value[2]);
     strncat(attrs, one, sizeof(attrs) - strlen(attrs) - 1);
   }
-  logf_("cuLaunchKernelEx %s device %d grid %u,%u,%u block %u,%u,%u shared %u stream %p%s",
+  fake_cuda_log("cuLaunchKernelEx %s device %d grid %u,%u,%u block %u,%u,%u shared %u stream %p%s",
         fn->name, current_device, c->grid[0], c->grid[1], c->grid[2], c->block[0], c->block[1],
         c->block[2], c->shared, c->stream, attrs);
+  if (diff_log()) {
+    /* The test kernels' parameters: two pointers, then an int32 but for
+     * add_one_kernel. */
+    unsigned sizes[3] = {8, 8, 4};
+    int n = strcmp(fn->name, "add_one_kernel") == 0 ? 2 : 3;
+    char line[512] = "  params", one[64];
+    for (int i = 0; i < n; ++i) {
+      describe(one, sizeof(one), args[i], sizes[i]);
+      strncat(line, " ", sizeof(line) - strlen(line) - 1);
+      strncat(line, one, sizeof(line) - strlen(line) - 1);
+    }
+    fake_cuda_log("%s", line);
+  }
   float* a = *(float**)args[0];
   float* b = *(float**)args[1];
   long threads = (long)c->grid[0] * c->grid[1] * c->grid[2] * c->block[0] * c->block[1] * c->block[2];
@@ -218,12 +294,14 @@ CUresult cuGetErrorName(CUresult e, const char** s) {
 }
 CUresult cuMemAlloc_v2(uint64_t* p, size_t n) {
   *p = (uint64_t)(uintptr_t)malloc(n);
-  logf_("cuMemAlloc device %d %zu", current_device, n);
+  track((void*)(uintptr_t)*p, n);
+  fake_cuda_log("cuMemAlloc device %d %zu", current_device, n);
   return 0;
 }
 CUresult cuMemFree_v2(uint64_t p) {
+  untrack((void*)(uintptr_t)p);
   free((void*)(uintptr_t)p);
-  logf_("cuMemFree (synchronises the device)");
+  fake_cuda_log("cuMemFree (synchronises the device)");
   return 0;
 }
 /* Stream-ordered allocation; FAKE_CUDA_NO_POOLS answers as a device
@@ -231,23 +309,38 @@ CUresult cuMemFree_v2(uint64_t p) {
 CUresult cuMemAllocAsync(uint64_t* p, size_t n, void* stream) {
   if (getenv("FAKE_CUDA_NO_POOLS")) return 801; /* CUDA_ERROR_NOT_SUPPORTED */
   *p = (uint64_t)(uintptr_t)malloc(n);
-  logf_("cuMemAllocAsync device %d %zu stream %p", current_device, n, stream);
+  track((void*)(uintptr_t)*p, n);
+  fake_cuda_log("cuMemAllocAsync device %d %zu stream %p", current_device, n, stream);
   return 0;
 }
 CUresult cuMemFreeAsync(uint64_t p, void* stream) {
+  untrack((void*)(uintptr_t)p);
   free((void*)(uintptr_t)p);
-  logf_("cuMemFreeAsync stream %p", stream);
+  fake_cuda_log("cuMemFreeAsync stream %p", stream);
   return 0;
 }
 CUresult cuMemAllocHost_v2(void** p, size_t n) {
   *p = malloc(n);
-  logf_("cuMemAllocHost %zu", n);
+  track(*p, n);
+  fake_cuda_log("cuMemAllocHost %zu", n);
   return 0;
 }
 CUresult cuMemFreeHost(void* p) {
+  untrack(p);
   free(p);
-  logf_("cuMemFreeHost");
+  fake_cuda_log("cuMemFreeHost");
   return 0;
+}
+/* What TVM's CUDA runtime imports besides. */
+CUresult cuGetErrorString(CUresult e, const char** s) { return cuGetErrorName(e, s); }
+CUresult cuDeviceGetName(char* name, int len, int dev) {
+  (void)dev;
+  snprintf(name, (size_t)len, "Fake CUDA device");
+  return 0;
+}
+CUresult cuTensorMapEncodeTiled(void) {
+  fake_cuda_log("cuTensorMapEncodeTiled (unsupported)");
+  return 801;
 }
 /* What other CUDA libraries look up when they find this driver (NVRTC
  * dlopens libcuda.so.1 too): answered without a device. */
