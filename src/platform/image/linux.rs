@@ -100,21 +100,44 @@ fn link_map_head(handle: *mut c_void) -> Option<(usize, *const libc::c_char)> {
     Some(unsafe { (*map, *map.add(1) as *const libc::c_char) })
 }
 
-/// The address ranges of the loadable segments of the object `handle`
-/// (a `dlopen` handle) maps; empty if the loader cannot say.
-pub fn segments_of(handle: *mut c_void) -> Vec<Range<usize>> {
-    let Some((base, name)) = link_map_head(handle) else {
-        return Vec::new();
-    };
-    let mut found = Vec::new();
+/// glibc's `dlinfo` request for an object's program header table (glibc
+/// 2.35 and later; older loaders refuse it).
+const RTLD_DI_PHDR: c_int = 11;
+
+/// Shows `visit` the object `handle` (a `dlopen` handle) names, with its
+/// program headers: from `dlinfo` where the loader answers `RTLD_DI_PHDR`
+/// (no walk of every loaded object), else found by `dl_iterate_phdr`.
+/// `None` if the loader cannot say.
+fn with_object<T>(handle: *mut c_void, visit: impl FnOnce(&Object<'_>) -> T) -> Option<T> {
+    let (base, name) = link_map_head(handle)?;
+    let mut table: *const ProgramHeader = core::ptr::null();
+    // SAFETY: a live handle, and a slot for the table's address.
+    let count = unsafe { libc::dlinfo(handle, RTLD_DI_PHDR, (&raw mut table).cast()) };
+    if count > 0 && !table.is_null() {
+        // SAFETY: the loader's program header table of the object, with
+        // `count` entries, mapped while its handle is open.
+        let headers = unsafe { core::slice::from_raw_parts(table, count as usize) };
+        return Some(visit(&Object { base, name, headers }));
+    }
+    // An older loader set its error for the request: clear it.
+    // SAFETY: reads and clears this thread's loader error.
+    unsafe { libc::dlerror() };
+    let mut visit = Some(visit);
+    let mut found = None;
     each_object(|object| {
         let it = object.base == base && object.name == name && !object.headers.is_empty();
-        if it {
-            found = object.segments(0).collect();
+        if it && let Some(v) = visit.take() {
+            found = Some(v(object));
         }
         it
     });
     found
+}
+
+/// The address ranges of the loadable segments of the object `handle`
+/// (a `dlopen` handle) maps; empty if the loader cannot say.
+pub fn segments_of(handle: *mut c_void) -> Vec<Range<usize>> {
+    with_object(handle, |object| object.segments(0).collect()).unwrap_or_default()
 }
 
 /// The device and inode of the file mapped at the first loadable
@@ -309,16 +332,10 @@ pub fn needs(path: &Path, soname: &[u8]) -> bool {
 /// than the image holds is cut short, and the walk is linear in the image;
 /// `None` when the loader cannot say or the image has no such table.
 pub fn data_objects_of(handle: *mut c_void, prefix: &[u8]) -> Option<Vec<DataObject>> {
-    let (base, name) = link_map_head(handle)?;
-    let mut found = None;
-    each_object(|object| {
-        let it = object.base == base && object.name == name && !object.headers.is_empty();
-        if it {
-            found = LoadedImage::new(object).and_then(|image| image.data_objects(prefix));
-        }
-        it
-    });
-    found
+    with_object(handle, |object| {
+        LoadedImage::new(object).and_then(|image| image.data_objects(prefix))
+    })
+    .flatten()
 }
 
 /// The readable loaded segments of one object, as byte slices.
