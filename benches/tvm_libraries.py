@@ -4,8 +4,8 @@
 
 OURS_PKG is a directory holding the official `tvm_ffi` package on our library
 (target/suite/pkg-ours after tests/run-all.sh); TVM_PYTHON a Python with
-apache-tvm 0.27 installed (tests/tools/export-tvm-libraries.sh makes one in
-target/tvm-export-0.27.0/venv). Each library of tests/data/tvm is called the same
+apache-tvm 0.27 installed (the test command's stage tvm-runtime makes one in
+target/tvm-runtime). Each library of tests/data/tvm is called the same
 way on both sides, through the official Python package: on ours without
 `import tvm` (our thread pool, workspaces and FFI slots), and on the official
 library after `import tvm` (TVM's). Prints microseconds per call, best of 5
@@ -23,7 +23,10 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "..", "tests", "data", "tvm")
 
-CHILD = r"""
+# The child's setup, shared with benches/tvm_pool.py: argv[1] says the side
+# ("tvm" imports TVM), argv[2] the folder of the libraries; `cases` maps each
+# CPU library to a call of its function on two tensors of 1,024 floats.
+SETUP = r"""
 import ctypes, os, sys, timeit
 import numpy as np
 if sys.argv[1] == "tvm":
@@ -40,6 +43,9 @@ for lib, fn in [("parallel_cpu", "add_one_parallel"), ("workspace_cpu", "reverse
                 ("packed_call_cpu", "call_global")]:
     f = tvm_ffi.load_module(os.path.join(data, lib + ".so"))[fn]
     cases[lib] = lambda f=f: f(ta, tb)
+"""
+
+CHILD = SETUP + r"""
 if sys.argv[1] == "ours-kernel":
     k = tvm_ffi.load_module(os.path.join(data, "cuda_cubin.so")).imports[0]["scale_n_kernel"]
     pa, pb = a.ctypes.data, b.ctypes.data

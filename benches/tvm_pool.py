@@ -4,8 +4,8 @@
 
 OURS_PKG is a directory holding the official `tvm_ffi` package on our library
 (target/suite/pkg-ours after tests/run-all.sh); TVM_PYTHON a Python with
-apache-tvm 0.27 (tests/tools/export-tvm-libraries.sh makes one in
-target/tvm-export-0.27.0/venv). Two workers stay up for the whole run: one
+apache-tvm 0.27 (the test command's stage tvm-runtime makes one in
+target/tvm-runtime). Two workers stay up for the whole run: one
 calls the libraries on ours without `import tvm` (our pool and workspaces),
 the other on the official library after `import tvm` (TVM's pool, default
 settings on both sides). Each round asks both for one sample, in turn, so
@@ -21,21 +21,12 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DATA = os.path.join(HERE, "..", "tests", "data", "tvm")
+sys.path.insert(0, HERE)
+from tvm_libraries import DATA, SETUP  # noqa: E402  the same libraries, loaded the same way
 
-WORKER = r"""
-import os, sys, time
-import numpy as np
-if sys.argv[1] == "tvm":
-    import tvm  # TVM's runtime registers its pool and workspaces
-import tvm_ffi
-data = sys.argv[2]
-a = np.arange(1024, dtype="float32"); b = np.zeros(1024, dtype="float32")
-ta, tb = tvm_ffi.from_dlpack(a), tvm_ffi.from_dlpack(b)
-cases = {}
-for lib, fn in [("parallel_cpu", "add_one_parallel"), ("workspace_cpu", "reverse_cumsum_workspace")]:
-    f = tvm_ffi.load_module(os.path.join(data, lib + ".so"))[fn]
-    cases[lib] = lambda f=f: f(ta, tb)
+WORKER = SETUP + r"""
+import time
+cases = {k: cases[k] for k in ("parallel_cpu", "workspace_cpu")}
 for f in cases.values():
     for _ in range(1000):
         f()
