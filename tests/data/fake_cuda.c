@@ -87,11 +87,22 @@ static void describe(char* out, size_t cap, const void* param, unsigned size) {
 }
 
 CUresult cuInit(unsigned flags) { (void)flags; fake_cuda_log("cuInit"); return 0; }
+/* An H100's answers (compute capability FAKE_CUDA_ARCH, default 90). */
 CUresult cuDeviceGetAttribute(int* v, int attr, int dev) {
   (void)dev;
   const char* a = getenv("FAKE_CUDA_ARCH");
   int arch = a ? atoi(a) : 90;
-  *v = attr == 75 ? arch / 10 : arch % 10;
+  switch (attr) {
+    case 75: *v = arch / 10; break;               /* compute capability major */
+    case 76: *v = arch % 10; break;               /* minor */
+    case 1: *v = 1024; break;                     /* max threads per block */
+    case 8: *v = 48 * 1024; break;                /* max shared memory per block */
+    case 10: *v = 32; break;                      /* warp size */
+    case 16: *v = 132; break;                     /* multiprocessors */
+    case 81: *v = 228 * 1024; break;              /* max shared memory per multiprocessor */
+    case 97: *v = 227 * 1024; break;              /* max shared memory per block, opt-in */
+    default: *v = 0; break;
+  }
   return 0;
 }
 CUresult cuDevicePrimaryCtxRetain(void** ctx, int dev) {
@@ -119,6 +130,28 @@ CUresult cuCtxPopCurrent_v2(void** ctx) {
   current_device = ctx_stack[--ctx_depth];
   return 0;
 }
+/* A loaded module: a copy of its image (the driver copies it too). */
+typedef struct { unsigned char* image; size_t size; } Module;
+
+static size_t image_size(const unsigned char* p, const char* kind) {
+  if (strcmp(kind, "cubin") == 0) {
+    uint64_t shoff;
+    uint16_t shentsize, shnum;
+    memcpy(&shoff, p + 0x28, 8);
+    memcpy(&shentsize, p + 0x3a, 2);
+    memcpy(&shnum, p + 0x3c, 2);
+    return (size_t)shoff + (size_t)shentsize * shnum;
+  }
+  if (strcmp(kind, "fatbin") == 0) {
+    uint16_t header;
+    uint64_t body;
+    memcpy(&header, p + 6, 2);
+    memcpy(&body, p + 8, 8);
+    return header + (size_t)body;
+  }
+  return strlen((const char*)p);
+}
+
 CUresult cuModuleLoadData(void** module, const void* image) {
   const unsigned char* p = image;
   const char* kind = "unknown";
@@ -127,41 +160,36 @@ CUresult cuModuleLoadData(void** module, const void* image) {
   else if (strstr((const char*)p, ".version")) kind = "ptx";
   fake_cuda_log("cuModuleLoadData device %d %s", current_device, kind);
   if (strcmp(kind, "unknown") == 0) return 200; /* CUDA_ERROR_INVALID_IMAGE */
+  size_t size = image_size(p, kind);
   if (diff_log()) {
-    size_t size = 0;
-    if (strcmp(kind, "cubin") == 0) {
-      uint64_t shoff;
-      uint16_t shentsize, shnum;
-      memcpy(&shoff, p + 0x28, 8);
-      memcpy(&shentsize, p + 0x3a, 2);
-      memcpy(&shnum, p + 0x3c, 2);
-      size = (size_t)shoff + (size_t)shentsize * shnum;
-    } else if (strcmp(kind, "fatbin") == 0) {
-      uint16_t header;
-      uint64_t body;
-      memcpy(&header, p + 6, 2);
-      memcpy(&body, p + 8, 8);
-      size = header + (size_t)body;
-    } else {
-      size = strlen((const char*)p);
-    }
     uint64_t h = 0xcbf29ce484222325ull;
     for (size_t i = 0; i < size; ++i) h = (h ^ p[i]) * 0x100000001b3ull;
     fake_cuda_log("  image %s %zu bytes fnv1a %016llx", kind, size, (unsigned long long)h);
   }
-  *module = malloc(1);
+  Module* m = malloc(sizeof(Module));
+  m->image = malloc(size + 1);
+  memcpy(m->image, p, size);
+  m->image[size] = 0;
+  m->size = size;
+  *module = m;
   return 0;
 }
 CUresult cuModuleUnload(void* module) {
   fake_cuda_log("cuModuleUnload device %d", current_device);
+  free(((Module*)module)->image);
   free(module);
   return 0;
 }
+/* The emulated kernels, and any other whose name the image holds as a
+ * NUL-terminated symbol (a cubin's string table: Triton's kernels). */
 CUresult cuModuleGetFunction(void** f, void* module, const char* name) {
-  (void)module;
-  if (strcmp(name, "add_one_kernel") && strcmp(name, "scale_n_kernel") &&
-      strcmp(name, "shared_reverse_kernel"))
-    return 500; /* CUDA_ERROR_NOT_FOUND */
+  const Module* m = module;
+  int known = !strcmp(name, "add_one_kernel") || !strcmp(name, "scale_n_kernel") ||
+              !strcmp(name, "shared_reverse_kernel");
+  size_t n = strlen(name);
+  for (size_t i = 0; !known && n && i + n < m->size; ++i)
+    known = (i == 0 || m->image[i - 1] == 0) && memcmp(m->image + i, name, n + 1) == 0;
+  if (!known) return 500; /* CUDA_ERROR_NOT_FOUND */
   Func* fn = calloc(1, sizeof(Func));
   snprintf(fn->name, sizeof(fn->name), "%s", name);
   *f = fn;
@@ -215,11 +243,24 @@ static CUresult run(const Config* c, Func* fn, void** args) {
         fn->name, current_device, c->grid[0], c->grid[1], c->grid[2], c->block[0], c->block[1],
         c->block[2], c->shared, c->stream, attrs);
   if (diff_log()) {
-    /* The test kernels' parameters: two pointers, then an int32 but for
-     * add_one_kernel. */
-    unsigned sizes[3] = {8, 8, 4};
+    /* The parameters' sizes: FAKE_CUDA_PARAMS ("name:8,8,4;other:8")
+     * for the kernel, else the test kernels': two pointers, then an int32
+     * but for add_one_kernel. */
+    unsigned sizes[64] = {8, 8, 4};
     int n = strcmp(fn->name, "add_one_kernel") == 0 ? 2 : 3;
-    char line[512] = "  params", one[64];
+    const char* spec = getenv("FAKE_CUDA_PARAMS");
+    size_t len = strlen(fn->name);
+    for (const char* at = spec; at && *at; at = strchr(at, ';') ? strchr(at, ';') + 1 : "") {
+      if (strncmp(at, fn->name, len) == 0 && at[len] == ':') {
+        n = 0;
+        for (const char* q = at + len + 1; *q && *q != ';' && n < 64;) {
+          sizes[n++] = (unsigned)strtoul(q, (char**)&q, 10);
+          if (*q == ',') ++q;
+        }
+        break;
+      }
+    }
+    char line[2048] = "  params", one[600];
     for (int i = 0; i < n; ++i) {
       describe(one, sizeof(one), args[i], sizes[i]);
       strncat(line, " ", sizeof(line) - strlen(line) - 1);
@@ -227,6 +268,9 @@ static CUresult run(const Config* c, Func* fn, void** args) {
     }
     fake_cuda_log("%s", line);
   }
+  int emulated = !strcmp(fn->name, "add_one_kernel") || !strcmp(fn->name, "scale_n_kernel") ||
+                 !strcmp(fn->name, "shared_reverse_kernel");
+  if (!emulated) return 0;
   float* a = *(float**)args[0];
   float* b = *(float**)args[1];
   long threads = (long)c->grid[0] * c->grid[1] * c->grid[2] * c->block[0] * c->block[1] * c->block[2];
@@ -331,6 +375,28 @@ CUresult cuMemFreeHost(void* p) {
   fake_cuda_log("cuMemFreeHost");
   return 0;
 }
+/* What Triton's launcher (its cuda_utils) imports besides. */
+CUresult cuFuncGetAttribute(int* v, int attr, void* f) {
+  (void)f;
+  *v = attr == 0 ? 1024 : 0; /* max threads per block; no registers, spills or static shared */
+  return 0;
+}
+CUresult cuFuncSetCacheConfig(void* f, int config) {
+  fake_cuda_log("cuFuncSetCacheConfig %s %d", ((Func*)f)->name, config);
+  return 0;
+}
+CUresult cuPointerGetAttribute(void* data, int attr, uint64_t ptr) {
+  if (attr != 3) return 1; /* CU_POINTER_ATTRIBUTE_DEVICE_POINTER only */
+  *(uint64_t*)data = ptr;
+  return 0;
+}
+CUresult cuStreamIsCapturing(void* s, int* status) {
+  *status = capturing && s == capturing;
+  return 0;
+}
+CUresult cuCtxGetLimit(size_t* v, int limit) { (void)limit; *v = 0; return 0; }
+CUresult cuCtxSetLimit(int limit, size_t v) { (void)limit; (void)v; return 0; }
+
 /* What TVM's CUDA runtime imports besides. */
 CUresult cuGetErrorString(CUresult e, const char** s) { return cuGetErrorName(e, s); }
 CUresult cuDeviceGetName(char* name, int len, int dev) {
