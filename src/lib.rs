@@ -58,6 +58,7 @@ pub(crate) const BUILTIN_GLOBALS: &[fn(&mut runtime::call::registry::Globals<'_>
     module::cuda::module::register_globals,
     module::backend::device::register_globals,
     module::artifact::cuda::register_globals,
+    module::artifact::triton::register_globals,
     module::artifact::set::register_globals,
     module::artifact::load::register_globals,
     module::artifact::export::register_globals,

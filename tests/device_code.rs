@@ -275,21 +275,8 @@ fn hostile_cuda_blobs_are_errors() {
     assert_eq!(lookup(&half, "second"), Ok(()));
 }
 
-/// A directory holding the fake driver as `libcuda.so.1`, built once.
 fn fake_driver() -> PathBuf {
-    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    DIR.get_or_init(|| {
-        let dir = common::workdir("device_code", "fake_driver");
-        let status = common::c_compiler()
-            .args(["-shared", "-fPIC", "-O1", "-o"])
-            .arg(dir.join("libcuda.so.1"))
-            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/fake_cuda.c"))
-            .status()
-            .unwrap();
-        assert!(status.success());
-        dir
-    })
-    .clone()
+    common::fake_cuda_driver("device_code")
 }
 
 /// Runs `case` of the probe below with the fake driver; its log lines

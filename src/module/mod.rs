@@ -1,5 +1,5 @@
 //! Modules and the artifacts that carry them. It uses `runtime` and `abi`.
-//! Six wings, each a folder:
+//! Seven wings, each a folder:
 //!
 //! - `format`: the symbol names of the ABI, the `__tvm_ffi__library_bin`
 //!   container ([`library_bin`]), shared-object images and what a library
@@ -14,6 +14,8 @@
 //! - `backend`: what TVM's generated host code calls at run time (the
 //!   parallel thread pool, workspaces, `__tvm_set_device`) and the context
 //!   slots through which it reaches them.
+//! - `triton`: Triton's compiled kernels, launched as Triton's own launcher
+//!   launches them, on the CUDA wing's driver and the backend's workspaces.
 //! - [`artifact`]: compiled artifacts with names and metadata, their sets,
 //!   loaders, exported libraries and Model Library Format.
 //!
@@ -44,7 +46,7 @@
 //! assert!(m.get_function_named(&name("question"), true)?.is_none());
 //! # Ok::<(), tvm_ffi::runtime::Error>(())
 //! ```
-// Layers, lowest first: format, objects, cuda, backend, load, artifact.
+// Layers, lowest first: format, objects, cuda, backend, triton, load, artifact.
 
 pub mod artifact;
 pub(crate) mod backend;
@@ -52,6 +54,7 @@ pub(crate) mod cuda;
 pub(crate) mod format;
 pub(crate) mod load;
 pub(crate) mod objects;
+pub(crate) mod triton;
 
 pub use format::symbols::property;
 pub use format::{cuda_blob, device_code, inspect, library_bin};

@@ -1,6 +1,7 @@
 //! What the integration tests share: a fresh directory for a test's files,
 //! starting a program built for the target, running a case in a child
-//! process, and a versioned library to build and load. Under a cross runner (`tests/platforms/aarch64/run.sh` runs the tests with
+//! process, a versioned library to build and load, and the fake CUDA
+//! driver. Under a cross runner (`tests/platforms/aarch64/run.sh` runs the tests with
 //! qemu-aarch64), a child built for the target starts through the same
 //! runner, named in `TVM_FFI_TEST_RUNNER` (program and arguments, split on
 //! spaces).
@@ -132,4 +133,22 @@ pub fn load_version(
     let f = Function::from_object(f.view().to_object().ok_or("no function `version`")?).unwrap();
     let v = f.call(&[]).map_err(|e| e.to_string())?;
     Ok((v.view().as_i64().unwrap(), f, m))
+}
+
+/// A directory holding the fake CUDA driver (`tests/data/fake_cuda.c`) as
+/// `libcuda.so.1`, built once per test program under `group`.
+pub fn fake_cuda_driver(group: &str) -> PathBuf {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = workdir(group, "fake_driver");
+        let status = c_compiler()
+            .args(["-shared", "-fPIC", "-O1", "-o"])
+            .arg(dir.join("libcuda.so.1"))
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/fake_cuda.c"))
+            .status()
+            .unwrap();
+        assert!(status.success());
+        dir
+    })
+    .clone()
 }

@@ -9,7 +9,7 @@
 #![forbid(unsafe_code)]
 
 use crate::module::artifact::set::{Artifact, ArtifactT};
-use crate::module::artifact::{cuda, params};
+use crate::module::artifact::{cuda, params, triton};
 use crate::runtime::call::registry::{self, Globals};
 use crate::runtime::call::signature::typed_fn;
 use crate::runtime::call::signature::{Obj, StrRet};
@@ -109,6 +109,8 @@ pub(crate) fn inspect(a: &Artifact) -> Result<String> {
         out += &constants(a.content())?;
     } else if a.loader() == cuda::CUDA_LOADER {
         out += &cuda::describe(a)?;
+    } else if a.loader() == triton::TRITON_LOADER && a.format().as_deref() != Some("cubin") {
+        out += &triton::describe(a)?;
     } else if let Some(listing) = symbols(a.content()) {
         out += &listing;
     }

@@ -66,7 +66,21 @@ pub mod attr {
     pub const PROGRAMMATIC_STREAM_SERIALIZATION: u32 = 6;
     /// Preferred cluster dimensions.
     pub const PREFERRED_CLUSTER_DIMENSION: u32 = 11;
+    /// How the blocks of a cluster are scheduled (1: spread).
+    pub const CLUSTER_SCHEDULING_POLICY_PREFERENCE: u32 = 5;
+    /// The shared memory mode (3: oversized shared memory allowed).
+    pub const SHARED_MEMORY_MODE: u32 = 18;
 }
+/// `CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES`: a kernel's static shared memory.
+pub const FUNC_SHARED_SIZE_BYTES: c_int = 1;
+/// `CU_FUNC_ATTRIBUTE_SHARED_MEMORY_MODE` (CUDA 13).
+pub const FUNC_SHARED_MEMORY_MODE: c_int = 17;
+/// `CU_SHARED_MEMORY_MODE_ALLOW_OVERSIZED_SHARED_MEMORY`.
+pub const SHARED_MEMORY_MODE_ALLOW_OVERSIZED: c_int = 3;
+/// `CU_FUNC_CACHE_PREFER_SHARED`.
+pub const FUNC_CACHE_PREFER_SHARED: c_int = 1;
+/// `CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`.
+pub const DEVICE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: c_int = 97;
 /// `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`.
 pub const FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES: c_int = 8;
 /// `CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED`.
@@ -102,6 +116,8 @@ pub struct Driver {
     module_get_function: unsafe extern "C" fn(*mut Handle, Handle, *const c_char) -> CuResult,
     module_unload: unsafe extern "C" fn(Handle) -> CuResult,
     func_set_attribute: unsafe extern "C" fn(Handle, c_int, c_int) -> CuResult,
+    func_get_attribute: Option<unsafe extern "C" fn(*mut c_int, c_int, Handle) -> CuResult>,
+    func_set_cache_config: Option<unsafe extern "C" fn(Handle, c_int) -> CuResult>,
     launch_kernel_ex: unsafe extern "C" fn(
         *const LaunchConfig,
         Handle,
@@ -184,6 +200,8 @@ fn bind(
         module_get_function: sym!("cuModuleGetFunction"),
         module_unload: sym!("cuModuleUnload"),
         func_set_attribute: sym!("cuFuncSetAttribute"),
+        func_get_attribute: optional!("cuFuncGetAttribute").ok(),
+        func_set_cache_config: optional!("cuFuncSetCacheConfig").ok(),
         launch_kernel_ex: sym!("cuLaunchKernelEx"),
         get_error_name: sym!("cuGetErrorName"),
         mem_alloc: sym!("cuMemAlloc_v2"),
@@ -286,18 +304,38 @@ impl Driver {
 
     /// The compute capability of `device` as `major * 10 + minor`.
     pub fn compute_capability(&self, device: c_int) -> Result<i32> {
-        let (mut major, mut minor) = (0, 0);
-        // SAFETY: out-pointers to locals.
-        let rc = unsafe {
-            (self.device_get_attribute)(&mut major, DEVICE_COMPUTE_CAPABILITY_MAJOR, device)
-        };
-        self.check(rc, "cuDeviceGetAttribute")?;
-        // SAFETY: as above.
-        let rc = unsafe {
-            (self.device_get_attribute)(&mut minor, DEVICE_COMPUTE_CAPABILITY_MINOR, device)
-        };
-        self.check(rc, "cuDeviceGetAttribute")?;
+        let major = self.device_attribute(device, DEVICE_COMPUTE_CAPABILITY_MAJOR)?;
+        let minor = self.device_attribute(device, DEVICE_COMPUTE_CAPABILITY_MINOR)?;
         Ok(major * 10 + minor)
+    }
+
+    /// Attribute `attr` (`CU_DEVICE_ATTRIBUTE_*`) of `device`.
+    pub fn device_attribute(&self, device: c_int, attr: c_int) -> Result<c_int> {
+        let mut v = 0;
+        // SAFETY: an out-pointer to a local; the driver checks the rest.
+        let rc = unsafe { (self.device_get_attribute)(&mut v, attr, device) };
+        self.check(rc, "cuDeviceGetAttribute")?;
+        Ok(v)
+    }
+
+    /// Attribute `attr` (`CU_FUNC_ATTRIBUTE_*`) of kernel `f`.
+    pub fn function_attribute(&self, f: Handle, attr: c_int) -> Result<c_int> {
+        let get = self
+            .func_get_attribute
+            .ok_or_else(|| cuda_error("the driver lacks cuFuncGetAttribute"))?;
+        let mut v = 0;
+        // SAFETY: an out-pointer to a local and a kernel the driver gave.
+        self.check(unsafe { get(&mut v, attr, f) }, "cuFuncGetAttribute")?;
+        Ok(v)
+    }
+
+    /// Sets kernel `f`'s cache preference (`CU_FUNC_CACHE_*`).
+    pub fn set_cache_config(&self, f: Handle, config: c_int) -> Result<()> {
+        let set = self
+            .func_set_cache_config
+            .ok_or_else(|| cuda_error("the driver lacks cuFuncSetCacheConfig"))?;
+        // SAFETY: a kernel the driver gave.
+        self.check(unsafe { set(f, config) }, "cuFuncSetCacheConfig")
     }
 
     /// Loads `image` (NUL-terminated if PTX) into `device`'s primary
@@ -414,10 +452,8 @@ impl Driver {
     pub fn mem_alloc_host(&self, size: usize) -> Result<*mut c_void> {
         let mut ptr = core::ptr::null_mut();
         // SAFETY: out-pointer to a local.
-        self.check(
-            unsafe { (self.mem_alloc_host)(&mut ptr, size) },
-            "cuMemAllocHost",
-        )?;
+        let rc = unsafe { (self.mem_alloc_host)(&mut ptr, size) };
+        self.check(rc, "cuMemAllocHost")?;
         Ok(ptr)
     }
 

@@ -6,9 +6,10 @@
 //! inspect, and a launch fails with an error naming what is missing. The
 //! blob and code formats are read by `format` (`cuda_blob`, `device_code`),
 //! below this wing, because the inspector reads them without loading.
-// Layers, lowest first: driver, nvrtc, module.
+// Layers, lowest first: driver, loaded nvrtc, module.
 
 pub(crate) mod driver;
+pub(crate) mod loaded;
 pub(crate) mod module;
 pub(crate) mod nvrtc;
 

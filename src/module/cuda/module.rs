@@ -12,6 +12,7 @@
 //! name, the parameter sizes): a mismatch is an error, never a launch.
 
 use super::driver::{self, Driver, Handle, LaunchAttribute, LaunchConfig, attr};
+use super::loaded::{MAX_DEVICES, PerDevice, current_device, device_pointer};
 use super::nvrtc;
 use crate::abi::*;
 use crate::module::format::cuda_blob::{self, ArgKind, CudaBlob, FunctionInfo, LaunchTags};
@@ -25,15 +26,13 @@ use crate::runtime::model::any::{Any, AnyView};
 use crate::runtime::model::error::{Error, ErrorKind, Result};
 use crate::runtime::model::string::{TextKind, str_bytes_of};
 use crate::runtime::model::type_table::type_key_of;
-use crate::runtime::value::{env, tensor};
+use crate::runtime::value::env;
 use core::ffi::{c_int, c_uint, c_void};
 use std::collections::HashMap;
 use std::ffi::CString;
 use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
-/// Devices a module can run on (TVM's `kMaxNumGPUs`).
-const MAX_DEVICES: usize = 32;
 /// Dynamic shared memory above this needs the kernel's attribute raised.
 const DEFAULT_SHARED_LIMIT: u64 = 48 << 10;
 
@@ -44,8 +43,8 @@ struct Code {
     listing: Listing,
     /// The code as the driver takes it (PTX gets its NUL terminator).
     image: Vec<u8>,
-    /// The code loaded per device (a `CUmodule`, NULL until the first call).
-    loaded: [AtomicPtr<c_void>; MAX_DEVICES],
+    /// The code loaded per device.
+    loaded: PerDevice,
     /// Cubins compiled from CUDA source, per architecture.
     compiled: Mutex<HashMap<i32, Arc<Vec<u8>>>>,
 }
@@ -83,19 +82,6 @@ impl CudaModule {
     }
 }
 
-impl Drop for Code {
-    fn drop(&mut self) {
-        // Code that never ran loaded nothing: the driver is not opened here.
-        let Some(d) = driver::loaded() else { return };
-        for (device, slot) in self.loaded.iter().enumerate() {
-            let m = slot.swap(core::ptr::null_mut(), Ordering::AcqRel);
-            if !m.is_null() {
-                d.unload_module(device as c_int, m);
-            }
-        }
-    }
-}
-
 impl Code {
     /// The image to load on a device of compute capability `arch`.
     fn image_for(&self, d: &Driver, device: c_int) -> Result<Arc<Vec<u8>>> {
@@ -115,29 +101,6 @@ impl Code {
         let cubin = Arc::new(nvrtc::compile(&self.blob.code, arch)?);
         let mut table = self.compiled.lock().unwrap_or_else(|e| e.into_inner());
         Ok(table.entry(arch).or_insert(cubin).clone())
-    }
-
-    /// The code loaded on `device`, loading it at the first call.
-    fn module_on(&self, d: &Driver, device: usize) -> Result<Handle> {
-        let slot = &self.loaded[device];
-        let m = slot.load(Ordering::Acquire);
-        if !m.is_null() {
-            return Ok(m);
-        }
-        let image = self.image_for(d, device as c_int)?;
-        let m = d.load_module(device as c_int, &image)?;
-        match slot.compare_exchange(
-            core::ptr::null_mut(),
-            m,
-            Ordering::AcqRel,
-            Ordering::Acquire,
-        ) {
-            Ok(_) => Ok(m),
-            Err(first) => {
-                d.unload_module(device as c_int, m);
-                Ok(first)
-            }
-        }
     }
 }
 
@@ -269,15 +232,7 @@ impl Kernel {
             });
         }
         let d = driver::driver()?;
-        let device = d.current_device()?;
-        let dev = usize::try_from(device)
-            .ok()
-            .filter(|&i| i < MAX_DEVICES)
-            .ok_or_else(|| {
-                Error::value(format!(
-                    "CUDA device {device}: at most {MAX_DEVICES} devices are supported"
-                ))
-            })?;
+        let (device, dev) = current_device(d)?;
         let f = self.function_on(d, dev, &wl)?;
         let stream = env::get_stream(kDLCUDA, device);
         self.launch(d, f, &wl, stream, &mut pointers)?;
@@ -370,7 +325,10 @@ impl Kernel {
                 &self.kinds,
             )
             .map_err(Error::value)?;
-            let m = self.code.module_on(d, dev)?;
+            let m = self
+                .code
+                .loaded
+                .module_on(d, dev, || self.code.image_for(d, dev as c_int))?;
             f = d.function(m, &self.name)?;
             // As TVM: at the first launch of a kernel with a cluster tag,
             // whatever the cluster's size then (a later launch may use a
@@ -497,28 +455,5 @@ impl Kernel {
                 self.label()
             ),
         ))
-    }
-}
-
-/// The device address a kernel pointer argument stands for: an opaque
-/// pointer or None (NULL) as TVM's host code passes, an integer address, or
-/// a tensor's data (plus its byte offset).
-fn device_pointer(v: AnyView<'_>) -> Option<usize> {
-    if let Some(p) = v.as_opaque_ptr() {
-        return Some(p as usize);
-    }
-    match v.type_index() {
-        kTVMFFIInt => v.as_i64().map(|i| i as usize),
-        kTVMFFIDLTensorPtr => {
-            // SAFETY: a DLTensor* argument is valid for the call (the
-            // packed-call contract).
-            let t = unsafe { v.raw().value.v_ptr.cast::<DLTensor>().as_ref()? };
-            Some((t.data as usize).wrapping_add(t.byte_offset as usize))
-        }
-        _ => {
-            let obj = v.borrow_object()?;
-            let t = tensor::dl_tensor(&obj).ok()?;
-            Some((t.data as usize).wrapping_add(t.byte_offset as usize))
-        }
     }
 }

@@ -117,7 +117,11 @@ fn with_object<T>(handle: *mut c_void, visit: impl FnOnce(&Object<'_>) -> T) -> 
         // SAFETY: the loader's program header table of the object, with
         // `count` entries, mapped while its handle is open.
         let headers = unsafe { core::slice::from_raw_parts(table, count as usize) };
-        return Some(visit(&Object { base, name, headers }));
+        return Some(visit(&Object {
+            base,
+            name,
+            headers,
+        }));
     }
     // An older loader set its error for the request: clear it.
     // SAFETY: reads and clears this thread's loader error.

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Re-exports the Triton kernels the Triton tests use (tests/data/triton/MAJOR.MINOR)
+# with a Triton release from PyPI, on a machine with no GPU:
+#   tests/tools/export-triton-kernels.sh [VERSION [OUT]]     (default 3.9.0)
+# Triton records absolute paths in what it writes (libdevice's in the
+# metadata, the cache entry's in the group file), so the venv and the cache
+# live at fixed paths under /tmp/tvm-ffi-rs-triton/VERSION: the files are
+# then the same bytes on every machine. What each kernel is: the script
+# export-triton-kernels.py beside this one.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+version="${1:-3.9.0}"
+out="$(realpath -m "${2:-$root/tests/data/triton/${version%.*}}")"
+work="/tmp/tvm-ffi-rs-triton/$version"
+venv="$work/venv"
+if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import triton" 2>/dev/null; then
+  rm -rf "$venv"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q --disable-pip-version-check "triton==$version"
+fi
+rm -rf "$work/cache"
+mkdir -p "$out"
+TRITON_CACHE_DIR="$work/cache" TRITON_DEFAULT_FP_FUSION=1 "$venv/bin/python" \
+  "$root/tests/tools/export-triton-kernels.py" "$out"
