@@ -84,18 +84,25 @@ pub(crate) fn device_pointer(v: AnyView<'_>) -> Option<usize> {
     if let Some(p) = v.as_opaque_ptr() {
         return Some(p as usize);
     }
+    if v.type_index() == kTVMFFIInt {
+        return v.as_i64().map(|i| i as usize);
+    }
+    let t = tensor_of(v)?;
+    Some((t.data as usize).wrapping_add(t.byte_offset as usize))
+}
+
+/// The DLTensor a tensor argument (a `DLTensor*` or a Tensor object)
+/// describes; `None` for anything else.
+pub(crate) fn tensor_of(v: AnyView<'_>) -> Option<DLTensor> {
     match v.type_index() {
-        kTVMFFIInt => v.as_i64().map(|i| i as usize),
         kTVMFFIDLTensorPtr => {
             // SAFETY: a DLTensor* argument is valid for the call (the
             // packed-call contract).
-            let t = unsafe { v.raw().value.v_ptr.cast::<DLTensor>().as_ref()? };
-            Some((t.data as usize).wrapping_add(t.byte_offset as usize))
+            unsafe { v.raw().value.v_ptr.cast::<DLTensor>().as_ref() }.copied()
         }
         _ => {
             let obj = v.borrow_object()?;
-            let t = tensor::dl_tensor(&obj).ok()?;
-            Some((t.data as usize).wrapping_add(t.byte_offset as usize))
+            tensor::dl_tensor(&obj).ok().copied()
         }
     }
 }

@@ -27,14 +27,16 @@
 use crate::abi::*;
 use crate::module::backend::workspace;
 use crate::module::cuda::driver::{self, Driver, Handle, LaunchAttribute, LaunchConfig, attr};
-use crate::module::cuda::loaded::{MAX_DEVICES, PerDevice, current_device, device_pointer};
+use crate::module::cuda::loaded::{
+    MAX_DEVICES, PerDevice, current_device, device_pointer, tensor_of,
+};
 use crate::module::format::device_code::{self, CodeFormat, SymbolKind};
 use crate::module::format::triton::{Metadata, ParamType, Scalar, Signature};
 use crate::runtime::call::function::Args;
 use crate::runtime::model::any::{Any, AnyView};
 use crate::runtime::model::error::{Error, ErrorKind, Result};
 use crate::runtime::model::type_table::type_key_of;
-use crate::runtime::value::{env, tensor};
+use crate::runtime::value::env;
 use core::ffi::{c_int, c_uint, c_void};
 use std::ffi::CString;
 use std::sync::Arc;
@@ -317,15 +319,7 @@ impl TritonKernel {
     /// A tensor handed for a pointer parameter must hold `elem`s on a CUDA
     /// device (device memory, pinned host or managed memory).
     fn check_tensor(&self, elem: Scalar, name: &str, v: AnyView<'_>) -> Result<()> {
-        let t = match v.type_index() {
-            // SAFETY: a DLTensor* argument is valid for the call.
-            kTVMFFIDLTensorPtr => {
-                unsafe { v.raw().value.v_ptr.cast::<DLTensor>().as_ref() }.copied()
-            }
-            _ => v
-                .borrow_object()
-                .and_then(|o| tensor::dl_tensor(&o).ok().copied()),
-        };
+        let t = tensor_of(v);
         let Some(t) = t else { return Ok(()) };
         let (code, bits) = elem.dlpack();
         let who = || {
