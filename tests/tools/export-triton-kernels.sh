@@ -3,10 +3,11 @@
 # with a Triton release from PyPI, on a machine with no GPU:
 #   tests/tools/export-triton-kernels.sh [VERSION [OUT]]     (default 3.9.0)
 # Triton records absolute paths in what it writes (libdevice's in the
-# metadata, the cache entry's in the group file), so the venv and the cache
-# live at fixed paths under /tmp/tvm-ffi-rs-triton/VERSION: the files are
-# then the same bytes on every machine. What each kernel is: the script
-# export-triton-kernels.py beside this one.
+# metadata, the cache entry's in the group file, the kernels' source file in
+# the TTIR and the cubin's line table), so the venv, the cache and a copy
+# of the kernels' source (triton_kernels.py, beside this script) live at
+# fixed paths under /tmp/tvm-ffi-rs-triton/VERSION: the files are then the
+# same bytes on every machine.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 version="${1:-3.9.0}"
@@ -20,5 +21,6 @@ if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import triton" 2>/dev
 fi
 rm -rf "$work/cache"
 mkdir -p "$out"
-TRITON_CACHE_DIR="$work/cache" TRITON_DEFAULT_FP_FUSION=1 "$venv/bin/python" \
+cp "$root/tests/tools/triton_kernels.py" "$work/triton_kernels.py"
+TRITON_KERNELS_DIR="$work" TRITON_CACHE_DIR="$work/cache" TRITON_DEFAULT_FP_FUSION=1 "$venv/bin/python" \
   "$root/tests/tools/export-triton-kernels.py" "$out"
