@@ -114,6 +114,7 @@ stages=(
   "reentrant|finalizers calling back while a global is replaced: official library, then ours (transcript diff, 120 s timeout)"
   "tvm-libraries|TVM 0.27's libraries without import tvm: NumPy's answers and CUDA modules on ours; the official library fails on them as before"
   "tvm-runtime|every launch against TVM 0.27's own runtime on a logging fake driver (tests/python/tvm_runtime_diff.py): the same driver calls, CUDA source compiled to TVM's image"
+  "triton|Triton 3.9's kernels launched by Triton's own launcher and by ours on a logging fake driver (tests/python/triton_launch_diff.py): the same driver calls"
   "gpu|device code on a GPU (tests/gpu/run.sh; skipped without one)"
   "structural|structural visitors and mutators: official library, then ours (transcript diff)"
   "subclass|subclasses defined in Python, on every receiver: official library, then ours (transcript diff)"
@@ -432,6 +433,22 @@ stage_tvm_runtime() {
   CUDA_PATH="$cu" TVM_CUDA_NVRTC_EXTRA_OPTS="-I$cu/include/cccl" "$tv/bin/python" tests/python/tvm_runtime_diff.py \
     "$tv/bin/python" "$root/target/suite/pkg-ours" "$fake" "$root/target/tvm-runtime-diff" | tee target/tvm-runtime-diff.log
   passed "$(count '^tvm-runtime-diff:' target/tvm-runtime-diff.log)"
+}
+stage_triton() {
+  need_pkg_ours
+  # Triton from PyPI (its launcher is built with the C compiler and
+  # Python's headers at first use), with what the official package needs.
+  local tv="$root/target/triton-3.9.0" fake="$root/target/triton-diff/fake"
+  if ! "$tv/bin/python" -c "import triton, numpy, typing_extensions" 2>/dev/null; then
+    rm -rf "$tv"
+    python3 -m venv "$tv"
+    "$tv/bin/pip" install --quiet --disable-pip-version-check triton==3.9.0 numpy typing_extensions
+  fi
+  mkdir -p "$fake"
+  cc -shared -fPIC -O2 -o "$fake/libcuda.so.1" tests/data/fake_cuda.c
+  "$tv/bin/python" tests/python/triton_launch_diff.py "$tv/bin/python" "$root/target/suite/pkg-ours" "$fake" \
+    "$root/target/triton-diff" | tee target/triton-launch-diff.log
+  passed "$(count '^triton-launch-diff:' target/triton-launch-diff.log)"
 }
 stage_gpu() {
   tests/gpu/run.sh "$lib"
