@@ -437,8 +437,11 @@ stage_tvm_runtime() {
 stage_triton() {
   need_pkg_ours
   # Triton from PyPI (its launcher is built with the C compiler and
-  # Python's headers at first use), with what the official package needs.
-  local tv="$root/target/triton-3.9.0" fake="$root/target/triton-diff/fake"
+  # Python's headers at first use), with what the official package needs,
+  # in the venv the fixtures were compiled in: Triton records the paths of
+  # its own library's source in the cubin's line table, so the same image
+  # needs the same path (tests/tools/export-triton-kernels.sh).
+  local tv="/tmp/tvm-ffi-rs-triton/3.9.0/venv" fake="$root/target/triton-diff/fake"
   if ! "$tv/bin/python" -c "import triton, numpy, typing_extensions" 2>/dev/null; then
     rm -rf "$tv"
     python3 -m venv "$tv"

@@ -3,8 +3,9 @@
 # with a Triton release from PyPI, on a machine with no GPU:
 #   tests/tools/export-triton-kernels.sh [VERSION [OUT]]     (default 3.9.0)
 # Triton records absolute paths in what it writes (libdevice's in the
-# metadata, the cache entry's in the group file, the kernels' source file in
-# the TTIR and the cubin's line table), so the venv, the cache and a copy
+# metadata, the cache entry's in the group file, the kernels' source file
+# and its own library's in the TTIR and the cubin's line table), so the
+# venv, the cache and a copy
 # of the kernels' source (triton_kernels.py, beside this script) live at
 # fixed paths under /tmp/tvm-ffi-rs-triton/VERSION: the files are then the
 # same bytes on every machine.
@@ -14,10 +15,10 @@ version="${1:-3.9.0}"
 out="$(realpath -m "${2:-$root/tests/data/triton/${version%.*}}")"
 work="/tmp/tvm-ffi-rs-triton/$version"
 venv="$work/venv"
-if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import triton" 2>/dev/null; then
+if ! "$venv/bin/python" -c "import triton, numpy, typing_extensions" 2>/dev/null; then
   rm -rf "$venv"
   python3 -m venv "$venv"
-  "$venv/bin/pip" install -q --disable-pip-version-check "triton==$version"
+  "$venv/bin/pip" install -q --disable-pip-version-check "triton==$version" numpy typing_extensions
 fi
 rm -rf "$work/cache"
 mkdir -p "$out"
