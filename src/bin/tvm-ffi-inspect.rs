@@ -14,7 +14,7 @@
 use std::ffi::OsString;
 use std::path::Path;
 use std::process::ExitCode;
-use tvm_ffi::module::artifact::cuda::describe_kernels;
+use tvm_ffi::module::artifact::{cuda, triton};
 use tvm_ffi::module::artifact::export::{extract, read_set};
 use tvm_ffi::module::artifact::inspect::summary;
 use tvm_ffi::module::artifact::set::ArtifactSet;
@@ -38,10 +38,16 @@ fn print_artifacts(set: &ArtifactSet) {
     for a in &artifacts {
         print!("    {}", summary(a));
     }
-    for (codegen_id, lines) in describe_kernels(&artifacts) {
-        println!("  CUDA kernels of {codegen_id}:");
-        for line in lines {
-            println!("    {line}");
+    let groups = [
+        ("CUDA", cuda::describe_kernels(&artifacts)),
+        ("Triton", triton::describe_kernels(&artifacts)),
+    ];
+    for (what, kernels) in groups {
+        for (codegen_id, lines) in kernels {
+            println!("  {what} kernels of {codegen_id}:");
+            for line in lines {
+                println!("    {line}");
+            }
         }
     }
 }
