@@ -13,7 +13,7 @@ set -uo pipefail
 seconds="${1:-30}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(library_bin dtype dlpack inspect json artifacts device_code)
+[ ${#targets[@]} -eq 0 ] && targets=(library_bin dtype dlpack inspect json artifacts device_code triton_cache)
 cd "$(dirname "${BASH_SOURCE[0]}")"
 mkdir -p ../target
 triple="$(rustc -vV | sed -n 's/^host: //p')"

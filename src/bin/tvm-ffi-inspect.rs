@@ -14,10 +14,10 @@
 use std::ffi::OsString;
 use std::path::Path;
 use std::process::ExitCode;
-use tvm_ffi::module::artifact::{cuda, triton};
 use tvm_ffi::module::artifact::export::{extract, read_set};
 use tvm_ffi::module::artifact::inspect::summary;
 use tvm_ffi::module::artifact::set::ArtifactSet;
+use tvm_ffi::module::artifact::{cuda, triton};
 use tvm_ffi::module::inspect::{inspect, map_file};
 
 const USAGE: &str = "usage: tvm-ffi-inspect FILE...\n       tvm-ffi-inspect --extract DIR FILE\n       tvm-ffi-inspect --help | --version\n\n\

@@ -57,6 +57,6 @@ pub(crate) mod objects;
 pub(crate) mod triton;
 
 pub use format::symbols::property;
-pub use format::{cuda_blob, device_code, inspect, library_bin};
+pub use format::{cuda_blob, device_code, inspect, library_bin, triton_cache};
 pub use load::{emit, load_from_file};
 pub use objects::{Module, ModuleKind};

@@ -16,7 +16,7 @@
 #![forbid(unsafe_code)]
 
 use crate::module::artifact::set::Artifact;
-use crate::module::format::triton::{parse_metadata, parse_signature};
+use crate::module::format::triton_cache::{parse_metadata, parse_signature};
 use crate::module::objects::module::Module;
 use crate::module::triton::TritonModule;
 use crate::module::triton::kernel::TritonKernel;

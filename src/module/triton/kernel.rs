@@ -31,7 +31,7 @@ use crate::module::cuda::loaded::{
     MAX_DEVICES, PerDevice, current_device, device_pointer, tensor_of,
 };
 use crate::module::format::device_code::{self, CodeFormat, SymbolKind};
-use crate::module::format::triton::{Metadata, ParamType, Scalar, Signature};
+use crate::module::format::triton_cache::{Metadata, ParamType, Scalar, Signature};
 use crate::runtime::call::function::Args;
 use crate::runtime::model::any::{Any, AnyView};
 use crate::runtime::model::error::{Error, ErrorKind, Result};
@@ -163,7 +163,7 @@ impl TritonKernel {
     /// One line per fact, for the inspector.
     pub fn describe(&self) -> Vec<String> {
         let m = &self.meta;
-        let scratch = |s: crate::module::format::triton::Scratch| {
+        let scratch = |s: crate::module::format::triton_cache::Scratch| {
             format!("{} bytes per program, aligned to {}", s.size, s.align)
         };
         let mut out = vec![
@@ -470,7 +470,7 @@ impl Scratches {
             global: 0,
             profile: 0,
         };
-        let alloc = |s: crate::module::format::triton::Scratch, which: &str| -> Result<u64> {
+        let alloc = |s: crate::module::format::triton_cache::Scratch, which: &str| -> Result<u64> {
             if s.size == 0 {
                 return Ok(0);
             }

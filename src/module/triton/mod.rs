@@ -1,7 +1,7 @@
 //! Triton's compiled kernels, run through the CUDA driver with no Triton at
 //! run time: `kernel` (one kernel, launched as the launcher of the release
 //! that compiled it launches it) and the `triton` module kind, a module of
-//! kernels by name. The cache entry's files are read by `format::triton`,
+//! kernels by name. The cache entry's files are read by `format::triton_cache`,
 //! below this wing (the inspector reads them without loading); the driver,
 //! the per-device loads and the scratch allocations are the CUDA wing's and
 //! the backend's. Artifacts reach it through `artifact::triton` (the loader
