@@ -289,6 +289,27 @@ fn probe_case(case: &str) -> String {
             ]
             .join(" | ")
         }
+        "exported" => {
+            // A Rust host: the set exported as a library, loaded and launched.
+            let dir = common::workdir("triton", "exported_child");
+            let lib = dir.join("add.so");
+            let set = call("ffi.ArtifactSet", &[&artifacts("add").unwrap(), &Any::NONE]).unwrap();
+            call(
+                "ffi.ArtifactSetExportLibrary",
+                &[&set, &text(lib.to_str().unwrap())],
+            )
+            .unwrap();
+            let m = tvm_ffi::module::load_from_file(lib.to_str().unwrap().as_bytes()).unwrap();
+            let f = m.get_function_named(&text("add"), true).unwrap().unwrap();
+            let args = with(
+                [4, 1, 1],
+                vec![at(0, 0), at(1, 0), at(2, 0), Any::from(1024i64)],
+            );
+            let views: Vec<_> = args.iter().map(|a| a.view()).collect();
+            f.call(&views)
+                .map(|_| "ok".to_owned())
+                .unwrap_or_else(|e| e.to_string())
+        }
         other => panic!("unknown case {other}"),
     }
 }
@@ -492,4 +513,21 @@ fn artifacts_of(dir: &Path) -> tvm_ffi::runtime::Result<Any> {
         "ffi.TritonCacheToArtifacts",
         &[&text("hostile"), &text(dir.to_str().unwrap())],
     )
+}
+
+#[test]
+fn a_rust_host_launches_an_exported_kernel() {
+    let (out, log) = with_fake_driver("exported");
+    assert_eq!(out, "ok");
+    let launch: Vec<&String> = log
+        .iter()
+        .filter(|l| l.starts_with("cuLaunchKernelEx") || l.starts_with("  params"))
+        .collect();
+    assert_eq!(
+        launch,
+        [
+            "cuLaunchKernelEx add device 0 grid 4,1,1 block 128,1,1 shared 0 stream (nil)",
+            "  params A0+0 A1+0 A2+0 00040000 0000000000000000 0000000000000000",
+        ]
+    );
 }
