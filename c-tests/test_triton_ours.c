@@ -2,8 +2,8 @@
  * the official library has no Triton loader): the `add` kernel Triton 3.9
  * compiled (tests/data/triton/3.9/add) becomes artifacts, a set exported as
  * a library, loaded with ffi.ModuleLoadFromFile and launched on the fake
- * CUDA driver (tests/data/fake_cuda.c, its log in FAKE_CUDA_LOG): the log
- * shows Triton's grid, block and parameter bytes. */
+ * CUDA driver (tests/data/fake_cuda.c, built by CMake): its log shows
+ * Triton's grid, block and parameter bytes. */
 #include <dlfcn.h>
 #include <stdint.h>
 #include <unistd.h>
@@ -11,7 +11,15 @@
 #include "common.h"
 
 int main(void) {
-  unlink(getenv("FAKE_CUDA_LOG"));
+  /* The fake driver, loaded first by its path: the runtime's dlopen of
+   * libcuda.so.1 then finds it by its soname (as under valgrind, without
+   * ctest's environment). It reads its settings at each call. */
+  setenv("FAKE_CUDA_LOG", FAKE_CUDA_LOG_PATH, 1);
+  setenv("FAKE_CUDA_DIFF", "1", 1);
+  setenv("FAKE_CUDA_PARAMS", "add:8,8,8,4,8,8", 1);
+  unlink(FAKE_CUDA_LOG_PATH);
+  void* cuda = dlopen(FAKE_CUDA_LIB, RTLD_NOW | RTLD_GLOBAL);
+  CHECK(cuda != NULL);
   char dir[] = "/tmp/tvm-ffi-triton-XXXXXX";
   CHECK(mkdtemp(dir) != NULL);
   char lib[256];
@@ -31,8 +39,6 @@ int main(void) {
   TVMFFIAny add = module_function(mod, "add", 1);
   CHECK(add.type_index == kTVMFFIFunction);
   /* Three device buffers from the (fake) driver. */
-  void* cuda = dlopen("libcuda.so.1", RTLD_NOW);
-  CHECK(cuda != NULL);
   int (*alloc)(uint64_t*, size_t) = (int (*)(uint64_t*, size_t))dlsym(cuda, "cuMemAlloc_v2");
   CHECK(alloc != NULL);
   uint64_t buf[3];
@@ -53,7 +59,7 @@ int main(void) {
   any_release(&add);
   any_release(&mod);
   /* The launch the driver saw. */
-  FILE* log = fopen(getenv("FAKE_CUDA_LOG"), "r");
+  FILE* log = fopen(FAKE_CUDA_LOG_PATH, "r");
   CHECK(log != NULL);
   char line[512];
   int launched = 0, params = 0;
@@ -72,5 +78,6 @@ int main(void) {
   CHECK(launched == 1 && params == 1);
   unlink(lib);
   rmdir(dir);
+  dlclose(cuda);
   return 0;
 }

@@ -180,6 +180,11 @@ CUresult cuModuleUnload(void* module) {
   free(module);
   return 0;
 }
+/* Kernels live as long as the process, as a driver keeps them (held here
+ * so that valgrind sees them reachable). */
+Func* fake_cuda_kept[4096];
+int fake_cuda_num_kept = 0;
+
 /* The emulated kernels, and any other whose name the image holds as a
  * NUL-terminated symbol (a cubin's string table: Triton's kernels). */
 CUresult cuModuleGetFunction(void** f, void* module, const char* name) {
@@ -192,6 +197,7 @@ CUresult cuModuleGetFunction(void** f, void* module, const char* name) {
   if (!known) return 500; /* CUDA_ERROR_NOT_FOUND */
   Func* fn = calloc(1, sizeof(Func));
   snprintf(fn->name, sizeof(fn->name), "%s", name);
+  if (fake_cuda_num_kept < 4096) fake_cuda_kept[fake_cuda_num_kept++] = fn;
   *f = fn;
   fake_cuda_log("cuModuleGetFunction %s", name);
   return 0;

@@ -104,6 +104,8 @@ const DRIVER_NAMES: &[&str] = &["libcuda.so.1", "libcuda.so"];
 /// The driver entry points this library calls.
 pub struct Driver {
     name: &'static str,
+    /// The library, loaded for good (held so that it stays reachable).
+    _library: &'static libloading::Library,
     init: unsafe extern "C" fn(c_uint) -> CuResult,
     device_get_attribute: unsafe extern "C" fn(*mut c_int, c_int, c_int) -> CuResult,
     primary_ctx_retain: unsafe extern "C" fn(*mut Handle, c_int) -> CuResult,
@@ -188,6 +190,7 @@ fn bind(
     }
     let d = Driver {
         name,
+        _library: lib,
         init: sym!("cuInit"),
         device_get_attribute: sym!("cuDeviceGetAttribute"),
         primary_ctx_retain: sym!("cuDevicePrimaryCtxRetain"),
