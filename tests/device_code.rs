@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use tvm_ffi::abi::*;
 use tvm_ffi::module::{inspect, library_bin};
 use tvm_ffi::runtime::registry::{Registration, get_global, set_global};
-use tvm_ffi::runtime::{Any, Function, ObjectRef, TextKind, make_text};
+use tvm_ffi::runtime::{Any, Function, TextKind, make_text};
 
 const CUDA_LIBRARIES: [&str; 6] = [
     "cuda_cubin",
@@ -78,33 +78,12 @@ fn function(module: &tvm_ffi::module::Module, name: &str) -> Function {
 
 /// A float32 tensor over `data` on `device_type` (never freed).
 fn tensor(data: &mut [f32], device_type: i32) -> Any {
-    let shape = Box::leak(Box::new([data.len() as i64]));
-    let managed = Box::leak(Box::new(DLManagedTensor {
-        dl_tensor: DLTensor {
-            data: data.as_mut_ptr().cast(),
-            device: DLDevice {
-                device_type,
-                device_id: 0,
-            },
-            ndim: 1,
-            dtype: DLDataType {
-                code: kDLFloat as u8,
-                bits: 32,
-                lanes: 1,
-            },
-            shape: shape.as_mut_ptr(),
-            strides: core::ptr::null_mut(),
-            byte_offset: 0,
-        },
-        manager_ctx: core::ptr::null_mut(),
-        deleter: None,
-    }));
-    let mut out = core::ptr::null_mut();
-    // SAFETY: a valid managed tensor, handed over; `out` is writable.
-    let rc = unsafe { tvm_ffi::capi::TVMFFITensorFromDLPack(managed, 0, 0, &mut out) };
-    assert_eq!(rc, 0);
-    // SAFETY: a new Tensor object.
-    Any::from(unsafe { ObjectRef::from_raw(core::ptr::NonNull::new(out.cast()).unwrap()) })
+    common::tensor_at(
+        data.as_mut_ptr().cast(),
+        data.len() as i64,
+        (kDLFloat as u8, 32),
+        device_type,
+    )
 }
 
 #[test]
@@ -1042,18 +1021,7 @@ fn cuda_artifacts_load_export_and_read_back() {
     );
     // As Model Library Format.
     let tar = dir.join("cuda_set.tar");
-    call(
-        "ffi.ArtifactSetExportModelLibraryFormat",
-        &[&set, &text(tar.to_str().unwrap())],
-    )
-    .unwrap();
-    let back = call(
-        "ffi.ArtifactSetFromModelLibraryFormat",
-        &[&text(tar.to_str().unwrap())],
-    )
-    .unwrap();
-    let m = call("ffi.ArtifactSetLoad", &[&back]).unwrap();
-    let m = tvm_ffi::module::Module::from_object(m.view().to_object().unwrap()).unwrap();
+    let m = common::mlf_round_trip(&set, &tar);
     assert!(m.imports().iter().any(|i| i.kind_name().unwrap() == "cuda"));
     // The function table artifact is readable JSON with TVM's keys.
     let table = call("ffi.ArrayGetItem", &[&parts, &Any::from(2i64)]).unwrap();

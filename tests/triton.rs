@@ -14,7 +14,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use tvm_ffi::abi::*;
 use tvm_ffi::runtime::registry::get_global;
-use tvm_ffi::runtime::{Any, Function, ObjectRef, TextKind, make_text};
+use tvm_ffi::runtime::{Any, Function, TextKind, make_text};
 
 /// The kernels of the fixtures, by directory.
 const KERNELS: [&str; 9] = [
@@ -122,18 +122,7 @@ fn every_kernel_loads_describes_and_exports() {
             .any(|i| i.kind_name().unwrap() == "triton")
     );
     let tar = dir.join("add.tar");
-    call(
-        "ffi.ArtifactSetExportModelLibraryFormat",
-        &[&set, &text(tar.to_str().unwrap())],
-    )
-    .unwrap();
-    let back = call(
-        "ffi.ArtifactSetFromModelLibraryFormat",
-        &[&text(tar.to_str().unwrap())],
-    )
-    .unwrap();
-    let m = call("ffi.ArtifactSetLoad", &[&back]).unwrap();
-    let m = tvm_ffi::module::Module::from_object(m.view().to_object().unwrap()).unwrap();
+    let m = common::mlf_round_trip(&set, &tar);
     assert!(
         m.imports()
             .iter()
@@ -143,33 +132,7 @@ fn every_kernel_loads_describes_and_exports() {
 
 /// A tensor of `n` elements of `dtype` at `data` on `device_type`.
 fn tensor(data: *mut u8, n: i64, dtype: (u8, u8), device_type: i32) -> Any {
-    let shape = Box::leak(Box::new([n]));
-    let managed = Box::leak(Box::new(DLManagedTensor {
-        dl_tensor: DLTensor {
-            data: data.cast(),
-            device: DLDevice {
-                device_type,
-                device_id: 0,
-            },
-            ndim: 1,
-            dtype: DLDataType {
-                code: dtype.0,
-                bits: dtype.1,
-                lanes: 1,
-            },
-            shape: shape.as_mut_ptr(),
-            strides: core::ptr::null_mut(),
-            byte_offset: 0,
-        },
-        manager_ctx: core::ptr::null_mut(),
-        deleter: None,
-    }));
-    let mut out = core::ptr::null_mut();
-    // SAFETY: a valid managed tensor, handed over; `out` is writable.
-    let rc = unsafe { tvm_ffi::capi::TVMFFITensorFromDLPack(managed, 0, 0, &mut out) };
-    assert_eq!(rc, 0);
-    // SAFETY: a new Tensor object.
-    Any::from(unsafe { ObjectRef::from_raw(core::ptr::NonNull::new(out.cast()).unwrap()) })
+    common::tensor_at(data, n, dtype, device_type)
 }
 
 /// `n` device buffers of 1 MiB from the fake driver (so that its log names

@@ -152,3 +152,59 @@ pub fn fake_cuda_driver(group: &str) -> PathBuf {
     })
     .clone()
 }
+
+/// A 1-D tensor of `n` elements of `dtype` (code, bits) at `data` on
+/// `device_type` (device 0), made through `TVMFFITensorFromDLPack`; its
+/// shape and DLPack record live for the process.
+pub fn tensor_at(
+    data: *mut u8,
+    n: i64,
+    dtype: (u8, u8),
+    device_type: i32,
+) -> tvm_ffi::runtime::Any {
+    use tvm_ffi::abi::*;
+    let shape = Box::leak(Box::new([n]));
+    let managed = Box::leak(Box::new(DLManagedTensor {
+        dl_tensor: DLTensor {
+            data: data.cast(),
+            device: DLDevice {
+                device_type,
+                device_id: 0,
+            },
+            ndim: 1,
+            dtype: DLDataType {
+                code: dtype.0,
+                bits: dtype.1,
+                lanes: 1,
+            },
+            shape: shape.as_mut_ptr(),
+            strides: core::ptr::null_mut(),
+            byte_offset: 0,
+        },
+        manager_ctx: core::ptr::null_mut(),
+        deleter: None,
+    }));
+    let mut out = core::ptr::null_mut();
+    // SAFETY: a valid managed tensor, handed over; `out` is writable.
+    let rc = unsafe { tvm_ffi::capi::TVMFFITensorFromDLPack(managed, 0, 0, &mut out) };
+    assert_eq!(rc, 0);
+    // SAFETY: a new Tensor object.
+    tvm_ffi::runtime::Any::from(unsafe {
+        tvm_ffi::runtime::ObjectRef::from_raw(core::ptr::NonNull::new(out.cast()).unwrap())
+    })
+}
+
+/// `set` (an `ffi.ArtifactSet`) written as Model Library Format at `tar`,
+/// read back and loaded: the module tree `ffi.ArtifactSetLoad` makes.
+pub fn mlf_round_trip(set: &tvm_ffi::runtime::Any, tar: &Path) -> tvm_ffi::module::Module {
+    use tvm_ffi::runtime::{TextKind, make_text, registry::get_global};
+    let call = |name: &str, args: &[&tvm_ffi::runtime::Any]| {
+        let views: Vec<_> = args.iter().map(|a| a.view()).collect();
+        get_global(name.as_bytes()).unwrap().call(&views).unwrap()
+    };
+    let path = make_text(tar.to_str().unwrap().as_bytes(), TextKind::Str);
+    call("ffi.ArtifactSetExportModelLibraryFormat", &[set, &path]);
+    let back = call("ffi.ArtifactSetFromModelLibraryFormat", &[&path]);
+    let m = call("ffi.ArtifactSetLoad", &[&back]);
+    tvm_ffi::module::Module::from_object(m.view().to_object().unwrap()).unwrap()
+}

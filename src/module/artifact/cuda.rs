@@ -16,7 +16,9 @@
 #![forbid(unsafe_code)]
 
 use crate::abi::DLDataType;
-use crate::module::artifact::set::Artifact;
+use crate::module::artifact::set::{
+    Artifact, array_of_artifacts, artifacts_of_array, first_importing_rest,
+};
 use crate::module::cuda::CudaModule;
 use crate::module::format::cuda_blob::{self, CudaBlob, FunctionInfo};
 use crate::module::format::device_code;
@@ -333,16 +335,12 @@ pub fn describe_kernels(artifacts: &[Artifact]) -> Vec<(String, Vec<String>)> {
 /// `ffi.Artifact.loader.cuda`: a module per `codegen_id`, the first
 /// importing the others.
 pub fn load(artifacts: &[Artifact]) -> Result<Module> {
-    let mut modules = blobs(artifacts)?
-        .into_iter()
-        .map(|(_, blob)| Module::new(CudaModule::new(blob)?));
-    let first = modules
-        .next()
-        .ok_or_else(|| Error::value("ffi.Artifact.loader.cuda: no CUDA artifacts"))??;
-    for m in modules {
-        first.import(&m?)?;
-    }
-    Ok(first)
+    first_importing_rest(
+        blobs(artifacts)?
+            .into_iter()
+            .map(|(_, blob)| Module::new(CudaModule::new(blob)?)),
+        "ffi.Artifact.loader.cuda",
+    )
 }
 
 /// Registers `ffi.Artifact.loader.cuda` and `ffi.CUDAModuleToArtifacts`.
@@ -350,12 +348,7 @@ pub(crate) fn register_globals(g: &mut Globals<'_>) {
     g.add(typed_fn! {
         "ffi.Artifact.loader.cuda",
         |artifacts: Obj<'_, ArrayT>| -> Owned<ModuleT> {
-            let items = seq::views(&artifacts, crate::abi::kTVMFFIArray)?
-                .map(|v| {
-                    let takes = || Error::type_error("ffi.Artifact.loader.cuda takes artifacts");
-                    v.to_object().ok_or_else(takes).and_then(Artifact::from_object)
-                })
-                .collect::<Result<Vec<_>>>()?;
+            let items = artifacts_of_array(&artifacts, "ffi.Artifact.loader.cuda")?;
             Ok(Owned::new(load(&items)?.into_object()))
         }
     });
@@ -363,11 +356,7 @@ pub(crate) fn register_globals(g: &mut Globals<'_>) {
         "ffi.CUDAModuleToArtifacts",
         |codegen_id: Str<'_>, blob: BytesArg<'_>| -> Owned<ArrayT> {
             let codegen_id = String::from_utf8_lossy(codegen_id.0);
-            let items = artifacts_of_blob(&codegen_id, blob.0)?
-                .into_iter()
-                .map(|a| Any::from(a.into_object()))
-                .collect();
-            Ok(Owned::new(seq::new_array(items)))
+            Ok(array_of_artifacts(artifacts_of_blob(&codegen_id, blob.0)?))
         }
     });
 }

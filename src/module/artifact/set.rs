@@ -831,6 +831,44 @@ fn make_set(artifacts: &ObjectRef, metadata: Option<&ObjectRef>) -> Result<Artif
     )))
 }
 
+/// The artifacts of an `Array<ffi.Artifact>` handed to the global `who`.
+pub(crate) fn artifacts_of_array(array: &ObjectRef, who: &str) -> Result<Vec<Artifact>> {
+    seq::views(array, kTVMFFIArray)?
+        .map(|v| {
+            let takes = || Error::type_error(format!("{who} takes artifacts"));
+            v.to_object()
+                .ok_or_else(takes)
+                .and_then(Artifact::from_object)
+        })
+        .collect()
+}
+
+/// `items` as an `Array<ffi.Artifact>`, as globals return them.
+pub(crate) fn array_of_artifacts(items: Vec<Artifact>) -> Owned<ArrayT> {
+    Owned::new(seq::new_array(
+        items
+            .into_iter()
+            .map(|a| Any::from(a.into_object()))
+            .collect(),
+    ))
+}
+
+/// One module of a loader's modules (one per `codegen_id`): the first,
+/// importing the others; `who` names the loader when there are none.
+pub(crate) fn first_importing_rest(
+    modules: impl IntoIterator<Item = Result<crate::module::objects::module::Module>>,
+    who: &str,
+) -> Result<crate::module::objects::module::Module> {
+    let mut modules = modules.into_iter();
+    let first = modules
+        .next()
+        .ok_or_else(|| Error::value(format!("{who}: no artifacts of this loader")))??;
+    for m in modules {
+        first.import(&m?)?;
+    }
+    Ok(first)
+}
+
 /// Registers the artifact globals.
 pub(crate) fn register_globals(g: &mut Globals<'_>) {
     g.add(typed_fn! {

@@ -15,7 +15,9 @@
 //! `triton.compile` returns in `asm` and `metadata`).
 #![forbid(unsafe_code)]
 
-use crate::module::artifact::set::Artifact;
+use crate::module::artifact::set::{
+    Artifact, array_of_artifacts, artifacts_of_array, first_importing_rest,
+};
 use crate::module::format::triton_cache::{parse_metadata, parse_signature};
 use crate::module::objects::module::Module;
 use crate::module::triton::TritonModule;
@@ -23,9 +25,7 @@ use crate::module::triton::kernel::TritonKernel;
 use crate::runtime::call::registry::Globals;
 use crate::runtime::call::signature::typed_fn;
 use crate::runtime::call::signature::{ArrayT, BytesArg, ModuleT, Obj, Owned, Str};
-use crate::runtime::model::any::Any;
 use crate::runtime::model::error::{Error, Result};
-use crate::runtime::value::seq;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -226,25 +226,12 @@ pub fn describe_kernels(artifacts: &[Artifact]) -> Vec<(String, Vec<String>)> {
 /// `ffi.Artifact.loader.triton`: a module per `codegen_id`, the first
 /// importing the others.
 pub fn load(artifacts: &[Artifact]) -> Result<Module> {
-    let mut modules = kernels(artifacts)?
-        .into_iter()
-        .map(|(_, ks)| Module::new(TritonModule::new(ks)));
-    let first = modules
-        .next()
-        .ok_or_else(|| Error::value("ffi.Artifact.loader.triton: no Triton artifacts"))??;
-    for m in modules {
-        first.import(&m?)?;
-    }
-    Ok(first)
-}
-
-fn array_of(items: Vec<Artifact>) -> Owned<ArrayT> {
-    Owned::new(seq::new_array(
-        items
+    first_importing_rest(
+        kernels(artifacts)?
             .into_iter()
-            .map(|a| Any::from(a.into_object()))
-            .collect(),
-    ))
+            .map(|(_, ks)| Module::new(TritonModule::new(ks))),
+        "ffi.Artifact.loader.triton",
+    )
 }
 
 /// Registers `ffi.Artifact.loader.triton`, `ffi.TritonCacheToArtifacts`
@@ -253,12 +240,7 @@ pub(crate) fn register_globals(g: &mut Globals<'_>) {
     g.add(typed_fn! {
         "ffi.Artifact.loader.triton",
         |artifacts: Obj<'_, ArrayT>| -> Owned<ModuleT> {
-            let items = seq::views(&artifacts, crate::abi::kTVMFFIArray)?
-                .map(|v| {
-                    let takes = || Error::type_error("ffi.Artifact.loader.triton takes artifacts");
-                    v.to_object().ok_or_else(takes).and_then(Artifact::from_object)
-                })
-                .collect::<Result<Vec<_>>>()?;
+            let items = artifacts_of_array(&artifacts, "ffi.Artifact.loader.triton")?;
             Ok(Owned::new(load(&items)?.into_object()))
         }
     });
@@ -267,7 +249,7 @@ pub(crate) fn register_globals(g: &mut Globals<'_>) {
         |codegen_id: Str<'_>, dir: Str<'_>| -> Owned<ArrayT> {
             let codegen_id = String::from_utf8_lossy(codegen_id.0);
             let dir = crate::platform::os::path_from_bytes(dir.0);
-            Ok(array_of(cache_artifacts(&codegen_id, &dir)?))
+            Ok(array_of_artifacts(cache_artifacts(&codegen_id, &dir)?))
         }
     });
     g.add(typed_fn! {
@@ -275,7 +257,7 @@ pub(crate) fn register_globals(g: &mut Globals<'_>) {
         |codegen_id: Str<'_>, stem: Str<'_>, cubin: BytesArg<'_>, metadata: Str<'_>, signature: Str<'_>| -> Owned<ArrayT> {
             let codegen_id = String::from_utf8_lossy(codegen_id.0);
             let stem = String::from_utf8_lossy(stem.0);
-            Ok(array_of(kernel_artifacts(&codegen_id, &stem, cubin.0, metadata.0, signature.0)?))
+            Ok(array_of_artifacts(kernel_artifacts(&codegen_id, &stem, cubin.0, metadata.0, signature.0)?))
         }
     });
 }
