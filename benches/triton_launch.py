@@ -9,8 +9,9 @@ tests/tools/export-triton-kernels.sh makes); OURS_PKG is a directory holding the
 driver as libcuda.so.1. The `add` fixture (three pointers and an int) is launched on a grid
 of 4 by Triton's JIT (`add[grid](x, y, out, n, BLOCK=256)`), by the compiled kernel's own
 launcher (`CompiledKernel[grid](...)`), and by ours through the official package
-(`kernel(4, 1, 1, x, y, out, n)`, int addresses), each in its own process; µs per launch,
-best of 5 runs of 20,000.
+(`kernel(4, 1, 1, x, y, out, n)`, int addresses), and by ours from C (`TVMFFIFunctionCall`
+on target/release's library, 200,000 calls a run), each in its own process; µs per launch,
+best of 5 runs.
 """
 
 import os
@@ -58,6 +59,74 @@ print(min(timeit.repeat(fn, number=n, repeat=5)) / n * 1e6)
 """
 
 
+C_HOST = r"""
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+#include <tvm/ffi/c_api.h>
+static TVMFFIAny text(const char* s) {
+  TVMFFIAny a = {0};
+  a.type_index = kTVMFFIRawStr;
+  a.v_c_str = s;
+  return a;
+}
+static TVMFFIAny call(const char* name, TVMFFIAny* args, int n) {
+  TVMFFIByteArray b = {name, 0};
+  while (name[b.size]) ++b.size;
+  TVMFFIObjectHandle f = NULL;
+  TVMFFIAny out = {0};
+  if (TVMFFIFunctionGetGlobal(&b, &f) || !f || TVMFFIFunctionCall(f, args, n, &out)) { puts("fail"); _exit(1); }
+  return out;
+}
+int main(int argc, char** argv) {
+  (void)argc;
+  TVMFFIAny args[2] = {text("b"), text(argv[1])};
+  TVMFFIAny parts = call("ffi.TritonCacheToArtifacts", args, 2);
+  TVMFFIAny mod = call("ffi.Artifact.loader.triton", &parts, 1);
+  TVMFFIAny get[3] = {mod, text("add"), {0}};
+  get[2].type_index = kTVMFFIBool;
+  TVMFFIAny f = call("ffi.ModuleGetFunction", get, 3);
+  int (*alloc)(uint64_t*, size_t) = (int (*)(uint64_t*, size_t))dlsym(dlopen("libcuda.so.1", RTLD_NOW), "cuMemAlloc_v2");
+  uint64_t b[3];
+  for (int i = 0; i < 3; ++i) alloc(&b[i], 4096);
+  TVMFFIAny a[7] = {{0}};
+  int64_t v[7] = {4, 1, 1, (int64_t)b[0], (int64_t)b[1], (int64_t)b[2], 1024};
+  for (int i = 0; i < 7; ++i) { a[i].type_index = kTVMFFIInt; a[i].v_int64 = v[i]; }
+  double best = 1e30;
+  for (int rep = 0; rep < 5; ++rep) {
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int it = 0; it < 200000; ++it) {
+      TVMFFIAny out = {0};
+      if (TVMFFIFunctionCall(f.v_obj, a, 7, &out)) { puts("fail"); return 1; }
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double us = ((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)) / 200000 / 1e3;
+    if (us < best) best = us;
+  }
+  printf("%f\n", best);
+  return 0;
+}
+"""
+
+
+def measure_c(fake_dir):
+    import tempfile
+    lib = os.path.join(ROOT, "target", "release")
+    work = tempfile.mkdtemp()
+    src, exe = os.path.join(work, "host.c"), os.path.join(work, "host")
+    with open(src, "w") as f:
+        f.write(C_HOST)
+    subprocess.run(["cc", "-O2", "-I", os.path.join(ROOT, "include"), src, "-L", lib, f"-Wl,-rpath,{lib}",
+                    "-ltvm_ffi", "-ldl", "-o", exe], check=True)
+    env = dict(os.environ, LD_LIBRARY_PATH=fake_dir, FAKE_CUDA_NOEMULATE="1")
+    data = os.path.join(ROOT, "tests", "data", "triton", "3.9", "add")
+    out = subprocess.run([exe, data], env=env, capture_output=True, text=True, check=True)
+    return float(out.stdout.strip())
+
+
 def measure(mode, ours_pkg, fake_dir):
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH",)}
     env.update(LD_LIBRARY_PATH=fake_dir, FAKE_CUDA_NOEMULATE="1", TRITON_DEFAULT_FP_FUSION="1")
@@ -80,10 +149,12 @@ def main():
     jit = measure("jit", ours_pkg, fake_dir)
     compiled = measure("compiled", ours_pkg, fake_dir)
     ours = measure("ours", ours_pkg, fake_dir)
+    from_c = measure_c(fake_dir)
     print(f"{'launch path':<48}{'us/launch':>10}{'ours / it':>11}")
     print(f"{'Triton JIT: add[grid](...)':<48}{jit:>10.2f}{ours / jit:>11.2f}")
     print(f"{'Triton CompiledKernel[grid](...)':<48}{compiled:>10.2f}{ours / compiled:>11.2f}")
     print(f"{'ours, Python through the official package':<48}{ours:>10.2f}{1:>11.2f}")
+    print(f"{'ours, C (TVMFFIFunctionCall, target/release)':<48}{from_c:>10.2f}{from_c / ours:>11.2f}")
 
 
 if __name__ == "__main__":
