@@ -46,7 +46,7 @@ static const char* kSkippedGlobals[] = {
     "ffi.LibraryBin", "ffi.InspectFile", "ffi.ModuleFromExternC", "ffi.Artifact",
     "ffi.ModuleTreeWriteFormats",
     "ffi.Module.load_from_bytes.ffi.ArtifactSet", "ffi.Module.load_from_bytes.cuda",
-    "ffi.CUDAModuleToArtifacts", "__tvm_set_device", "ffi.MapGetMissingObject", NULL};
+    "ffi.CUDAModuleToArtifacts", "ffi.Triton", "__tvm_set_device", "ffi.MapGetMissingObject", NULL};
 
 static int has_prefix_in(const char* name, const char** list) {
   for (; *list; ++list) {
