@@ -11,18 +11,12 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+
+mod repeat;
 use tvm_ffi::module::{cuda_blob, device_code};
 
 fuzz_target!(|data: &[u8]| {
-    let repeated;
-    let data = match data.strip_prefix(b"REPEAT") {
-        Some(rest) if rest.len() >= 4 && rest.len() <= 68 => {
-            let n = u32::from_le_bytes(rest[..4].try_into().unwrap()).min(200_000);
-            repeated = rest[4..].repeat(n as usize);
-            &repeated[..]
-        }
-        _ => data,
-    };
+    let data = &*repeat::expand(data, b"");
     if let Ok(blob) = cuda_blob::decode(data) {
         assert_eq!(cuda_blob::encode(&blob), data);
     }

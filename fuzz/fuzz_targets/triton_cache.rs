@@ -9,18 +9,12 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+
+mod repeat;
 use tvm_ffi::module::triton_cache;
 
 fuzz_target!(|data: &[u8]| {
-    let repeated;
-    let data = match data.strip_prefix(b"REPEAT") {
-        Some(rest) if rest.len() >= 4 && rest.len() <= 68 => {
-            let n = u32::from_le_bytes(rest[..4].try_into().unwrap()).min(200_000);
-            repeated = [&b"tt.func @k("[..], &rest[4..].repeat(n as usize)].concat();
-            &repeated[..]
-        }
-        _ => data,
-    };
+    let data = &*repeat::expand(data, b"tt.func @k(");
     if let Ok(meta) = triton_cache::parse_metadata(data) {
         let _ = meta.check_release();
         assert!(meta.num_warps >= 1 && meta.num_warps <= 32);
