@@ -433,7 +433,7 @@ fn hostile_files_are_errors() {
             read("add", "add.cubin")[..2000].to_vec(),
             add_json.clone().into_bytes(),
             read("add", "add.ttir"),
-            "cubin",
+            "hostile/add: cubin: not a readable 64-bit ELF file",
         ),
         (
             "another release",
