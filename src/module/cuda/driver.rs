@@ -30,6 +30,34 @@ pub struct LaunchAttribute {
     pub value: [c_uint; 16],
 }
 
+/// The attributes of one launch, at most five, in the order added.
+#[derive(Default)]
+pub struct LaunchAttributes {
+    items: [LaunchAttribute; 5],
+    len: usize,
+}
+
+impl LaunchAttributes {
+    /// Adds attribute `id` with the first words of its value.
+    pub fn push(&mut self, id: u32, value: &[c_uint]) {
+        let a = &mut self.items[self.len];
+        a.id = id;
+        a.value[..value.len()].copy_from_slice(value);
+        self.len += 1;
+    }
+
+    /// What a [`LaunchConfig`] takes: the array (NULL when empty) and its
+    /// length.
+    pub fn as_config(&mut self) -> (*mut LaunchAttribute, c_uint) {
+        let ptr = if self.len == 0 {
+            core::ptr::null_mut()
+        } else {
+            self.items.as_mut_ptr()
+        };
+        (ptr, self.len as c_uint)
+    }
+}
+
 /// `CUlaunchConfig`.
 #[repr(C)]
 pub struct LaunchConfig {

@@ -11,7 +11,7 @@
 //! table is checked against what the code declares (an `.entry` of that
 //! name, the parameter sizes): a mismatch is an error, never a launch.
 
-use super::driver::{self, Driver, Handle, LaunchAttribute, LaunchConfig, attr};
+use super::driver::{self, Driver, Handle, LaunchAttributes, LaunchConfig, attr};
 use super::loaded::{MAX_DEVICES, PerDevice, current_device, device_pointer};
 use super::nvrtc;
 use crate::abi::*;
@@ -27,7 +27,7 @@ use crate::runtime::model::error::{Error, ErrorKind, Result};
 use crate::runtime::model::string::{TextKind, str_bytes_of};
 use crate::runtime::model::type_table::type_key_of;
 use crate::runtime::value::env;
-use core::ffi::{c_int, c_uint, c_void};
+use core::ffi::{c_int, c_void};
 use std::collections::HashMap;
 use std::ffi::CString;
 use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
@@ -378,13 +378,7 @@ impl Kernel {
         pointers: &mut [*mut c_void],
     ) -> Result<()> {
         let dims = &wl.dims;
-        let mut attrs = [LaunchAttribute::default(); 4];
-        let mut n = 0usize;
-        let mut push = |id: u32, value: &[c_uint]| {
-            attrs[n].id = id;
-            attrs[n].value[..value.len()].copy_from_slice(value);
-            n += 1;
-        };
+        let mut attrs = LaunchAttributes::default();
         let required = self.tags.required_block_dimension;
         if required {
             for i in 0..3 {
@@ -403,16 +397,16 @@ impl Kernel {
             }
         }
         if !required && (self.tags.cluster_launch || dims[6..9] != [1, 1, 1]) {
-            push(attr::CLUSTER_DIMENSION, &dims[6..9]);
+            attrs.push(attr::CLUSTER_DIMENSION, &dims[6..9]);
         }
         if !required && dims[9..12] != [1, 1, 1] {
-            push(attr::PREFERRED_CLUSTER_DIMENSION, &dims[9..12]);
+            attrs.push(attr::PREFERRED_CLUSTER_DIMENSION, &dims[9..12]);
         }
         if self.tags.programmatic_dependent_launch {
-            push(attr::PROGRAMMATIC_STREAM_SERIALIZATION, &[1]);
+            attrs.push(attr::PROGRAMMATIC_STREAM_SERIALIZATION, &[1]);
         }
         if self.tags.cooperative {
-            push(attr::COOPERATIVE, &[1]);
+            attrs.push(attr::COOPERATIVE, &[1]);
         }
         let (grid, block) = if required {
             (
@@ -422,17 +416,15 @@ impl Kernel {
         } else {
             ([dims[0], dims[1], dims[2]], [dims[3], dims[4], dims[5]])
         };
+        // `attrs` stays alive (shadowed) until the launch returns.
+        let (attrs, num_attrs) = attrs.as_config();
         let config = LaunchConfig {
             grid,
             block,
             shared_mem_bytes: wl.shared,
             stream,
-            attrs: if n == 0 {
-                core::ptr::null_mut()
-            } else {
-                attrs.as_mut_ptr()
-            },
-            num_attrs: n as c_uint,
+            attrs,
+            num_attrs,
         };
         // SAFETY: one pointer per kernel parameter, each to a holder of the
         // parameter's size (the table was checked against the code's

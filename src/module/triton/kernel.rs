@@ -26,7 +26,7 @@
 
 use crate::abi::*;
 use crate::module::backend::workspace;
-use crate::module::cuda::driver::{self, Driver, Handle, LaunchAttribute, LaunchConfig, attr};
+use crate::module::cuda::driver::{self, Driver, Handle, LaunchAttributes, LaunchConfig, attr};
 use crate::module::cuda::loaded::{
     MAX_DEVICES, PerDevice, current_device, device_pointer, tensor_of,
 };
@@ -389,40 +389,36 @@ impl TritonKernel {
         pointers: &mut [*mut c_void],
     ) -> Result<()> {
         let m = &self.meta;
-        let mut attrs = [LaunchAttribute::default(); 5];
-        let mut n = 0usize;
-        let mut push = |id: u32, value: &[c_uint]| {
-            attrs[n].id = id;
-            attrs[n].value[..value.len()].copy_from_slice(value);
-            n += 1;
-        };
+        let mut attrs = LaunchAttributes::default();
         if m.shared > OVERSIZED_SHARED {
-            push(
+            attrs.push(
                 attr::SHARED_MEMORY_MODE,
                 &[driver::SHARED_MEMORY_MODE_ALLOW_OVERSIZED as c_uint],
             );
         }
         if m.launch_pdl {
-            push(attr::PROGRAMMATIC_STREAM_SERIALIZATION, &[1]);
+            attrs.push(attr::PROGRAMMATIC_STREAM_SERIALIZATION, &[1]);
         }
         if m.launch_cooperative_grid {
-            push(attr::COOPERATIVE, &[1]);
+            attrs.push(attr::COOPERATIVE, &[1]);
         }
         if m.num_ctas != 1 {
-            push(attr::CLUSTER_DIMENSION, &[m.num_ctas, 1, 1]);
-            push(attr::CLUSTER_SCHEDULING_POLICY_PREFERENCE, &[1]);
+            attrs.push(attr::CLUSTER_DIMENSION, &[m.num_ctas, 1, 1]);
+            attrs.push(attr::CLUSTER_SCHEDULING_POLICY_PREFERENCE, &[1]);
         }
         if m.num_ctas == 16 {
             let rc = d.set_function_attribute(f, driver::FUNC_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
             d.check(rc, "cuFuncSetAttribute")?;
         }
+        // `attrs` stays alive (shadowed) until the launch returns.
+        let (attrs, num_attrs) = attrs.as_config();
         let config = LaunchConfig {
             grid: [grid[0] * m.num_ctas, grid[1], grid[2]],
             block: [m.block(), 1, 1],
             shared_mem_bytes: m.shared,
             stream,
-            attrs: attrs.as_mut_ptr(),
-            num_attrs: n as c_uint,
+            attrs,
+            num_attrs,
         };
         // SAFETY: one pointer per kernel parameter, each to an 8-byte holder
         // of at least the parameter's size (the cubin's declared sizes were
