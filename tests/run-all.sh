@@ -114,7 +114,7 @@ stages=(
   "reentrant|finalizers calling back while a global is replaced: official library, then ours (transcript diff, 120 s timeout)"
   "tvm-libraries|TVM 0.27's libraries without import tvm: NumPy's answers and CUDA modules on ours; the official library fails on them as before"
   "tvm-runtime|every launch against TVM 0.27's own runtime on a logging fake driver (tests/python/tvm_runtime_diff.py): the same driver calls, CUDA source compiled to TVM's image"
-  "triton|Triton 3.9's kernels launched by Triton's own launcher and by ours on a logging fake driver (tests/python/triton_launch_diff.py): the same driver calls"
+  "triton|the kernels of every Triton release 3.0-3.9 launched by the release's own launcher and by ours on a logging fake driver (tests/python/triton_launch_diff.py): the same driver calls"
   "gpu|device code on a GPU (tests/gpu/run.sh; skipped without one)"
   "structural|structural visitors and mutators: official library, then ours (transcript diff)"
   "subclass|subclasses defined in Python, on every receiver: official library, then ours (transcript diff)"
@@ -273,6 +273,8 @@ count() { # pattern log: the sum of field 2 of the log's lines matching it
 # What the stages need, made when a stage runs alone (a full run makes each
 # in the stage that owns it).
 venv="$root/target/venv"
+# The Triton releases of tests/data/triton, each launched by its own launcher.
+TRITON_RELEASES="${TRITON_RELEASES:-3.0.0 3.1.0 3.2.0 3.3.1 3.4.0 3.5.1 3.6.0 3.7.1 3.8.0 3.9.0}"
 # Every stage tests the library `cargo test` builds in this profile.
 profile=testing
 lib="$root/target/$profile/libtvm_ffi.so"
@@ -436,21 +438,27 @@ stage_tvm_runtime() {
 }
 stage_triton() {
   need_pkg_ours
-  # Triton from PyPI (its launcher is built with the C compiler and
-  # Python's headers at first use), with what the official package needs,
-  # in the venv the fixtures were compiled in: Triton records the paths of
-  # its own library's source in the cubin's line table, so the same image
-  # needs the same path (tests/tools/export-triton-kernels.sh).
-  local tv="/tmp/tvm-ffi-rs-triton/3.9.0/venv" fake="$root/target/triton-diff/fake"
-  if ! "$tv/bin/python" -c "import triton, numpy, typing_extensions" 2>/dev/null; then
-    rm -rf "$tv"
-    python3 -m venv "$tv"
-    "$tv/bin/pip" install --quiet --disable-pip-version-check triton==3.9.0 numpy typing_extensions
-  fi
+  # Each release of tests/data/triton from PyPI (its launcher is built with
+  # the C compiler and Python's headers at first use), with what the
+  # official package needs, in the venv the fixtures were compiled in:
+  # Triton records the paths of its own library's source in the cubin's
+  # line table, so the same image needs the same path
+  # (tests/tools/export-triton-kernels.sh).
+  local fake="$root/target/triton-diff/fake" v tv
   mkdir -p "$fake"
   cc -shared -fPIC -O2 -o "$fake/libcuda.so.1" tests/data/fake_cuda.c
-  "$tv/bin/python" tests/python/triton_launch_diff.py "$tv/bin/python" "$root/target/suite/pkg-ours" "$fake" \
-    "$root/target/triton-diff" | tee target/triton-launch-diff.log
+  ln -sf libcuda.so.1 "$fake/libcuda.so"  # what Triton's launcher links with
+  : > target/triton-launch-diff.log
+  for v in $TRITON_RELEASES; do
+    tv="/tmp/tvm-ffi-rs-triton/$v/venv"
+    if ! "$tv/bin/python" -c "import triton, numpy, typing_extensions" 2>/dev/null; then
+      rm -rf "$tv"
+      python3 -m venv "$tv"
+      "$tv/bin/pip" install --quiet --disable-pip-version-check "triton==$v" numpy typing_extensions
+    fi
+    "$tv/bin/python" tests/python/triton_launch_diff.py "$v" "$tv/bin/python" "$root/target/suite/pkg-ours" \
+      "$fake" "$root/target/triton-diff/$v" | tee -a target/triton-launch-diff.log
+  done
   passed "$(count '^triton-launch-diff:' target/triton-launch-diff.log)"
 }
 stage_gpu() {

@@ -1,8 +1,9 @@
-//! Triton kernels with our library alone, on the cache entries Triton 3.9
-//! wrote (`tests/data/triton/3.9`, made by
-//! `tests/tools/export-triton-kernels.sh`): every kernel becomes artifacts,
-//! loads through `ffi.Artifact.loader.triton`, describes itself and exports
-//! as a library and as Model Library Format; launches on the fake driver
+//! Triton kernels with our library alone, on the cache entries each Triton
+//! release from 3.0 to 3.9 wrote (`tests/data/triton/<release>`, made by
+//! `tests/tools/export-triton-kernels.sh`): every kernel of every release
+//! becomes artifacts, loads through `ffi.Artifact.loader.triton`, describes
+//! itself and exports as a library and as Model Library Format, read back;
+//! launches (of Triton 3.9's kernels) on the fake driver
 //! (`tests/data/fake_cuda.c`) carry the metadata's grid, block, shared
 //! memory, attributes and parameters, scratch included; bad arguments and
 //! hostile files are errors naming what is wrong. The same launches are
@@ -16,19 +17,21 @@ use tvm_ffi::abi::*;
 use tvm_ffi::runtime::registry::get_global;
 use tvm_ffi::runtime::{Any, Function, TextKind, make_text};
 
-/// The kernels of the fixtures, by directory.
-const KERNELS: [&str; 9] = [
-    "add",
-    "big_shared",
-    "ctas2",
-    "grid_2d",
-    "many",
-    "row_sum",
-    "scalars",
-    "scratch",
-    "warps8",
-];
+/// The fixtures of every release: `tests/data/triton/<release>/<kernel>`.
+fn fixtures() -> Vec<PathBuf> {
+    let sorted = |dir: &Path| {
+        let mut all: Vec<PathBuf> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        all.sort();
+        all
+    };
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/triton");
+    sorted(&root).iter().flat_map(|r| sorted(r)).collect()
+}
 
+/// A kernel of Triton 3.9, which the launches below use.
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/data/triton/3.9")
@@ -46,18 +49,16 @@ fn call(name: &str, args: &[&Any]) -> tvm_ffi::runtime::Result<Any> {
 }
 
 fn artifacts(name: &str) -> tvm_ffi::runtime::Result<Any> {
-    call(
-        "ffi.TritonCacheToArtifacts",
-        &[
-            &text(&format!("triton_{name}")),
-            &text(fixture(name).to_str().unwrap()),
-        ],
-    )
+    artifacts_of(&fixture(name))
+}
+
+fn module_of(dir: &Path) -> tvm_ffi::module::Module {
+    let m = call("ffi.Artifact.loader.triton", &[&artifacts_of(dir).unwrap()]).unwrap();
+    tvm_ffi::module::Module::from_object(m.view().to_object().unwrap()).unwrap()
 }
 
 fn module(name: &str) -> tvm_ffi::module::Module {
-    let m = call("ffi.Artifact.loader.triton", &[&artifacts(name).unwrap()]).unwrap();
-    tvm_ffi::module::Module::from_object(m.view().to_object().unwrap()).unwrap()
+    module_of(&fixture(name))
 }
 
 fn function(m: &tvm_ffi::module::Module, name: &str) -> Function {
@@ -67,36 +68,90 @@ fn function(m: &tvm_ffi::module::Module, name: &str) -> Function {
 }
 
 /// The symbol of each fixture's kernel.
-fn symbol(name: &str) -> &'static str {
+fn symbol(name: &str) -> &str {
     match name {
-        "ctas2" => "add",
+        "ctas2" | "ctas16" | "attrs" => "add",
         "warps8" => "add_i64",
         "big_shared" => "matmul",
         "scratch" => "descriptor",
-        n => KERNELS.iter().find(|k| **k == n).unwrap(),
+        n => n,
     }
 }
 
-fn set_of(name: &str) -> tvm_ffi::module::artifact::ArtifactSet {
-    let set = call("ffi.ArtifactSet", &[&artifacts(name).unwrap(), &Any::NONE]).unwrap();
+fn set_of_dir(dir: &Path) -> tvm_ffi::module::artifact::ArtifactSet {
+    let set = call(
+        "ffi.ArtifactSet",
+        &[&artifacts_of(dir).unwrap(), &Any::NONE],
+    )
+    .unwrap();
     tvm_ffi::module::artifact::ArtifactSet::from_object(set.view().to_object().unwrap()).unwrap()
 }
 
+fn set_of(name: &str) -> tvm_ffi::module::artifact::ArtifactSet {
+    set_of_dir(&fixture(name))
+}
+
 #[test]
-fn every_kernel_loads_describes_and_exports() {
-    for name in KERNELS {
-        let m = module(name);
-        assert_eq!(m.kind_name().unwrap(), "triton", "{name}");
-        assert!(m.implements_function(symbol(name), true).unwrap(), "{name}");
-        let set = set_of(name);
+fn every_kernel_of_every_release_loads_describes_and_exports() {
+    let dir = common::workdir("triton", "every");
+    let all = fixtures();
+    assert!(all.len() >= 100, "{} fixtures", all.len());
+    for path in all {
+        let name = path.file_name().unwrap().to_str().unwrap();
+        let release = path
+            .parent()
+            .unwrap()
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap();
+        let who = format!("{release}/{name}");
+        let m = module_of(&path);
+        assert_eq!(m.kind_name().unwrap(), "triton", "{who}");
+        assert!(m.implements_function(symbol(name), true).unwrap(), "{who}");
+        let set = set_of_dir(&path);
         let lines = tvm_ffi::module::artifact::triton::describe_kernels(&set.artifacts());
         let all = lines
             .iter()
             .flat_map(|(_, l)| l.clone())
             .collect::<Vec<_>>()
             .join("\n");
-        assert!(all.contains("Triton 3.9.0, sm_90"), "{name}: {all}");
-        assert!(all.contains("as the signature says"), "{name}: {all}");
+        // Releases before 3.3 do not record theirs.
+        let named = if release < "3.3" {
+            "Triton 3.0-3.2, sm_90".to_owned()
+        } else {
+            format!("Triton {release}.")
+        };
+        assert!(all.contains(&named), "{who}: {all}");
+        assert!(all.contains("as the signature says"), "{who}: {all}");
+        // As a library and as Model Library Format, read back and loaded.
+        let set = call(
+            "ffi.ArtifactSet",
+            &[&artifacts_of(&path).unwrap(), &Any::NONE],
+        )
+        .unwrap();
+        let stem = who.replace('/', "_");
+        let lib = dir.join(format!("{stem}.so"));
+        call(
+            "ffi.ArtifactSetExportLibrary",
+            &[&set, &text(lib.to_str().unwrap())],
+        )
+        .unwrap();
+        let back = tvm_ffi::module::load_from_file(lib.to_str().unwrap().as_bytes()).unwrap();
+        let mlf = common::mlf_round_trip(&set, &dir.join(format!("{stem}.tar")));
+        for m in [back, mlf] {
+            let kernels = m
+                .imports()
+                .into_iter()
+                .find(|i| i.kind_name().unwrap() == "triton");
+            assert!(
+                kernels
+                    .unwrap()
+                    .implements_function(symbol(name), true)
+                    .unwrap(),
+                "{who}"
+            );
+        }
     }
     // The described kernel of the fp16/bf16/i64 fixture, as Triton spells it.
     let set = set_of("scalars");
@@ -105,28 +160,6 @@ fn every_kernel_loads_describes_and_exports() {
         lines[0].1[0],
         "kernel scalars(out_ptr: *fp32, a_i64: i64, b_fp16: fp16, c_bf16: bf16, d_fp64: fp64, \
          e_i8: i8, f_u32: i32)"
-    );
-    // As a library and as Model Library Format, read back and loaded.
-    let dir = common::workdir("triton", "export");
-    let set = call("ffi.ArtifactSet", &[&artifacts("add").unwrap(), &Any::NONE]).unwrap();
-    let lib = dir.join("add.so");
-    call(
-        "ffi.ArtifactSetExportLibrary",
-        &[&set, &text(lib.to_str().unwrap())],
-    )
-    .unwrap();
-    let m = tvm_ffi::module::load_from_file(lib.to_str().unwrap().as_bytes()).unwrap();
-    assert!(
-        m.imports()
-            .iter()
-            .any(|i| i.kind_name().unwrap() == "triton")
-    );
-    let tar = dir.join("add.tar");
-    let m = common::mlf_round_trip(&set, &tar);
-    assert!(
-        m.imports()
-            .iter()
-            .any(|i| i.kind_name().unwrap() == "triton")
     );
 }
 
@@ -327,7 +360,7 @@ fn launches_follow_the_metadata() {
             // Two tensors, an address, n, then the NULL global and profile scratch.
             "  params A0+0 A1+0 A2+0 00040000 0000000000000000 0000000000000000",
             // num_ctas 2: grid x doubled, a cluster of 2, spread scheduling.
-            "cuLaunchKernelEx add device 0 grid 6,1,1 block 128,1,1 shared 0 stream (nil) attr4=2,1,1 attr5=1,0,0",
+            "cuLaunchKernelEx add device 0 grid 6,1,1 block 128,1,1 shared 0 stream (nil) attr4=2,1,1 attr5=1",
             "  params A0+0 A1+0 A2+0 00040000 0000000000000000 0000000000000000",
             // num_warps 8; n an i64 of 2^40.
             "cuLaunchKernelEx add_i64 device 0 grid 2,1,1 block 256,1,1 shared 0 stream (nil)",
@@ -438,10 +471,10 @@ fn hostile_files_are_errors() {
         (
             "another release",
             read("add", "add.cubin"),
-            add_json.replace("3.9.0", "3.2.0").into_bytes(),
+            add_json.replace("3.9.0", "3.10.0").into_bytes(),
             read("add", "add.ttir"),
-            "is of Triton 3.2.0: its launcher's hidden parameters and launch attributes are known \
-             here for Triton 3.9 only",
+            "is of Triton 3.10.0: the launch (hidden parameters, launch attributes) is known here \
+             for Triton 3.0-3.9 only",
         ),
     ];
     for (what, cubin, meta, sig, says) in cases {

@@ -216,7 +216,7 @@ typedef struct {
 static void* capturing = NULL;
 static Recorded recorded[16];
 static int num_recorded = 0;
-static CUresult run(const Config* c, Func* fn, void** args);
+static CUresult run(const Config* c, Func* fn, void** args, const char* api);
 
 CUresult cuLaunchKernelEx(const Config* c, void* f, void** args, void** extra) {
   (void)extra;
@@ -234,18 +234,33 @@ CUresult cuLaunchKernelEx(const Config* c, void* f, void** args, void** extra) {
     fake_cuda_log("captured %s", ((Func*)f)->name);
     return 0;
   }
-  return run(c, f, args);
+  return run(c, f, args, "cuLaunchKernelEx");
 }
 
-static CUresult run(const Config* c, Func* fn, void** args) {
+/* The launch without attributes (Triton's launchers up to 3.3), logged as
+ * cuLaunchKernelEx's with its own name. */
+CUresult cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                        unsigned bz, unsigned shared, void* stream, void** args, void** extra) {
+  (void)extra;
+  if (getenv("FAKE_CUDA_NOEMULATE")) return 0;
+  Config c = {{gx, gy, gz}, {bx, by, bz}, shared, stream, NULL, 0};
+  return run(&c, f, args, "cuLaunchKernel");
+}
+
+static CUresult run(const Config* c, Func* fn, void** args, const char* api) {
   char attrs[256] = "";
   for (unsigned i = 0; i < c->num_attrs; ++i) {
     char one[64];
-    snprintf(one, sizeof(one), " attr%u=%u,%u,%u", c->attrs[i].id, c->attrs[i].value[0],
-             c->attrs[i].value[1], c->attrs[i].value[2]);
+    /* The words the driver reads: three for a cluster's shape (4, 11),
+     * one for the rest (the others are not set by every launcher). */
+    const Attr* at = &c->attrs[i];
+    if (at->id == 4 || at->id == 11)
+      snprintf(one, sizeof(one), " attr%u=%u,%u,%u", at->id, at->value[0], at->value[1], at->value[2]);
+    else
+      snprintf(one, sizeof(one), " attr%u=%u", at->id, at->value[0]);
     strncat(attrs, one, sizeof(attrs) - strlen(attrs) - 1);
   }
-  fake_cuda_log("cuLaunchKernelEx %s device %d grid %u,%u,%u block %u,%u,%u shared %u stream %p%s",
+  fake_cuda_log("%s %s device %d grid %u,%u,%u block %u,%u,%u shared %u stream %p%s", api,
         fn->name, current_device, c->grid[0], c->grid[1], c->grid[2], c->block[0], c->block[1],
         c->block[2], c->shared, c->stream, attrs);
   if (diff_log()) {
@@ -328,7 +343,7 @@ CUresult cuGraphLaunch(void* exec, void* stream) {
   (void)exec; (void)stream;
   for (int i = 0; i < num_recorded; ++i) {
     void* args[3] = {&recorded[i].args[0], &recorded[i].args[1], &recorded[i].args[2]};
-    run(&recorded[i].config, recorded[i].fn, args);
+    run(&recorded[i].config, recorded[i].fn, args, "cuLaunchKernelEx");
   }
   return 0;
 }

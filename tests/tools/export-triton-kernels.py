@@ -14,11 +14,7 @@ import sys
 # The kernels' source, at the fixed path the caller copied it to (Triton
 # records the source's path in the TTIR and the cubin's line table).
 sys.path.insert(0, os.environ["TRITON_KERNELS_DIR"])
-from triton.backends.compiler import GPUTarget
-from triton.compiler import ASTSource
-
-import triton
-from triton_kernels import KERNELS
+from triton_kernels import KERNELS, compile_kernel
 
 OUT = sys.argv[1]
 CACHE = os.environ["TRITON_CACHE_DIR"]
@@ -30,8 +26,7 @@ def entries():
 
 for name, fn, signature, constexprs, options in KERNELS:
     before = entries()
-    src = ASTSource(fn=fn, signature=signature, constexprs=constexprs)
-    compiled = triton.compile(src, target=GPUTarget("cuda", 90, 32), options=options)
+    compiled = compile_kernel(fn, signature, constexprs, options)
     kname = compiled.metadata.name
     # The entry this compile wrote: the one holding the group file that is new.
     new = [d for d in entries() - before if os.path.exists(os.path.join(CACHE, d, f"__grp__{kname}.json"))]
@@ -46,4 +41,4 @@ for name, fn, signature, constexprs, options in KERNELS:
             shutil.copyfile(os.path.join(cache, f), os.path.join(dest, f))
     md = compiled.metadata
     print(name, kname, "warps", md.num_warps, "ctas", md.num_ctas, "shared", md.shared,
-          "scratch", md.global_scratch_size, getattr(md, "profile_scratch_size", None))
+          "scratch", getattr(md, "global_scratch_size", None), getattr(md, "profile_scratch_size", None))

@@ -8,7 +8,7 @@
 # venv, the cache and a copy
 # of the kernels' source (triton_kernels.py, beside this script) live at
 # fixed paths under /tmp/tvm-ffi-rs-triton/VERSION: the files are then the
-# same bytes on every machine.
+# same bytes on every machine (the copy's time fixed too).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 version="${1:-3.9.0}"
@@ -23,5 +23,7 @@ fi
 rm -rf "$work/cache"
 mkdir -p "$out"
 cp "$root/tests/tools/triton_kernels.py" "$work/triton_kernels.py"
+# Releases before 3.3 record the source's time in the cubin's line table.
+touch -d @1767225600 "$work/triton_kernels.py"
 TRITON_KERNELS_DIR="$work" TRITON_CACHE_DIR="$work/cache" TRITON_DEFAULT_FP_FUSION=1 "$venv/bin/python" \
   "$root/tests/tools/export-triton-kernels.py" "$out"

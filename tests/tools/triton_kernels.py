@@ -85,3 +85,41 @@ KERNELS = [
     ("scratch", descriptor, {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"},
      {"BLOCK": 64}, {}),
 ]
+
+# What follows adapts the list to the Triton release installed; it stays
+# below the kernels so that their line numbers (recorded in the TTIR and the
+# cubin's line table) are the same for every release.
+RELEASE = tuple(int(x) for x in triton.__version__.split(".")[:2])
+# Device-side tensor descriptors (the kernel with global scratch) came in 3.4.
+if not hasattr(tl, "make_tensor_descriptor"):
+    KERNELS = [k for k in KERNELS if k[0] != "scratch"]
+_ADD = {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}
+# A cluster of 16 (non-portable), and the launch attributes each release
+# knows (cooperative from 3.3, programmatic dependent launch from 3.4).
+KERNELS.append(("ctas16", add, _ADD, {"BLOCK": 256}, {"num_ctas": 16}))
+if RELEASE >= (3, 3):
+    KERNELS.append(("attrs", add, _ADD, {"BLOCK": 256},
+                    {"num_ctas": 2, "launch_cooperative_grid": True, **({"launch_pdl": True} if RELEASE >= (3, 4) else {})}))
+
+
+def compile_kernel(fn, signature, constexprs, options):
+    """`triton.compile` of one kernel for sm_90, spelled as the release spells it."""
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    if RELEASE >= (3, 3):
+        src = ASTSource(fn=fn, signature=signature, constexprs=constexprs)
+    else:
+        # 3.0-3.2: the signature names the runtime parameters only, the
+        # constexprs are constants.
+        src = ASTSource(fn=fn, signature={k: v for k, v in signature.items() if v != "constexpr"},
+                        constants=constexprs)
+    return triton.compile(src, target=GPUTarget("cuda", 90, 32), options=options)
+
+
+def launch_arguments(signature, constexprs, given):
+    """The arguments of `CompiledKernel[grid](...)` in order: each runtime
+    parameter from `given`, the constexprs too from 3.3 on."""
+    given = iter(given)
+    return [constexprs[p] if t == "constexpr" else next(given) for p, t in signature.items()
+            if t != "constexpr" or RELEASE >= (3, 3)]

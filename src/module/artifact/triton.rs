@@ -184,7 +184,12 @@ pub(crate) fn describe(a: &Artifact) -> Result<String> {
             let m = parse_metadata(a.content())?;
             format!(
                 "  Triton {} kernel {}: sm_{}, num_warps {}, num_ctas {}, shared {} bytes\n",
-                m.triton_version, m.name, m.arch, m.num_warps, m.num_ctas, m.shared
+                m.release(),
+                m.name,
+                m.arch,
+                m.num_warps,
+                m.num_ctas,
+                m.shared
             )
         }
         Some(SIGNATURE_FORMAT) => {

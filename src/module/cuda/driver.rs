@@ -154,6 +154,20 @@ pub struct Driver {
         *mut *mut c_void,
         *mut *mut c_void,
     ) -> CuResult,
+    /// The launch without attributes, as Triton up to 3.3 calls it.
+    launch_kernel: unsafe extern "C" fn(
+        Handle,
+        c_uint,
+        c_uint,
+        c_uint,
+        c_uint,
+        c_uint,
+        c_uint,
+        c_uint,
+        Handle,
+        *mut *mut c_void,
+        *mut *mut c_void,
+    ) -> CuResult,
     get_error_name: unsafe extern "C" fn(CuResult, *mut *const c_char) -> CuResult,
     mem_alloc: unsafe extern "C" fn(*mut u64, usize) -> CuResult,
     mem_free: unsafe extern "C" fn(u64) -> CuResult,
@@ -234,6 +248,7 @@ fn bind(
         func_get_attribute: optional!("cuFuncGetAttribute").ok(),
         func_set_cache_config: optional!("cuFuncSetCacheConfig").ok(),
         launch_kernel_ex: sym!("cuLaunchKernelEx"),
+        launch_kernel: sym!("cuLaunchKernel"),
         get_error_name: sym!("cuGetErrorName"),
         mem_alloc: sym!("cuMemAlloc_v2"),
         mem_free: sym!("cuMemFree_v2"),
@@ -434,6 +449,37 @@ impl Driver {
         // SAFETY: by the caller's contract; `config` and its attributes are
         // valid for the call.
         unsafe { (self.launch_kernel_ex)(config, f, args, core::ptr::null_mut()) }
+    }
+
+    /// Launches `f` through `cuLaunchKernel`, which takes no attributes
+    /// (`config`'s are not passed).
+    ///
+    /// # Safety
+    /// As [`Driver::launch`].
+    pub unsafe fn launch_plain(
+        &self,
+        config: &LaunchConfig,
+        f: Handle,
+        args: *mut *mut c_void,
+    ) -> CuResult {
+        let [gx, gy, gz] = config.grid;
+        let [bx, by, bz] = config.block;
+        // SAFETY: by the caller's contract.
+        unsafe {
+            (self.launch_kernel)(
+                f,
+                gx,
+                gy,
+                gz,
+                bx,
+                by,
+                bz,
+                config.shared_mem_bytes,
+                config.stream,
+                args,
+                core::ptr::null_mut(),
+            )
+        }
     }
 
     /// `cuMemAlloc` in the current context.

@@ -14,11 +14,11 @@
 //! error naming the field), and the text is read in one pass.
 #![forbid(unsafe_code)]
 
-use crate::abi::kTVMFFIMap;
-use crate::runtime::model::any::Any;
+use crate::abi::{kTVMFFIArray, kTVMFFIMap};
+use crate::runtime::model::any::{Any, AnyView};
 use crate::runtime::model::error::{Error, Result};
 use crate::runtime::model::string::{TextKind, make_text, str_bytes_of};
-use crate::runtime::value::{json, map};
+use crate::runtime::value::{json, map, seq};
 
 /// A scalar type of a Triton parameter, by its width (TTIR drops
 /// signedness: `u32` compiles to `i32`).
@@ -262,7 +262,8 @@ pub struct Scratch {
 pub struct Metadata {
     /// The kernel's symbol.
     pub name: String,
-    /// The release that compiled it (`triton_version`).
+    /// The release that compiled it (`triton_version`; empty before
+    /// Triton 3.3, which did not record it).
     pub triton_version: String,
     /// The compute capability it was compiled for (`target`, `arch`), as
     /// `major * 10 + minor`.
@@ -273,11 +274,13 @@ pub struct Metadata {
     pub warp_size: u32,
     /// Programs per cluster.
     pub num_ctas: u32,
+    /// The cluster's shape (`cluster_dims`, written up to Triton 3.5).
+    pub cluster_dims: Option<[u32; 3]>,
     /// Dynamic shared memory in bytes.
     pub shared: u32,
-    /// The global scratch (a hidden trailing parameter).
-    pub global_scratch: Scratch,
-    /// The profile scratch (a second hidden parameter, from Triton 3.7 on).
+    /// The global scratch (a hidden trailing parameter from Triton 3.3 on).
+    pub global_scratch: Option<Scratch>,
+    /// The profile scratch (a second hidden parameter from Triton 3.5 on).
     pub profile_scratch: Option<Scratch>,
     /// Launch with programmatic stream serialization.
     pub launch_pdl: bool,
@@ -397,6 +400,10 @@ pub fn parse_metadata(bytes: &[u8]) -> Result<Metadata> {
     .ok_or_else(|| missing("target"))?;
     let num_warps = int("num_warps", 1, MAX_WARPS)?.ok_or_else(|| missing("num_warps"))?;
     let warp_size = int("warp_size", 32, 32)?.unwrap_or(32);
+    let cluster_dims = match field("cluster_dims")? {
+        None => None,
+        Some(v) => Some(cluster_shape(&v)?),
+    };
     Ok(Metadata {
         name,
         triton_version,
@@ -404,8 +411,9 @@ pub fn parse_metadata(bytes: &[u8]) -> Result<Metadata> {
         num_warps: num_warps as u32,
         warp_size: warp_size as u32,
         num_ctas: int("num_ctas", 1, MAX_CTAS)?.unwrap_or(1) as u32,
+        cluster_dims,
         shared: int("shared", 0, MAX_SHARED)?.ok_or_else(|| missing("shared"))? as u32,
-        global_scratch: scratch("global_scratch")?.unwrap_or_default(),
+        global_scratch: scratch("global_scratch")?,
         profile_scratch: scratch("profile_scratch")?,
         launch_pdl: flag("launch_pdl")?,
         launch_cooperative_grid: flag("launch_cooperative_grid")?,
@@ -426,34 +434,44 @@ fn target_arch(target: &str) -> Option<u32> {
     digits.parse().ok()
 }
 
-/// The Triton releases whose launch is known here, checked call for call
-/// against each release's own launcher (`tests/python/triton_launch_diff.py`).
-pub const SUPPORTED_RELEASES: [&str; 1] = ["3.9"];
+/// `cluster_dims`: three sizes, each at least 1, making at most
+/// [`MAX_CTAS`] programs.
+fn cluster_shape(v: &Any) -> Result<[u32; 3]> {
+    let bad = || {
+        Error::value(format!(
+            "Triton metadata: \"cluster_dims\" must be three sizes of at least 1 making at most \
+             {MAX_CTAS} programs"
+        ))
+    };
+    let list = v.view().to_object().ok_or_else(bad)?;
+    let items: Vec<AnyView<'_>> = seq::views(&list, kTVMFFIArray)
+        .map_err(|_| bad())?
+        .collect();
+    if items.len() != 3 {
+        return Err(bad());
+    }
+    let mut dims = [0u32; 3];
+    for (d, item) in dims.iter_mut().zip(&items) {
+        *d = item
+            .as_i64()
+            .filter(|&n| n >= 1 && n as u64 <= MAX_CTAS)
+            .ok_or_else(bad)? as u32;
+    }
+    if u64::from(dims[0]) * u64::from(dims[1]) * u64::from(dims[2]) > MAX_CTAS {
+        return Err(bad());
+    }
+    Ok(dims)
+}
 
 impl Metadata {
-    /// Refuses a kernel of a release whose launch rules are not known here,
-    /// naming the release and what is missing.
-    pub fn check_release(&self) -> Result<()> {
-        let minor = self
-            .triton_version
-            .split('.')
-            .take(2)
-            .collect::<Vec<_>>()
-            .join(".");
-        if SUPPORTED_RELEASES.contains(&minor.as_str()) {
-            return Ok(());
-        }
-        let release = if self.triton_version.is_empty() {
-            "of a release that records no triton_version".to_owned()
+    /// The release as messages name it: `triton_version`, or `3.0-3.2`
+    /// where none is recorded (those releases did not record it).
+    pub fn release(&self) -> &str {
+        if self.triton_version.is_empty() {
+            "3.0-3.2"
         } else {
-            format!("of Triton {}", self.triton_version)
-        };
-        Err(Error::value(format!(
-            "Triton kernel {} is {release}: its launcher's hidden parameters and launch \
-             attributes are known here for Triton {} only",
-            self.name,
-            SUPPORTED_RELEASES.join(", ")
-        )))
+            &self.triton_version
+        }
     }
 
     /// Threads per program.
@@ -516,7 +534,6 @@ mod tests {
         let m = parse_metadata(base.as_bytes()).unwrap();
         assert_eq!((m.arch, m.block(), m.num_ctas), (90, 128, 1));
         assert!(m.profile_scratch.is_some());
-        m.check_release().unwrap();
         for (from, to, says) in [
             (
                 "\"num_warps\": 4",
@@ -537,11 +554,18 @@ mod tests {
                 .to_string();
             assert!(e.contains(says), "{e}");
         }
-        let old = parse_metadata(base.replace("3.9.0", "3.2.0").as_bytes()).unwrap();
-        let e = old.check_release().unwrap_err().to_string();
-        assert!(
-            e.contains("Triton 3.2.0") && e.contains("Triton 3.9 only"),
-            "{e}"
-        );
+        for (dims, ok) in [
+            ("[2, 1, 1]", true),
+            ("[4, 4, 2]", false),
+            ("[0, 1, 1]", false),
+            ("[2, 1]", false),
+            ("2", false),
+        ] {
+            let r = parse_metadata(
+                base.replace("\"warp_size\": 32}", &format!("\"cluster_dims\": {dims}}}"))
+                    .as_bytes(),
+            );
+            assert_eq!(r.is_ok(), ok, "{dims}: {r:?}");
+        }
     }
 }

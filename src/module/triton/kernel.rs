@@ -1,24 +1,23 @@
 //! One Triton kernel, launched as the launcher of the Triton release that
-//! compiled it launches it (Triton 3.9's `driver.c`/`driver.py`):
+//! compiled it launches it (the differences between releases are in
+//! [`super::release`]):
 //!
 //! - the call is `(grid_x, grid_y, grid_z, <the runtime parameters>)`:
 //!   pointers (`*fp32`) from tensors (their dtype and a CUDA device checked),
 //!   integer addresses, opaque pointers or None; scalars by their declared
 //!   width (i1 as 4 bytes, fp16 packed as Python packs it, bf16 as the top
 //!   half of the float32, as Triton does); then the hidden trailing
-//!   pointers: the global scratch, and the profile scratch where the
-//!   release has one, each NULL when its size is 0, else `grid × num_ctas ×
-//!   size` bytes allocated stream-ordered for the launch;
-//! - block `warp_size × num_warps`, grid x times `num_ctas`, dynamic shared
-//!   memory `shared`, on `TVMFFIEnvGetStream` of the current device; a
-//!   cluster (`num_ctas`, spread scheduling) when `num_ctas` > 1, the
-//!   non-portable cluster size allowed at 16, programmatic stream
-//!   serialization for `launch_pdl`, cooperative for
-//!   `launch_cooperative_grid`, oversized shared memory above 228 KiB;
+//!   pointers the release appends (global scratch, profile scratch), each
+//!   NULL when its size is 0, else `grid × programs per cluster × size`
+//!   bytes allocated stream-ordered for the launch;
+//! - block `warp_size × num_warps`, the grid times the cluster's shape,
+//!   dynamic shared memory `shared`, on `TVMFFIEnvGetStream` of the current
+//!   device; a cluster (spread scheduling) when `num_ctas` > 1, programmatic
+//!   stream serialization for `launch_pdl`, cooperative for
+//!   `launch_cooperative_grid`, as far as the release reads them;
 //! - at the first launch on a device, the cubin is loaded and, above 48 KiB
-//!   of shared memory where the device allows more, the kernel's shared
-//!   memory mode is raised (or, on a driver without that attribute, its
-//!   cache preference and dynamic shared memory limit).
+//!   of shared memory where the device allows more, the kernel's limit is
+//!   raised as the release raises it.
 //!
 //! A wrong count, a float for an int, a tensor of another dtype or device,
 //! a grid axis of 0 or past the device's limits: an error naming the
@@ -31,7 +30,8 @@ use crate::module::cuda::loaded::{
     MAX_DEVICES, PerDevice, current_device, device_pointer, tensor_of,
 };
 use crate::module::format::device_code::{self, CodeFormat, SymbolKind};
-use crate::module::format::triton_cache::{Metadata, ParamType, Scalar, Signature};
+use crate::module::format::triton_cache::{Metadata, ParamType, Scalar, Scratch, Signature};
+use crate::module::triton::release::Release;
 use crate::runtime::call::function::Args;
 use crate::runtime::model::any::{Any, AnyView};
 use crate::runtime::model::error::{Error, ErrorKind, Result};
@@ -56,6 +56,7 @@ const SCRATCH_ALIGN: u64 = 256;
 /// each other, and its function per device.
 pub struct TritonKernel {
     meta: Metadata,
+    release: Release,
     signature: Signature,
     cubin: Arc<Vec<u8>>,
     name: CString,
@@ -69,7 +70,7 @@ impl TritonKernel {
     /// must declare the kernel as an entry with the parameters the
     /// signature and the release's hidden ones make.
     pub fn new(cubin: Vec<u8>, meta: Metadata, signature: Signature) -> Result<TritonKernel> {
-        meta.check_release()?;
+        let release = Release::of(&meta)?;
         let who = format!("Triton kernel {}", meta.name);
         if signature.name != meta.name {
             return Err(Error::value(format!(
@@ -77,10 +78,7 @@ impl TritonKernel {
                 signature.name, meta.name
             )));
         }
-        for s in [
-            meta.global_scratch,
-            meta.profile_scratch.unwrap_or_default(),
-        ] {
+        for s in release.scratches(&meta).into_iter().flatten() {
             if s.align > SCRATCH_ALIGN {
                 return Err(Error::value(format!(
                     "{who}: a scratch alignment of {} bytes is more than the {SCRATCH_ALIGN} \
@@ -109,6 +107,7 @@ impl TritonKernel {
             name: CString::new(meta.name.clone())
                 .map_err(|_| Error::value(format!("{who}: the name holds a NUL")))?,
             meta,
+            release,
             signature,
             cubin: Arc::new(cubin),
             loaded: PerDevice::default(),
@@ -135,7 +134,17 @@ impl TritonKernel {
 
     /// How many hidden trailing pointers the release appends.
     fn hidden(&self) -> usize {
-        1 + usize::from(self.meta.profile_scratch.is_some())
+        self.release.hidden()
+    }
+
+    /// The cluster's shape, by which the grid is multiplied ([1, 1, 1] for
+    /// a kernel of one program per cluster).
+    fn cluster(&self) -> [u32; 3] {
+        if self.meta.num_ctas == 1 {
+            [1, 1, 1]
+        } else {
+            self.release.cluster(&self.meta)
+        }
     }
 
     /// The size of every kernel parameter, hidden ones included.
@@ -163,19 +172,25 @@ impl TritonKernel {
     /// One line per fact, for the inspector.
     pub fn describe(&self) -> Vec<String> {
         let m = &self.meta;
-        let scratch = |s: crate::module::format::triton_cache::Scratch| {
-            format!("{} bytes per program, aligned to {}", s.size, s.align)
-        };
         let mut out = vec![
             format!("kernel {}({})", m.name, self.spelled()),
             format!(
                 "Triton {}, sm_{}, num_warps {}, num_ctas {}, shared {} bytes",
-                m.triton_version, m.arch, m.num_warps, m.num_ctas, m.shared
+                m.release(),
+                m.arch,
+                m.num_warps,
+                m.num_ctas,
+                m.shared
             ),
-            format!("global scratch: {}", scratch(m.global_scratch)),
         ];
-        if let Some(p) = m.profile_scratch {
-            out.push(format!("profile scratch: {}", scratch(p)));
+        let [global, profile] = self.release.scratches(m);
+        for (which, s) in [("global", global), ("profile", profile)] {
+            if let Some(s) = s {
+                out.push(format!(
+                    "{which} scratch: {} bytes per program, aligned to {}",
+                    s.size, s.align
+                ));
+            }
         }
         if m.launch_pdl || m.launch_cooperative_grid {
             out.push(format!(
@@ -204,6 +219,7 @@ impl TritonKernel {
                 args.len()
             )));
         }
+        let cluster = self.cluster();
         let mut grid = [0u32; 3];
         for (i, g) in grid.iter_mut().enumerate() {
             let v = args.get(i);
@@ -218,12 +234,7 @@ impl TritonKernel {
                         type_key_of(v.type_index())
                     ))
                 })?;
-            let limit = GRID_LIMITS[i]
-                / if i == 0 {
-                    u64::from(self.meta.num_ctas)
-                } else {
-                    1
-                };
+            let limit = GRID_LIMITS[i] / u64::from(cluster[i]);
             *g = u64::try_from(n)
                 .ok()
                 .filter(|n| (1..=limit).contains(n))
@@ -242,15 +253,16 @@ impl TritonKernel {
             .collect::<Result<_>>()?;
         let d = driver::driver()?;
         let (device, dev) = current_device(d)?;
-        let programs = u64::from(grid[0]) * u64::from(grid[1]) * u64::from(grid[2]);
-        let scratch = Scratches::new(device, &self.meta, programs)?;
-        holders.push(scratch.global);
-        if self.meta.profile_scratch.is_some() {
-            holders.push(scratch.profile);
-        }
+        // At most 2^31 × 2^16 × 2^16 cells: times 16 programs this may
+        // saturate, and the scratch's size then overflows (an error).
+        let programs = (u64::from(grid[0]) * u64::from(grid[1]) * u64::from(grid[2]))
+            .saturating_mul(self.release.scratch_programs_per_cell(&self.meta));
+        let scratch = Scratches::new(device, &self.meta, self.release, programs)?;
+        holders.extend_from_slice(&scratch.pointers[..self.hidden()]);
         let mut pointers: Vec<*mut c_void> =
             holders.iter_mut().map(|h| (h as *mut u64).cast()).collect();
         let f = self.function_on(d, device, dev)?;
+        let grid = [0, 1, 2].map(|i| grid[i] * cluster[i]);
         self.launch(d, f, grid, env::get_stream(kDLCUDA, device), &mut pointers)?;
         scratch.free()?;
         Ok(Any::NONE)
@@ -359,13 +371,14 @@ impl TritonKernel {
             let optin =
                 d.device_attribute(device, driver::DEVICE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?;
             if optin > DEFAULT_SHARED_LIMIT as c_int
-                && d.set_function_attribute(
-                    f,
-                    driver::FUNC_SHARED_MEMORY_MODE,
-                    driver::SHARED_MEMORY_MODE_ALLOW_OVERSIZED,
-                ) != 0
+                && (!self.release.shared_memory_mode()
+                    || d.set_function_attribute(
+                        f,
+                        driver::FUNC_SHARED_MEMORY_MODE,
+                        driver::SHARED_MEMORY_MODE_ALLOW_OVERSIZED,
+                    ) != 0)
             {
-                // A driver without the shared memory mode: Triton's fallback.
+                // Before 3.8, or a driver without the shared memory mode.
                 d.set_cache_config(f, driver::FUNC_CACHE_PREFER_SHARED)?;
                 let fixed = d.function_attribute(f, driver::FUNC_SHARED_SIZE_BYTES)?;
                 let rc = d.set_function_attribute(
@@ -388,50 +401,66 @@ impl TritonKernel {
         stream: *mut c_void,
         pointers: &mut [*mut c_void],
     ) -> Result<()> {
-        let m = &self.meta;
+        let (m, r) = (&self.meta, self.release);
         let mut attrs = LaunchAttributes::default();
-        if m.shared > OVERSIZED_SHARED {
+        if r.shared_memory_mode() && m.shared > OVERSIZED_SHARED {
             attrs.push(
                 attr::SHARED_MEMORY_MODE,
                 &[driver::SHARED_MEMORY_MODE_ALLOW_OVERSIZED as c_uint],
             );
         }
-        if m.launch_pdl {
+        if r.programmatic() && m.launch_pdl {
             attrs.push(attr::PROGRAMMATIC_STREAM_SERIALIZATION, &[1]);
         }
-        if m.launch_cooperative_grid {
+        let cooperative = r.cooperative() && m.launch_cooperative_grid;
+        if cooperative && !r.cooperative_last() {
             attrs.push(attr::COOPERATIVE, &[1]);
         }
         if m.num_ctas != 1 {
-            attrs.push(attr::CLUSTER_DIMENSION, &[m.num_ctas, 1, 1]);
+            attrs.push(attr::CLUSTER_DIMENSION, &self.cluster());
             attrs.push(attr::CLUSTER_SCHEDULING_POLICY_PREFERENCE, &[1]);
         }
-        if m.num_ctas == 16 {
+        if cooperative && r.cooperative_last() {
+            attrs.push(attr::COOPERATIVE, &[1]);
+        }
+        if r.non_portable_16() && m.num_ctas == 16 {
             let rc = d.set_function_attribute(f, driver::FUNC_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
             d.check(rc, "cuFuncSetAttribute")?;
         }
         // `attrs` stays alive (shadowed) until the launch returns.
         let (attrs, num_attrs) = attrs.as_config();
         let config = LaunchConfig {
-            grid: [grid[0] * m.num_ctas, grid[1], grid[2]],
+            grid,
             block: [m.block(), 1, 1],
             shared_mem_bytes: m.shared,
             stream,
             attrs,
             num_attrs,
         };
+        let plain = r.plain_launch() && num_attrs == 0;
         // SAFETY: one pointer per kernel parameter, each to an 8-byte holder
         // of at least the parameter's size (the cubin's declared sizes were
         // checked against the signature), alive for the call.
-        let rc = unsafe { d.launch(&config, f, pointers.as_mut_ptr()) };
+        let rc = unsafe {
+            if plain {
+                d.launch_plain(&config, f, pointers.as_mut_ptr())
+            } else {
+                d.launch(&config, f, pointers.as_mut_ptr())
+            }
+        };
         if rc == 0 {
             return Ok(());
         }
         Err(Error::new(
             ErrorKind::InternalError,
             format!(
-                "Triton kernel {}: cuLaunchKernelEx failed with error {} (grid ({},{},{}), block {})",
+                "Triton kernel {}: {} failed with error {} (grid ({},{},{}), block {})",
                 m.name,
+                if plain {
+                    "cuLaunchKernel"
+                } else {
+                    "cuLaunchKernelEx"
+                },
                 d.error_name(rc),
                 config.grid[0],
                 config.grid[1],
@@ -451,40 +480,28 @@ fn size_of_param(ty: ParamType) -> usize {
     }
 }
 
-/// The scratch buffers of one launch (0 for none), freed stream-ordered
-/// after it.
+/// The scratch buffers of one launch, in parameter order (0 for none),
+/// freed stream-ordered after it.
 struct Scratches {
     device: c_int,
-    global: u64,
-    profile: u64,
+    pointers: [u64; 2],
 }
 
 impl Scratches {
-    fn new(device: c_int, meta: &Metadata, programs: u64) -> Result<Scratches> {
+    /// The release's buffers for `programs` programs.
+    fn new(device: c_int, meta: &Metadata, release: Release, programs: u64) -> Result<Scratches> {
         let mut out = Scratches {
             device,
-            global: 0,
-            profile: 0,
+            pointers: [0; 2],
         };
-        let alloc = |s: crate::module::format::triton_cache::Scratch, which: &str| -> Result<u64> {
-            if s.size == 0 {
-                return Ok(0);
-            }
-            let bytes = programs
-                .checked_mul(u64::from(meta.num_ctas))
-                .and_then(|n| n.checked_mul(s.size))
-                .ok_or_else(|| {
-                    Error::value(format!(
-                        "Triton kernel {}: the {which} scratch of {programs} programs overflows",
-                        meta.name
-                    ))
-                })?;
-            Ok(workspace::alloc_workspace(kDLCUDA, device, bytes)? as u64)
-        };
-        out.global = alloc(meta.global_scratch, "global")?;
-        if let Some(p) = meta.profile_scratch {
-            match alloc(p, "profile") {
-                Ok(ptr) => out.profile = ptr,
+        for (i, (s, which)) in release
+            .scratches(meta)
+            .into_iter()
+            .zip(["global", "profile"])
+            .enumerate()
+        {
+            match Self::alloc(device, meta, s.unwrap_or_default(), which, programs) {
+                Ok(p) => out.pointers[i] = p,
                 Err(e) => {
                     let _ = out.free();
                     return Err(e);
@@ -494,8 +511,27 @@ impl Scratches {
         Ok(out)
     }
 
+    fn alloc(
+        device: c_int,
+        meta: &Metadata,
+        s: Scratch,
+        which: &str,
+        programs: u64,
+    ) -> Result<u64> {
+        if s.size == 0 {
+            return Ok(0);
+        }
+        let bytes = programs.checked_mul(s.size).ok_or_else(|| {
+            Error::value(format!(
+                "Triton kernel {}: the {which} scratch of {programs} programs overflows",
+                meta.name
+            ))
+        })?;
+        Ok(workspace::alloc_workspace(kDLCUDA, device, bytes)? as u64)
+    }
+
     fn free(self) -> Result<()> {
-        for p in [self.global, self.profile].into_iter().filter(|&p| p != 0) {
+        for p in self.pointers.into_iter().filter(|&p| p != 0) {
             workspace::free_workspace(kDLCUDA, self.device, p as *mut c_void)?;
         }
         Ok(())

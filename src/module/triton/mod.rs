@@ -6,9 +6,10 @@
 //! the per-device loads and the scratch allocations are the CUDA wing's and
 //! the backend's. Artifacts reach it through `artifact::triton` (the loader
 //! `ffi.Artifact.loader.triton`).
-// Layers, lowest first: kernel, this module kind.
+// Layers, lowest first: release (the launch rules of each Triton release), kernel, this module kind.
 
 pub(crate) mod kernel;
+pub(crate) mod release;
 
 use crate::module::format::symbols::property;
 use crate::module::objects::module::{Module, ModuleKind};
