@@ -137,6 +137,15 @@ fn every_kernel_of_every_release_loads_describes_and_exports() {
             &[&set, &text(lib.to_str().unwrap())],
         )
         .unwrap();
+        // ffi.InspectFile lists the kernels of the library as
+        // tvm-ffi-inspect prints them: [kind, codegen_id, lines].
+        let found = call("ffi.InspectFile", &[&text(lib.to_str().unwrap())]).unwrap();
+        let found = tvm_ffi::runtime::json::stringify(found.view(), 0).unwrap();
+        let first = lines[0].1[0].replace('"', "\\\"");
+        assert!(
+            found.contains(&format!("[\"Triton\",\"triton_kernel\",[\"{first}\"")),
+            "{who}: {found}"
+        );
         let back = tvm_ffi::module::load_from_file(lib.to_str().unwrap().as_bytes()).unwrap();
         let mlf = common::mlf_round_trip(&set, &dir.join(format!("{stem}.tar")));
         for m in [back, mlf] {
@@ -507,7 +516,7 @@ fn hostile_files_are_errors() {
 fn artifacts_of(dir: &Path) -> tvm_ffi::runtime::Result<Any> {
     call(
         "ffi.TritonCacheToArtifacts",
-        &[&text("hostile"), &text(dir.to_str().unwrap())],
+        &[&text("triton_kernel"), &text(dir.to_str().unwrap())],
     )
 }
 

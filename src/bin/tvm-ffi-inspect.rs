@@ -14,10 +14,9 @@
 use std::ffi::OsString;
 use std::path::Path;
 use std::process::ExitCode;
-use tvm_ffi::module::artifact::export::{extract, read_set};
-use tvm_ffi::module::artifact::inspect::summary;
+use tvm_ffi::module::artifact::export::{extract, is_tarball, read_set};
+use tvm_ffi::module::artifact::inspect::{kernels_of, summary};
 use tvm_ffi::module::artifact::set::ArtifactSet;
-use tvm_ffi::module::artifact::{cuda, triton};
 use tvm_ffi::module::inspect::{inspect, map_file};
 
 const USAGE: &str = "usage: tvm-ffi-inspect FILE...\n       tvm-ffi-inspect --extract DIR FILE\n       tvm-ffi-inspect --help | --version\n\n\
@@ -38,16 +37,10 @@ fn print_artifacts(set: &ArtifactSet) {
     for a in &artifacts {
         print!("    {}", summary(a));
     }
-    let groups = [
-        ("CUDA", cuda::describe_kernels(&artifacts)),
-        ("Triton", triton::describe_kernels(&artifacts)),
-    ];
-    for (what, kernels) in groups {
-        for (codegen_id, lines) in kernels {
-            println!("  {what} kernels of {codegen_id}:");
-            for line in lines {
-                println!("    {line}");
-            }
+    for (kind, codegen_id, lines) in kernels_of(&artifacts) {
+        println!("  {kind} kernels of {codegen_id}:");
+        for line in lines {
+            println!("    {line}");
         }
     }
 }
@@ -57,7 +50,7 @@ fn list(path: &Path) -> Result<(), String> {
     let data = map_file(path).map_err(|e| e.to_string())?;
     let set = read_set(path).map_err(|e| e.to_string());
     println!("{}:", path.display());
-    if data.get(257..262) == Some(b"ustar") {
+    if is_tarball(&data) {
         println!("  Model Library Format tarball");
         print_artifacts(&set?.expect("a tarball holds a set"));
         return Ok(());

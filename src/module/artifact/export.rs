@@ -113,12 +113,20 @@ pub(crate) fn set_from_model_library_format(path: &Path) -> Result<ArtifactSet> 
 /// The artifact set a file holds: a Model Library Format tarball, or a
 /// library or object file recording one; None for a file with no set.
 pub fn read_set(path: &Path) -> Result<Option<ArtifactSet>> {
-    let data = map_file(path)?;
-    // A POSIX tarball says `ustar` at byte 257.
-    if data.get(257..262) == Some(b"ustar") {
-        return mlf::import(&data).map(Some);
+    set_in(&map_file(path)?)
+}
+
+/// Whether `data` is a tarball (POSIX says `ustar` at byte 257).
+pub fn is_tarball(data: &[u8]) -> bool {
+    data.get(257..262) == Some(b"ustar")
+}
+
+/// The artifact set the bytes of a file hold (as [`read_set`]).
+pub fn set_in(data: &[u8]) -> Result<Option<ArtifactSet>> {
+    if is_tarball(data) {
+        return mlf::import(data).map(Some);
     }
-    match embedded_library_bin(&data)? {
+    match embedded_library_bin(data)? {
         None => Ok(None),
         Some(blob) => {
             let tree = library_bin::parse(blob)?;

@@ -8,16 +8,18 @@
 //! anything else the size and SHA-256.
 #![forbid(unsafe_code)]
 
+use crate::module::artifact::export::{is_tarball, set_in};
 use crate::module::artifact::set::{Artifact, ArtifactT};
 use crate::module::artifact::{cuda, params, triton};
+use crate::module::format::inspect::map_file;
 use crate::runtime::call::registry::{self, Globals};
 use crate::runtime::call::signature::typed_fn;
-use crate::runtime::call::signature::{Obj, StrRet};
+use crate::runtime::call::signature::{Obj, Str, StrRet};
 use crate::runtime::model::any::Any;
 use crate::runtime::model::error::{Error, Result};
-use crate::runtime::model::string::{TextKind, str_bytes_of};
+use crate::runtime::model::string::{TextKind, make_text, str_bytes_of};
 use crate::runtime::value::dtype;
-use crate::runtime::value::json;
+use crate::runtime::value::{json, seq};
 use object::{Object, ObjectSymbol};
 use std::fmt::Write as _;
 
@@ -117,8 +119,64 @@ pub(crate) fn inspect(a: &Artifact) -> Result<String> {
     Ok(out)
 }
 
-/// Registers `ffi.ArtifactInspect`.
+/// The kernels of a set's device artifacts, each group described and
+/// checked against its code: `(kind, codegen_id, lines)`, the CUDA groups
+/// first, then the Triton ones.
+pub fn kernels_of(artifacts: &[Artifact]) -> Vec<(&'static str, String, Vec<String>)> {
+    let cuda = cuda::describe_kernels(artifacts)
+        .into_iter()
+        .map(|(id, l)| ("CUDA", id, l));
+    let triton = triton::describe_kernels(artifacts)
+        .into_iter()
+        .map(|(id, l)| ("Triton", id, l));
+    cuda.chain(triton).collect()
+}
+
+/// `ffi.InspectFile(path)`: `[functions, library_bin tree or None, kernels]`
+/// of a shared library, object file or Model Library Format tarball, read
+/// without loading it: its `__tvm_ffi_<name>` functions, its module tree
+/// (see `ffi.LibraryBinInspect`), and the kernels of the artifact set it
+/// holds (`[kind, codegen_id, [line, ...]]`, as `tvm-ffi-inspect` prints
+/// them). Regular files only, mapped: the file's length bounds what is
+/// read, and a FIFO or a device is refused rather than read forever.
+fn inspect_file(path: &std::path::Path) -> Result<Any> {
+    let text = |s: &str| make_text(s.as_bytes(), TextKind::Str);
+    let data = map_file(path)?;
+    let (functions, modules) = if is_tarball(&data) {
+        (Vec::new(), Any::NONE)
+    } else {
+        let found = crate::module::format::inspect::inspect(&data)?;
+        let modules = found
+            .library_bin
+            .as_deref()
+            .map_or(Any::NONE, crate::module::load::globals::describe_tree);
+        (found.functions.iter().map(|f| text(f)).collect(), modules)
+    };
+    let kernels = set_in(&data)?
+        .map(|set| kernels_of(&set.artifacts()))
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(kind, id, lines)| {
+            let lines = seq::new_array(lines.iter().map(|l| text(l)).collect());
+            Any::from(seq::new_array(vec![
+                text(kind),
+                text(&id),
+                Any::from(lines),
+            ]))
+        })
+        .collect();
+    Ok(Any::from(seq::new_array(vec![
+        Any::from(seq::new_array(functions)),
+        modules,
+        Any::from(seq::new_array(kernels)),
+    ])))
+}
+
+/// Registers `ffi.ArtifactInspect` and `ffi.InspectFile`.
 pub(crate) fn register_globals(g: &mut Globals<'_>) {
+    g.add(typed_fn!("ffi.InspectFile", |path: Str<'_>| -> Any {
+        inspect_file(&crate::platform::os::path_from_bytes(path.0))
+    }));
     g.add(typed_fn! {
         "ffi.ArtifactInspect",
         |artifact: Obj<'_, ArtifactT>| -> StrRet {

@@ -332,7 +332,7 @@ fn write_blob(entries: &ObjectRef) -> Result<Vec<u8>> {
 }
 
 /// `[[kind, payload size, [child, ...]], ...]` of a decoded tree.
-fn describe_tree(modules: &[crate::module::format::inspect::ModuleSummary]) -> Any {
+pub(crate) fn describe_tree(modules: &[crate::module::format::inspect::ModuleSummary]) -> Any {
     let rows = modules
         .iter()
         .map(|m| {
@@ -399,22 +399,6 @@ fn register_artifacts(g: &mut Globals<'_>) {
             emit::build_shared_library(blob.0, &paths, &path_arg(out))
         }
     ));
-    g.add(typed_fn!("ffi.InspectFile", |path: Str<'_>| -> Any {
-        // Regular files only, mapped: the file's length bounds what is read,
-        // and a FIFO or a device is refused rather than read forever.
-        let data = crate::platform::image::map_file(&path_arg(path))?;
-        let found = crate::module::format::inspect::inspect(&data)?;
-        let functions =
-            seq::new_array(found.functions.iter().map(|f| text(f.as_bytes())).collect());
-        let modules = found
-            .library_bin
-            .as_deref()
-            .map_or(Any::NONE, describe_tree);
-        Ok(Any::from(seq::new_array(vec![
-            Any::from(functions),
-            modules,
-        ])))
-    }));
 }
 
 obj_type!(

@@ -183,6 +183,12 @@ impl TritonKernel {
                 m.shared
             ),
         ];
+        if m.num_ctas != 1 {
+            let [x, y, z] = self.cluster();
+            out.push(format!(
+                "cluster: {x}x{y}x{z} programs (the grid is multiplied by it)"
+            ));
+        }
         let [global, profile] = self.release.scratches(m);
         for (which, s) in [("global", global), ("profile", profile)] {
             if let Some(s) = s {
