@@ -16,8 +16,11 @@ use tvm_ffi::module::triton_cache;
 fuzz_target!(|data: &[u8]| {
     let data = &*repeat::expand(data, b"tt.func @k(");
     if let Ok(meta) = triton_cache::parse_metadata(data) {
-        let _ = meta.check_release();
+        assert!(!meta.release().is_empty());
         assert!(meta.num_warps >= 1 && meta.num_warps <= 32);
+        if let Some(dims) = meta.cluster_dims {
+            assert!(dims.iter().all(|&d| d >= 1) && dims.iter().product::<u32>() <= 16);
+        }
     }
     if let Ok(sig) = triton_cache::parse_signature(data) {
         assert!(!sig.name.is_empty());
