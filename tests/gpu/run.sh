@@ -13,7 +13,10 @@
 #   3. the official Python suite's GPU tests with PyTorch CUDA on both
 #      libraries, when PyTorch with CUDA is importable there;
 #   4. the official cubin_launcher example (examples/cubin_launcher of the
-#      official sources) on both libraries, when nvcc and PyTorch are there.
+#      official sources) on both libraries, when nvcc and PyTorch are there;
+#   5. every Triton fixture of every release (tests/data/triton) launched
+#      through the official Python package on ours and compared with NumPy
+#      (tests/gpu/triton_check.py; its kernels are for compute capability 9.0).
 # What is missing (PyTorch, nvcc, the venv) is printed as skipped, never
 # fatal: a GPU machine may have no network to install it.
 set -euo pipefail
@@ -83,5 +86,11 @@ else
     ( cd "$example" && PYTHONPATH="$path" "$venv/bin/python" example_nvrtc_cubin.py ) 2>&1 \
       | tail -3 | sed "s/^/$side: /"
   done
+fi
+if [ -x "$venv/bin/python" ] && [ -d target/suite/pkg-ours ]; then
+  echo "== 5. Triton's kernels of every release through the official Python package, on ours"
+  PYTHONPATH="$root/target/suite/pkg-ours" "$venv/bin/python" tests/gpu/triton_check.py
+else
+  echo "5. skipped: no target/venv with the official package (tests/run-all.sh makes it)"
 fi
 echo "gpu: done"
