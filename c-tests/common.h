@@ -11,6 +11,8 @@
 #include <tvm/ffi/c_api.h>
 #include <tvm/ffi/extra/c_env_api.h>
 
+#include "tensor.h"
+
 static inline void print_raised(const char* where) {
   TVMFFIObjectHandle err = NULL;
   TVMFFIErrorMoveFromRaised(&err);

@@ -134,13 +134,7 @@ int main(void) {
   memset(&managed, 0, sizeof(managed));
   managed.version.major = 1;
   managed.deleter = release_managed;
-  managed.dl_tensor.data = weights;
-  managed.dl_tensor.device.device_type = kDLCPU;
-  managed.dl_tensor.ndim = 2;
-  managed.dl_tensor.dtype.code = kDLFloat;
-  managed.dl_tensor.dtype.bits = 32;
-  managed.dl_tensor.dtype.lanes = 1;
-  managed.dl_tensor.shape = weight_shape;
+  managed.dl_tensor = cpu_f32_tensor(weights, 2, weight_shape);
   TVMFFIAny tensor = any_none();
   tensor.type_index = kTVMFFITensor;
   CHECK_OK(TVMFFITensorFromDLPackVersioned(&managed, 0, 0, (TVMFFIObjectHandle*)&tensor.v_obj));

@@ -246,13 +246,7 @@ int main(void) {
     int64_t one_dim[1] = {2};
     DLManagedTensor managed;
     memset(&managed, 0, sizeof(managed));
-    managed.dl_tensor.data = few;
-    managed.dl_tensor.device.device_type = kDLCPU;
-    managed.dl_tensor.ndim = 0x7fffffff;
-    managed.dl_tensor.dtype.code = kDLFloat;
-    managed.dl_tensor.dtype.bits = 32;
-    managed.dl_tensor.dtype.lanes = 1;
-    managed.dl_tensor.shape = one_dim;
+    managed.dl_tensor = cpu_f32_tensor(few, 0x7fffffff, one_dim);
     TVMFFIObjectHandle tensor = NULL;
     EXPECT_RAISES("DLPack import of ndim 2^31-1", TVMFFITensorFromDLPack(&managed, 0, 0, &tensor));
     CHECK(tensor == NULL);

@@ -13,13 +13,7 @@ static int64_t strides_col[3] = {1, 2, 6};
 static DLManagedTensor make_v0(void* ptr, int64_t* strides) {
   DLManagedTensor m;
   memset(&m, 0, sizeof(m));
-  m.dl_tensor.data = ptr;
-  m.dl_tensor.device.device_type = kDLCPU;
-  m.dl_tensor.ndim = 3;
-  m.dl_tensor.dtype.code = kDLFloat;
-  m.dl_tensor.dtype.bits = 32;
-  m.dl_tensor.dtype.lanes = 1;
-  m.dl_tensor.shape = shape3;
+  m.dl_tensor = cpu_f32_tensor(ptr, 3, shape3);
   m.dl_tensor.strides = strides;
   m.deleter = delete_v0;
   return m;

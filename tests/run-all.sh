@@ -1,86 +1,20 @@
 #!/usr/bin/env bash
-# Runs every test of tvm-ffi-rs on a fresh machine (Rust toolchain, gcc and
-# python3 are all it needs):
-#   1. a venv in target/venv with cmake and the official apache-tvm-ffi wheel
-#      (the oracle for the differential tests),
-#   2. cargo test (unit tests, header freshness, exported symbols, boundary),
-#      in the `testing` profile (optimized, without the release profile's fat
-#      LTO: Cargo.toml), whose target/testing/libtvm_ffi.so every later stage
-#      uses,
-#   3. the C tests under ctest, against our library and the official one,
-#      with transcript diffs, then ours again under AddressSanitizer/UBSan,
-#   3b. loaded libraries as tools see them: gdb, perf, valgrind, ASan and
-#      dladdr on a library loaded by ffi.ModuleLoadFromFile, descriptors,
-#      copies, noexec mounts, no /proc, reloads (tests/loader-tools/run.sh,
-#      both libraries, identical transcripts),
-#   4. cross-loading: the official Python package loads our library as a
-#      module and runs an artifact built by our writer,
-#   4b. the official package's own test suite, run on the official library
-#      and on ours (tests/official/python/run.sh), failing on any test that passes on
-#      the official library but not on ours,
-#   4b'. the official package's C++ unit tests (tests/cpp, gtest), built
-#      with the official headers and run on both libraries
-#      (tests/official/cpp/run.sh), failing the same way,
-#   4b*. every published apache-tvm-ffi release (0.1.0 to 0.1.15.post2) with our
-#      library in its package: it imports, its testing library answers as on its
-#      own, and the suites of five releases lose no test but the known ones
-#      (tests/releases/run.sh),
-#   4b''. an install into a prefix (scripts/install.sh, with the reference's C++
-#      headers) used from C through
-#      pkg-config, CMake and the static library, and from C++ through CMake
-#      (tests/packaging/install/run.sh), and the Python wheel (scripts/build-wheel.sh)
-#      installed with pip into a fresh venv (tests/packaging/wheel/run.sh),
-#      Python -> FFI -> Python recursion until the stack is nearly used
-#      up: a RecursionError on ours (tests/python/deep_callbacks.py),
-#      finalizers that look globals up while a global is replaced, with
-#      identical transcripts under a timeout (tests/python/reentrant.py),
-#      TVM 0.27's libraries (tests/data/tvm) without `import tvm`: NumPy's
-#      answers and CUDA modules on ours, the official library's failures
-#      (tests/python/tvm_libraries.py), and the GPU script where a GPU is
-#      (tests/gpu/run.sh; it says why it skipped elsewhere),
-#   4c. structural visitors and mutators on both libraries, with identical
-#      transcripts (tests/python/structural_diff.py),
-#      subclasses defined in Python on every receiver (tests/python/subclass.py),
-#      and JSON graphs written by each library read back in the other
-#      (tests/python/json_graph_cross.py),
-#   4d. C++ custom modules built by the official package's build helpers,
-#      run on both libraries with identical transcripts (tests/python/cxx_module.py),
-#   4e. a Rust crate depending on the rlib-only package (tests/packaging/rust-dependent),
-#      the safe Rust API (tvmffi): the extension example loaded by the
-#      official Python package on both libraries with identical transcripts,
-#      the host example, the five Rust-author tasks written with the
-#      official crate and with tvmffi, cargo package of every crate
-#      (tests/rust-api/extension, tests/rust-api/tasks),
-#      the library linked by GNU ld and gold (and mold when present) with the
-#      same exports (tests/platforms/linkers),
-#      the kernel-DSL quick start in Python (examples/kernel_dsl.py) and the
-#      C examples, whose exported library is also loaded by the official one,
-#   4f. aarch64 Linux: the library cross-built, its cargo tests and C tests
-#      run under qemu-aarch64 (tests/platforms/aarch64; installs the cross compilers
-#      and qemu-user with apt when missing),
-#   4g. macOS: the library built and linked for both Apple targets with zig
-#      and ld64.lld, its exports, install name and dependencies checked
-#      against the official arm64 dylib (tests/platforms/macos/build.sh), then
-#      Windows on ARM64: tvm_ffi.dll built with zig, its exports checked
-#      against the official win_arm64 DLL, a C program linked against it
-#      (tests/platforms/windows-arm64/build.sh); they run in the background
-#      once the official C++ unit tests are done, their log printed at the end,
-#   4h. Windows x86-64: tvm_ffi.dll built with mingw-w64, its exports
-#      checked against the official win_amd64 DLL, cargo test and the C
-#      tests (ours and official, transcript diffs) under Wine
-#      (tests/platforms/windows/run.sh; installs mingw-w64 and wine with apt); it
-#      runs in the background from stage 3 on, its log printed at the end,
-#   5. the C tests under valgrind (leaks and invalid accesses), when present.
+# Runs every test of tvm-ffi-rs on a fresh machine (a Rust toolchain, gcc and
+# python3 are all it needs; it installs the rest: docs/testing.md). The
+# stages are the files of tests/stages/, in the order of their numbers, each
+# defining `stage_<name>` (and `after_<name>` for one that runs in the
+# background) with its description on its first line; `--list` lists them.
+# This file is the driver: it runs them, times them and counts what passed.
 #
 # Options:
 #   --fast        the fast tier, what to run before every commit: the venv,
 #                 cargo test, the C tests with their transcript diffs, the
-#                 C++ layer compiled in MSVC's ABI;
+#                 C++ layer compiled in MSVC's ABI, the build script
+#                 type-checked for a Windows host;
 #   --list        the stages, in order: each one's name and what it runs;
 #   --only NAME   one stage (or several: --only a,b), with what it needs
 #                 first (the venv, the library, the C tests built, the
 #                 official package on our library), in the foreground.
-# Each stage is a function `stage_<name>` below, in the order they run.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 mkdir -p "$root/target"
@@ -93,43 +27,17 @@ cd "$root"
 export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 export CARGO_PROFILE_DEV_DEBUG="${CARGO_PROFILE_DEV_DEBUG:-line-tables-only}"
 
-# The stages in order: name, then what it runs. `bg:` marks the ones that
-# run in the background in a full run (beside the stages after them).
-stages=(
-  "cargo|cargo test"
-  "windows|bg:Windows x86-64: tvm_ffi.dll built with mingw, exports, cargo test and the C tests (ours and official) under Wine"
-  "c|C tests (ours and official, with transcript diffs)"
-  "msvc|the C++ layer compiled in MSVC's ABI for x86-64 and ARM64 (seconds; the Windows stages link it)"
-  "asan|C tests on our library under AddressSanitizer and UBSan"
-  "loader-tools|loaded code seen by gdb, perf, valgrind, ASan and dladdr; descriptors, copies, mounts (both libraries)"
-  "cross-load|cross-loading with the official Python package"
-  "official-python|the official Python test suite, on the official library and on ours"
-  "official-cpp|the official C++ unit tests (gtest), on the official library and on ours"
-  "releases|every published apache-tvm-ffi release on ours: imports, its testing library, the suites of five"
-  "macos|bg:macOS: the library built and linked for arm64 and x86-64 (zig, ld64.lld), exports, install name, dependencies; then Windows ARM64: tvm_ffi.dll built with zig, exports, a C program linked"
-  "artifacts-python|artifacts through the official Python package on our library"
-  "install|install: scripts/install.sh into a prefix; C via pkg-config, CMake and the static library; C++ via CMake"
-  "wheel|wheel: scripts/build-wheel.sh, pip install into a fresh venv, import, call, check the mapped library"
-  "deep-callbacks|deep Python -> FFI -> Python recursion: a RecursionError on ours (the official library dies)"
-  "reentrant|finalizers calling back while a global is replaced: official library, then ours (transcript diff, 120 s timeout)"
-  "tvm-libraries|TVM 0.27's libraries without import tvm: NumPy's answers and CUDA modules on ours; the official library fails on them as before"
-  "tvm-runtime|every launch against TVM 0.27's own runtime on a logging fake driver (tests/python/tvm_runtime_diff.py): the same driver calls, CUDA source compiled to TVM's image"
-  "triton|the kernels of every Triton release 3.0-3.9 launched by the release's own launcher and by ours on a logging fake driver (tests/python/triton_launch_diff.py): the same driver calls"
-  "gpu|device code on a GPU (tests/gpu/run.sh; skipped without one)"
-  "structural|structural visitors and mutators: official library, then ours (transcript diff)"
-  "subclass|subclasses defined in Python, on every receiver: official library, then ours (transcript diff)"
-  "json-graph|JSON graphs across runtimes: written by each library, read by the other, same bytes"
-  "cxx-module|C++ custom modules through the official Python package (official library, then ours)"
-  "fuzz|fuzzing every parser of untrusted bytes (bounded)"
-  "rust-dependent|a Rust crate on the rlib-only package: builds, runs, makes no C library, the docs snippet, cargo doc"
-  "rust-authors|Rust authors (tvmffi): the extension on both libraries, hosts loading every kind of extension, the six tasks against the official crate, cargo publish --dry-run"
-  "linkers|any linker: the library linked by GNU ld and by gold exports exactly what this build exports"
-  "kernel-dsl|kernel-DSL quick start (Python): on ours, then the exported library on the official package"
-  "examples|examples (C): the main example, and artifacts loaded by ours and by the official library"
-  "aarch64|aarch64 Linux: cross-built, exports, cargo test and the C tests (ours and official) under qemu-aarch64"
-  "valgrind|C tests under valgrind (our library): no leaks, no invalid accesses"
-)
-fast_stages=(cargo c msvc)
+stages=()
+for file in tests/stages/[0-9][0-9]-*.sh; do
+  # Each file: its description on its first line (`# bg:` for a stage that
+  # runs in the background in a full run), then `stage_<name>`.
+  name="${file##*/[0-9][0-9]-}"
+  name="${name%.sh}"
+  stages+=("$name|$(sed -n '1s/^# //p' "$file")")
+  # shellcheck source=/dev/null
+  . "$file"
+done
+fast_stages=(cargo c msvc build-host)
 
 mode=all
 only=()
@@ -312,253 +220,6 @@ ours() { # command...: run with the official package on our library first on the
   PYTHONPATH="$root/target/suite/pkg-ours" "$@"
 }
 
-# The stages, in the order of `stages` above. A background stage's output
-# goes to target/<name>.log (also when it runs in the foreground), which
-# its `after_<name>` reads once it is done.
-stage_cargo() {
-  need_library
-  TVM_FFI_OFFICIAL_DIR="$official_dir" cargo test --profile "$profile" --locked 2>&1 | tee target/cargo-test.log
-  passed "$(awk '/^test result: ok/ { n += $4 } END { print n + 0 }' target/cargo-test.log)"
-}
-# Windows runs beside the stages from the C tests to the end: alone it
-# keeps the 2 cores two-thirds busy (its programs run under Wine one at a
-# time), and the stages below leave a core partly idle too. It builds in its
-# own directories (target/x86_64-pc-windows-gnu, target/debug for its build
-# scripts, target/windows), which no stage below uses.
-stage_windows() {
-  tests/platforms/windows/run.sh "$venv"
-}
-after_windows() { passed "$(count '^windows:' target/windows.log)"; }
-stage_c() {
-  need_c_tests
-  "$venv/bin/ctest" --test-dir target/c-tests -j2 --output-on-failure | tee target/ctest.log
-  passed "$(awk '/tests passed/ { print $NF }' target/ctest.log)"
-}
-stage_msvc() {
-  tests/tools/msvc-compile.sh "$venv" | tee target/msvc-compile.log
-  passed "$(count '^msvc-compile:' target/msvc-compile.log)"
-}
-stage_asan() {
-  "$venv/bin/cmake" -S c-tests -B target/c-tests-asan -DSANITIZE=ON -DTVM_FFI_OFFICIAL_DIR="$official_dir" \
-    -DTVM_FFI_LIBRARY="$lib" >/dev/null
-  # Only the programs on our library (each test's program has its name):
-  # the official variants and the transcript diffs stay out.
-  local tests
-  mapfile -t tests < <("$venv/bin/ctest" --test-dir target/c-tests-asan -N -E "official|_diff" | awk '/Test +#/ { print $3 }')
-  "$venv/bin/cmake" --build target/c-tests-asan -j2 --target "${tests[@]}" >/dev/null
-  "$venv/bin/ctest" --test-dir target/c-tests-asan -E "official|_diff" -j2 --output-on-failure | tee target/ctest-asan.log
-  passed "$(awk '/tests passed/ { print $NF }' target/ctest-asan.log)"
-}
-stage_loader_tools() {
-  tests/loader-tools/run.sh "$venv" "$lib" | tee target/loader-tools.log
-  passed "$(count '^loader-tools:' target/loader-tools.log)"
-}
-stage_cross_load() {
-  "$venv/bin/python" tests/python/cross_load.py "$lib" | tee target/cross-load.log
-  passed "$(count '^cross-load:' target/cross-load.log)"
-}
-stage_official_python() {
-  tests/official/python/run.sh "$venv" "$lib" | tee target/suite.log
-  passed "$(count '^official-suite:' target/suite.log)"
-}
-stage_official_cpp() {
-  tests/official/cpp/run.sh "$venv" "$lib" | tee target/cxx-suite.log
-  passed "$(count '^cxx-suite:' target/cxx-suite.log)"
-}
-stage_releases() {
-  tests/releases/run.sh "$venv" "$lib" | tee target/releases.log
-  passed "$(count '^releases:' target/releases.log)"
-}
-# macOS beside the stages from here to the end (its own target directory,
-# target/macos-link): they leave part of a core idle, the fuzzers and the
-# Rust stages while their compilers' front ends run one crate at a time.
-# Then Windows on ARM64 (zig as well; its own target directory).
-stage_macos() {
-  tests/platforms/macos/build.sh "$venv" && tests/platforms/windows-arm64/build.sh "$venv"
-}
-after_macos() { passed "$(count '^(macos|windows-arm64):' target/macos.log)"; }
-stage_artifacts_python() {
-  need_pkg_ours
-  ours "$venv/bin/python" tests/python/artifacts.py | tee target/artifacts-python.log
-  passed "$(count '^artifacts-python:' target/artifacts-python.log)"
-}
-stage_install() {
-  tests/packaging/install/run.sh "$venv" "$profile" | tee target/install-test.log
-  passed "$(count '^install:' target/install-test.log)"
-}
-stage_wheel() {
-  tests/packaging/wheel/run.sh "$profile" | tee target/wheel-test.log
-  passed "$(count '^wheel:' target/wheel-test.log)"
-}
-stage_deep_callbacks() {
-  need_pkg_ours
-  "$venv/bin/python" tests/python/deep_callbacks.py --official
-  ours "$venv/bin/python" tests/python/deep_callbacks.py | tee target/deep-callbacks.log
-  passed "$(count '^deep-callbacks-py:' target/deep-callbacks.log)"
-}
-stage_reentrant() {
-  need_pkg_ours
-  timeout 120 "$venv/bin/python" tests/python/reentrant.py >target/reentrant-official.log
-  ours timeout 120 "$venv/bin/python" tests/python/reentrant.py >target/reentrant-ours.log
-  diff target/reentrant-official.log target/reentrant-ours.log
-  local n
-  n=$(count '^reentrant-py:' target/reentrant-ours.log)
-  echo "reentrant-py: $n checks, identical transcripts"
-  passed "$n"
-}
-stage_tvm_libraries() {
-  need_pkg_ours
-  mkdir -p target/tvm-libraries
-  TVM_LIBRARIES_TMP="$root/target/tvm-libraries" ours "$venv/bin/python" tests/python/tvm_libraries.py ours \
-    | tee target/tvm-libraries-ours.log
-  TVM_LIBRARIES_TMP="$root/target/tvm-libraries" "$venv/bin/python" tests/python/tvm_libraries.py official \
-    | tee target/tvm-libraries-official.log
-  passed "$(cat target/tvm-libraries-ours.log target/tvm-libraries-official.log | awk '/^tvm-libraries:/ { n += $2 } END { print n + 0 }')"
-}
-stage_tvm_runtime() {
-  need_pkg_ours
-  # TVM 0.27 with NumPy, and NVRTC with the headers it needs for CUDA source
-  # (the driver and the CUDA runtime are the fakes built below).
-  local tv="$root/target/tvm-runtime" fake="$root/target/tvm-runtime-diff/fake" cu
-  if ! "$tv/bin/python" -c "import tvm, numpy, cuda.bindings.nvrtc" 2>/dev/null; then
-    rm -rf "$tv"
-    python3 -m venv "$tv"
-    "$tv/bin/pip" install --quiet --disable-pip-version-check apache-tvm==0.27.0 numpy
-    "$tv/bin/pip" install --quiet --disable-pip-version-check --no-deps nvidia-cuda-nvrtc==13.5.37 \
-      nvidia-cuda-cccl==13.3.5.0.6 nvidia-cuda-runtime==13.5.37 cuda-bindings==13.5.0 cuda-pathfinder==1.9.1
-  fi
-  mkdir -p "$fake"
-  cc -shared -fPIC -O2 -o "$fake/libcuda.so.1" tests/data/fake_cuda.c
-  cc -shared -fPIC -O2 -o "$fake/libcudart.so.13" tests/data/fake_cudart.c \
-    -Wl,--version-script=tests/data/fake_cudart.map -Wl,-soname,libcudart.so.13 -L"$fake" -l:libcuda.so.1
-  cu="$(echo "$tv"/lib/python3*/site-packages/nvidia/cu13)"
-  CUDA_PATH="$cu" TVM_CUDA_NVRTC_EXTRA_OPTS="-I$cu/include/cccl" "$tv/bin/python" tests/python/tvm_runtime_diff.py \
-    "$tv/bin/python" "$root/target/suite/pkg-ours" "$fake" "$root/target/tvm-runtime-diff" | tee target/tvm-runtime-diff.log
-  passed "$(count '^tvm-runtime-diff:' target/tvm-runtime-diff.log)"
-}
-stage_triton() {
-  need_pkg_ours
-  # Each release of tests/data/triton from PyPI (its launcher is built with
-  # the C compiler and Python's headers at first use), with what the
-  # official package needs, in the venv the fixtures were compiled in:
-  # Triton records the paths of its own library's source in the cubin's
-  # line table, so the same image needs the same path
-  # (tests/tools/export-triton-kernels.sh).
-  local fake="$root/target/triton-diff/fake" v tv
-  mkdir -p "$fake"
-  cc -shared -fPIC -O2 -o "$fake/libcuda.so.1" tests/data/fake_cuda.c
-  ln -sf libcuda.so.1 "$fake/libcuda.so"  # what Triton's launcher links with
-  : > target/triton-launch-diff.log
-  for v in $TRITON_RELEASES; do
-    tv="/tmp/tvm-ffi-rs-triton/$v/venv"
-    if ! "$tv/bin/python" -c "import triton, numpy, typing_extensions" 2>/dev/null; then
-      rm -rf "$tv"
-      python3 -m venv "$tv"
-      "$tv/bin/pip" install --quiet --disable-pip-version-check "triton==$v" numpy typing_extensions
-    fi
-    "$tv/bin/python" tests/python/triton_launch_diff.py "$v" "$tv/bin/python" "$root/target/suite/pkg-ours" \
-      "$fake" "$root/target/triton-diff/$v" | tee -a target/triton-launch-diff.log
-  done
-  # The GPU check of Triton's kernels (tests/gpu/run.sh) on the fake driver:
-  # the same loads and launches, outputs read back but not compared.
-  LD_LIBRARY_PATH="$fake" ours "$venv/bin/python" tests/gpu/triton_check.py --fake \
-    > target/triton-gpu-fake.log || { cat target/triton-gpu-fake.log; return 1; }
-  tail -1 target/triton-gpu-fake.log
-  passed "$(( $(count '^triton-launch-diff:' target/triton-launch-diff.log) \
-    + $(count '^triton-gpu:' target/triton-gpu-fake.log) ))"
-}
-stage_gpu() {
-  tests/gpu/run.sh "$lib"
-}
-stage_structural() {
-  need_pkg_ours
-  "$venv/bin/python" tests/python/structural_diff.py >target/structural-official.log
-  ours "$venv/bin/python" tests/python/structural_diff.py --ours >target/structural-ours.log
-  diff target/structural-official.log <(grep -v '^structural-ours-only:' target/structural-ours.log)
-  local n
-  n=$(count '^structural-(diff|ours-only):' target/structural-ours.log)
-  echo "structural: $n checks, identical transcripts"
-  passed "$n"
-}
-stage_subclass() {
-  need_pkg_ours
-  "$venv/bin/python" tests/python/subclass.py >target/subclass-py-official.log
-  ours "$venv/bin/python" tests/python/subclass.py --ours >target/subclass-py-ours.log
-  diff target/subclass-py-official.log \
-    <(grep -v -e '^ours-only:' -e '^subclass-py-ours-only:' target/subclass-py-ours.log)
-  local n
-  n=$(count '^subclass-py(-ours-only)?:' target/subclass-py-ours.log)
-  echo "subclass-py: $n checks, identical transcripts"
-  passed "$n"
-}
-stage_json_graph() {
-  need_pkg_ours
-  rm -rf target/json-graphs
-  "$venv/bin/python" tests/python/json_graph_cross.py write target/json-graphs/official
-  ours "$venv/bin/python" tests/python/json_graph_cross.py read target/json-graphs/official | tee target/json-graph-cross.log
-  ours "$venv/bin/python" tests/python/json_graph_cross.py write target/json-graphs/ours
-  "$venv/bin/python" tests/python/json_graph_cross.py read target/json-graphs/ours | tee -a target/json-graph-cross.log
-  passed "$(count '^json-graph-cross:' target/json-graph-cross.log)"
-}
-stage_cxx_module() {
-  need_pkg_ours
-  PATH="$venv/bin:$PATH" "$venv/bin/python" tests/python/cxx_module.py target/cxx-module/official >target/cxx-module-official.log
-  PATH="$venv/bin:$PATH" ours "$venv/bin/python" tests/python/cxx_module.py target/cxx-module/ours >target/cxx-module-ours.log
-  diff target/cxx-module-official.log target/cxx-module-ours.log
-  local n
-  n=$(count '^cxx-module:' target/cxx-module-ours.log)
-  echo "cxx-module: $n checks, identical transcripts"
-  passed "$n"
-}
-stage_fuzz() {
-  fuzz/run.sh "${TVM_FFI_FUZZ_SECONDS:-10}" || { echo "fuzzing found a failure (target/fuzz-*.log, fuzz/artifacts)"; exit 1; }
-  echo "fuzzing: no crash"
-}
-stage_rust_dependent() {
-  tests/packaging/rust-dependent/run.sh | tee target/rust-dependent.log
-  passed "$(count '^rust-dependent:' target/rust-dependent.log)"
-}
-stage_rust_authors() {
-  # (After the crate above: these debug builds reuse its runtime rlib.)
-  need_pkg_ours
-  tests/rust-api/extension/run.sh "$venv" "$lib" | tee target/rust-extension.log
-  tests/rust-api/tasks/run.sh "$venv" "$lib" | tee target/rust-tasks.log
-  passed "$(cat target/rust-extension.log target/rust-tasks.log | awk '/^rust-(extension|tasks):/ { n += $2 } END { print n + 0 }')"
-}
-stage_linkers() {
-  # (After the Rust crate above: this build reuses its dependencies.)
-  local linkers=(bfd gold)
-  command -v mold >/dev/null 2>&1 && linkers+=(mold)
-  tests/platforms/linkers/run.sh "$lib" "${linkers[@]}" 2>&1 |
-    grep -v -e '^warning: the gold linker' -e '^  [|=]' -e '^$' | tee target/linkers.log
-  passed "$(count '^linkers:' target/linkers.log)"
-}
-stage_kernel_dsl() {
-  need_pkg_ours
-  rm -rf target/kernel-dsl
-  ours "$venv/bin/python" examples/kernel_dsl.py target/kernel-dsl
-  "$venv/bin/python" examples/kernel_dsl.py --call target/kernel-dsl/scale_add.so
-}
-stage_examples() {
-  cargo run --profile "$profile" --locked --example add_one_c
-  TVM_FFI_OFFICIAL_DIR="$official_dir" cargo run --profile "$profile" --locked --example artifacts_c
-}
-stage_aarch64() {
-  tests/platforms/aarch64/run.sh "$venv" "$lib" "$profile" | tee target/aarch64.log
-  passed "$(count '^aarch64:' target/aarch64.log)"
-}
-stage_valgrind() {
-  if ! command -v valgrind >/dev/null 2>&1; then
-    echo "valgrind: skipped (not installed)"
-    return 0
-  fi
-  [ -d target/c-tests ] || need_c_tests
-  # Two at a time (each valgrind runs its program on one core); xargs fails
-  # when one does, after its report.
-  ls target/c-tests/test_* | grep -v '_official$' |
-    xargs -P 2 -I{} sh -c 'valgrind --quiet --leak-check=full --show-leak-kinds=definite \
-      --errors-for-leak-kinds=definite --error-exitcode=3 "$1" >/dev/null && echo "valgrind clean: ${1##*/}"' sh {}
-}
 
 report() { # what passed: the stages' seconds (wall, CPU), then the count
   echo "== all tests passed; seconds per stage (wall, CPU):"
@@ -567,6 +228,7 @@ report() { # what passed: the stages' seconds (wall, CPU), then the count
   done
   printf "%6d %6d  total\n" "$SECONDS" "$(($(children_cpu) / 100))"
   echo "disk: target/ holds $(du -sh "$root/target" | cut -f1), $(disk_free) left"
+  [ "$mode" != all ] || echo "the README's figure: $(grep -o 'It takes about [^;]*' README.md)"
   echo "summary: $passed_total passed, 0 failed"
 }
 

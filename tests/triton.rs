@@ -137,17 +137,27 @@ fn every_kernel_of_every_release_loads_describes_and_exports() {
             &[&set, &text(lib.to_str().unwrap())],
         )
         .unwrap();
-        // ffi.InspectFile lists the kernels of the library as
-        // tvm-ffi-inspect prints them: [kind, codegen_id, lines].
-        let found = call("ffi.InspectFile", &[&text(lib.to_str().unwrap())]).unwrap();
-        let found = tvm_ffi::runtime::json::stringify(found.view(), 0).unwrap();
+        // ffi.InspectFile: the set's row of the tree gains the kernels'
+        // lines as tvm-ffi-inspect prints them; a tarball is that row.
         let first = lines[0].1[0].replace('"', "\\\"");
-        assert!(
-            found.contains(&format!("[\"Triton\",\"triton_kernel\",[\"{first}\"")),
-            "{who}: {found}"
-        );
+        let tar = dir.join(format!("{stem}.tar"));
+        call(
+            "ffi.ArtifactSetExportModelLibraryFormat",
+            &[&set, &text(tar.to_str().unwrap())],
+        )
+        .unwrap();
+        for file in [&lib, &tar] {
+            let found = call("ffi.InspectFile", &[&text(file.to_str().unwrap())]).unwrap();
+            let found = tvm_ffi::runtime::json::stringify(found.view(), 0).unwrap();
+            assert!(
+                found.contains(&format!(
+                    "\"Triton kernels of triton_kernel:\",\"  {first}\""
+                )),
+                "{who}: {found}"
+            );
+        }
         let back = tvm_ffi::module::load_from_file(lib.to_str().unwrap().as_bytes()).unwrap();
-        let mlf = common::mlf_round_trip(&set, &dir.join(format!("{stem}.tar")));
+        let mlf = common::mlf_round_trip(&set, &dir.join(format!("{stem}.mlf.tar")));
         for m in [back, mlf] {
             let kernels = m
                 .imports()

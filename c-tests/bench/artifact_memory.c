@@ -16,6 +16,8 @@
 #include <tvm/ffi/c_api.h>
 #include <tvm/ffi/extra/artifact.h>
 
+#include "../tensor.h"
+
 static const char* kKernel =
     "#include <tvm/ffi/c_api.h>\n"
     "#include <string.h>\n"
@@ -113,14 +115,8 @@ static int make(const char* path, long mib, int n) {
     shapes[i][0] = mib * 1024 * 1024 / 4 / 4;
     memset(&managed[i], 0, sizeof(managed[i]));
     managed[i].version.major = 1;
-    managed[i].dl_tensor.data = calloc((size_t)shapes[i][0], 4);
+    managed[i].dl_tensor = cpu_f32_tensor(calloc((size_t)shapes[i][0], 4), 1, shapes[i]);
     ((float*)managed[i].dl_tensor.data)[0] = 1.5f + (float)i;
-    managed[i].dl_tensor.device.device_type = kDLCPU;
-    managed[i].dl_tensor.ndim = 1;
-    managed[i].dl_tensor.dtype.code = kDLFloat;
-    managed[i].dl_tensor.dtype.bits = 32;
-    managed[i].dl_tensor.dtype.lanes = 1;
-    managed[i].dl_tensor.shape = shapes[i];
     static char names[4][4];
     snprintf(names[i], sizeof(names[i]), "w%d", i);
     margs[2 * i] = str(names[i]);

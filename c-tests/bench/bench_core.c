@@ -10,6 +10,8 @@
 #include <tvm/ffi/c_api.h>
 #include <tvm/ffi/extra/c_env_api.h>
 
+#include "../tensor.h"
+
 static double now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -262,13 +264,7 @@ int main(void) {
   int64_t shape[2] = {8, 8};
   DLManagedTensor managed;
   memset(&managed, 0, sizeof(managed));
-  managed.dl_tensor.data = data;
-  managed.dl_tensor.device.device_type = kDLCPU;
-  managed.dl_tensor.ndim = 2;
-  managed.dl_tensor.dtype.code = kDLFloat;
-  managed.dl_tensor.dtype.bits = 32;
-  managed.dl_tensor.dtype.lanes = 1;
-  managed.dl_tensor.shape = shape;
+  managed.dl_tensor = cpu_f32_tensor(data, 2, shape);
   managed.deleter = noop_deleter;
   BENCH("tensor_from_dlpack", N, {
     TVMFFIObjectHandle t;

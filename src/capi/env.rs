@@ -196,10 +196,7 @@ pub unsafe extern "C" fn TVMFFIEnvModRegisterSystemLibSymbol(
     ffi_call(|| {
         // SAFETY: per the contract.
         let name = unsafe { arg_cstr(name, "name") }?;
-        crate::module::load::library::register_system_symbol(
-            &String::from_utf8_lossy(name),
-            symbol,
-        );
+        crate::module::load::register_system_symbol(&String::from_utf8_lossy(name), symbol);
         Ok(())
     })
 }

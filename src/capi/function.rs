@@ -45,7 +45,7 @@ pub unsafe extern "C" fn TVMFFIFunctionCreate(
 /// `func` is NULL or a live object, and when it is a Function its cell's
 /// `safe_call` is set (every creator sets it; `TVMFFIFunctionCreate` refuses
 /// NULL); `args` holds `num_args` valid values; `result` is writable.
-#[cfg(all(target_arch = "x86_64", not(windows)))]
+#[cfg(tvm_ffi_sysv64)]
 #[unsafe(naked)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn TVMFFIFunctionCall(
@@ -85,7 +85,7 @@ pub unsafe extern "C" fn TVMFFIFunctionCall(
 /// # Safety
 /// The contract above.
 /// cbindgen:ignore
-#[cfg(not(all(target_arch = "x86_64", not(windows))))]
+#[cfg(not(tvm_ffi_sysv64))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn TVMFFIFunctionCall(
     func: TVMFFIObjectHandle,

@@ -47,18 +47,17 @@ type SetRaisedFromCStr = unsafe extern "C" fn(*const c_char, *const c_char);
 /// official Python package loads its library) and calls us as a module, it
 /// looks for errors in its own thread-local slot: hand ours over to it.
 fn relay_error_to_host() {
-    #[cfg(unix)]
-    let global = libloading::os::unix::Library::this();
-    // Windows: the main program's own exports (a runtime DLL beside ours
-    // would have to be asked by its module name).
-    #[cfg(windows)]
-    let Ok(global) = libloading::os::windows::Library::this() else {
-        return;
-    };
+    // The main program and what it loaded globally (on Windows its own
+    // exports: a runtime DLL beside ours would have to be asked by name).
+    let global = crate::platform::loader::Handle::this_program();
     // SAFETY: the symbol has this signature in every TVM-FFI runtime.
-    let host = unsafe { global.get::<SetRaisedFromCStr>(b"TVMFFIErrorSetRaisedFromCStr") }
-        .ok()
-        .map(|s| *s);
+    let host = unsafe {
+        global
+            .lib()
+            .get::<SetRaisedFromCStr>(b"TVMFFIErrorSetRaisedFromCStr")
+    }
+    .ok()
+    .map(|s| *s);
     let ours: SetRaisedFromCStr = super::error::TVMFFIErrorSetRaisedFromCStr;
     let Some(host) = host.filter(|h| *h as usize != ours as usize) else {
         return;

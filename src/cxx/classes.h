@@ -14,7 +14,7 @@
 
 // What the library exports: a whole class (as the official one does) or
 // one function. PE exports what is marked; on ELF and Mach-O the linker's
-// export list (src/cxx/exports.map) decides. A test program importing
+// export list (src/abi/exports.txt, written out by build/exports.rs) decides. A test program importing
 // them defines it as __declspec(dllimport).
 #ifndef TVM_FFI_RS_CXX_API
 #ifdef _MSC_VER

@@ -2,13 +2,15 @@
 //! Seven wings, each a folder:
 //!
 //! - `format`: the symbol names of the ABI, the `__tvm_ffi__library_bin`
-//!   container ([`library_bin`]), shared-object images and what a library
-//!   file holds, read without loading it ([`inspect`]).
+//!   container ([`library_bin`]), what a library file holds, read without
+//!   loading it ([`inspect`]), and the device-code and Triton formats.
 //! - `objects`: module objects ([`Module`], [`ModuleKind`]), each a C++
 //!   `ModuleObj`, and the kind of a library of `__tvm_ffi_<name>` symbols.
-//! - `load`: building and loading ([`emit`], [`load_from_file`]): who can
-//!   change a path, how a file reaches the system loader, library modules
-//!   and the `ffi.Module*` globals.
+//! - `load`: building and loading ([`emit`], [`load_from_file`]): library
+//!   modules (the image, its symbols and context slots, the embedded tree),
+//!   the system library and the `ffi.Module*` globals. Who can change a
+//!   path, how a file reaches the system loader and how an image is read
+//!   in memory are the platform wing's (`crate::platform`).
 //! - `cuda`: TVM's CUDA modules, run through the CUDA driver and NVRTC
 //!   (both dlopened).
 //! - `backend`: what TVM's generated host code calls at run time (the

@@ -7,14 +7,15 @@
 //! system loader (`loader`), and backtraces: walking, unwinding and
 //! symbolizing (`backtrace`). With them the small tools they share: maps
 //! keyed by address, a once that holds no lock while it runs, panic
-//! containment for C callbacks.
+//! containment for C callbacks, static initialisers (`at_load`).
 //!
 //! It names no layer above it: a failure leaves it as a
 //! [`Failure`](failure::Failure), which the runtime's `Error` takes, and
 //! what it needs from above (the ABI's exports) the crate root composes.
-// Layers, lowest first: address_map failure os panic unlocked_once, stack trust, image soname_stub, backtrace loader.
+// Layers, lowest first: address_map at_load failure os panic unlocked_once, stack trust, image soname_stub, backtrace loader.
 
 pub(crate) mod address_map;
+pub(crate) mod at_load;
 pub mod backtrace;
 pub mod failure;
 pub(crate) mod image;

@@ -403,7 +403,8 @@ fn at_load(body: Tokens) -> Tokens {
     quote! {
         const _: () = {
             #[used]
-            #[cfg_attr(any(target_os = "linux", target_os = "android", target_os = "freebsd"), unsafe(link_section = ".init_array"))]
+            // The sections of tvm-ffi-rs's `platform::at_load`, spelled alike.
+            #[cfg_attr(not(any(target_vendor = "apple", windows)), unsafe(link_section = ".init_array"))]
             #[cfg_attr(target_vendor = "apple", unsafe(link_section = "__DATA,__mod_init_func"))]
             #[cfg_attr(windows, unsafe(link_section = ".CRT$XCU"))]
             static RUN_AT_LOAD: extern "C" fn() = {

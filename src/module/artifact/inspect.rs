@@ -9,9 +9,11 @@
 #![forbid(unsafe_code)]
 
 use crate::module::artifact::export::{is_tarball, set_in};
+use crate::module::artifact::set::ArtifactSet;
 use crate::module::artifact::set::{Artifact, ArtifactT};
 use crate::module::artifact::{cuda, params, triton};
-use crate::module::format::inspect::map_file;
+use crate::module::format::inspect::{ModuleSummary, map_file};
+use crate::module::format::library_bin;
 use crate::runtime::call::registry::{self, Globals};
 use crate::runtime::call::signature::typed_fn;
 use crate::runtime::call::signature::{Obj, Str, StrRet};
@@ -132,43 +134,53 @@ pub fn kernels_of(artifacts: &[Artifact]) -> Vec<(&'static str, String, Vec<Stri
     cuda.chain(triton).collect()
 }
 
-/// `ffi.InspectFile(path)`: `[functions, library_bin tree or None, kernels]`
-/// of a shared library, object file or Model Library Format tarball, read
-/// without loading it: its `__tvm_ffi_<name>` functions, its module tree
-/// (see `ffi.LibraryBinInspect`), and the kernels of the artifact set it
-/// holds (`[kind, codegen_id, [line, ...]]`, as `tvm-ffi-inspect` prints
-/// them). Regular files only, mapped: the file's length bounds what is
+/// `ffi.InspectFile(path)`: `[functions, tree]` of a shared library,
+/// object file or Model Library Format tarball, read without loading it:
+/// its `__tvm_ffi_<name>` functions and its module tree (see
+/// `ffi.LibraryBinInspect`; None without one). The artifact set's row
+/// (`ffi.ArtifactSet`; a tarball is that row alone) gains a fourth element
+/// when the set holds device kernels: the lines `tvm-ffi-inspect` prints
+/// for them. Regular files only, mapped: the file's length bounds what is
 /// read, and a FIFO or a device is refused rather than read forever.
 fn inspect_file(path: &std::path::Path) -> Result<Any> {
-    let text = |s: &str| make_text(s.as_bytes(), TextKind::Str);
     let data = map_file(path)?;
-    let (functions, modules) = if is_tarball(&data) {
-        (Vec::new(), Any::NONE)
-    } else {
-        let found = crate::module::format::inspect::inspect(&data)?;
-        let modules = found
-            .library_bin
-            .as_deref()
-            .map_or(Any::NONE, crate::module::load::globals::describe_tree);
-        (found.functions.iter().map(|f| text(f)).collect(), modules)
+    let kernel_lines = |set: Option<ArtifactSet>| -> Vec<String> {
+        let Some(set) = set else { return Vec::new() };
+        kernels_of(&set.artifacts())
+            .into_iter()
+            .flat_map(|(kind, id, lines)| {
+                std::iter::once(format!("{kind} kernels of {id}:"))
+                    .chain(lines.into_iter().map(|l| format!("  {l}")))
+            })
+            .collect()
     };
-    let kernels = set_in(&data)?
-        .map(|set| kernels_of(&set.artifacts()))
-        .unwrap_or_default()
-        .into_iter()
-        .map(|(kind, id, lines)| {
-            let lines = seq::new_array(lines.iter().map(|l| text(l)).collect());
-            Any::from(seq::new_array(vec![
-                text(kind),
-                text(&id),
-                Any::from(lines),
-            ]))
-        })
+    let (functions, modules) = if is_tarball(&data) {
+        let row = ModuleSummary {
+            kind: library_bin::SET_RECORD_KIND.to_owned(),
+            size: data.len(),
+            imports: Vec::new(),
+            detail: kernel_lines(set_in(&data)?),
+        };
+        (Vec::new(), Some(vec![row]))
+    } else {
+        let mut found = crate::module::format::inspect::inspect(&data)?;
+        if let Some(row) = found.library_bin.as_mut().and_then(|rows| {
+            rows.iter_mut()
+                .find(|m| m.kind == library_bin::SET_RECORD_KIND)
+        }) {
+            row.detail = kernel_lines(set_in(&data)?);
+        }
+        (found.functions, found.library_bin)
+    };
+    let functions = functions
+        .iter()
+        .map(|f| make_text(f.as_bytes(), TextKind::Str))
         .collect();
     Ok(Any::from(seq::new_array(vec![
         Any::from(seq::new_array(functions)),
-        modules,
-        Any::from(seq::new_array(kernels)),
+        modules
+            .as_deref()
+            .map_or(Any::NONE, crate::module::load::globals::describe_tree),
     ])))
 }
 

@@ -378,25 +378,6 @@ impl Artifact {
         )
     }
 
-    /// Like [`Artifact::new`], but a `sha256` in `metadata` is taken as it
-    /// is instead of recomputed: for contents read from a library image this
-    /// process loaded and so already trusts (its code runs), where hashing
-    /// would touch every page of large constants.
-    pub fn with_recorded_digest(
-        codegen_id: &str,
-        loader: &str,
-        file_name: &str,
-        content: Any,
-        metadata: Option<&ObjectRef>,
-    ) -> Result<Artifact> {
-        make_artifact(
-            [codegen_id, loader, file_name].map(str::as_bytes),
-            content,
-            metadata,
-            Digest::TrustRecorded,
-        )
-    }
-
     /// A builder for an artifact with metadata.
     pub fn builder(codegen_id: &str, loader: &str, file_name: &str) -> ArtifactBuilder {
         ArtifactBuilder {
@@ -544,15 +525,18 @@ fn content_value(content: Any) -> Result<Any> {
 
 /// Whether a supplied `sha256` is checked against the content.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Digest {
+pub(crate) enum Digest {
     /// Compute it; a supplied one must match.
     Verify,
-    /// Keep a supplied one as it is (computed only when absent).
+    /// Keep a supplied one as it is (computed only when absent): for
+    /// contents read from a library image this process loaded and so
+    /// already trusts (its code runs), where hashing would touch every
+    /// page of large constants.
     TrustRecorded,
 }
 
 /// `ffi.Artifact`: `names` are the codegen_id, loader and file_name.
-fn make_artifact(
+pub(crate) fn make_artifact(
     names: [&[u8]; 3],
     content: Any,
     metadata: Option<&ObjectRef>,

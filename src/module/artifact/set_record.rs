@@ -27,7 +27,7 @@
 #![forbid(unsafe_code)]
 
 use crate::abi::{kTVMFFIArray, kTVMFFIInt, kTVMFFIMap};
-use crate::module::artifact::set::{Artifact, ArtifactSet};
+use crate::module::artifact::set::{ArtifactSet, Digest, make_artifact};
 use crate::runtime::model::any::Any;
 use crate::runtime::model::error::{Error, Result};
 use crate::runtime::model::object::ObjectRef;
@@ -128,33 +128,15 @@ fn size_field(m: &Any, key: &str) -> Result<usize> {
 /// constants are not even paged in. Offsets and the ABI handshake are
 /// checked.
 pub fn decode_in_image(bytes: &'static [u8]) -> Result<ArtifactSet> {
-    decode_with(bytes, |names, slice, metadata| {
-        Artifact::with_recorded_digest(
-            &names[0],
-            &names[1],
-            &names[2],
-            static_bytes(slice),
-            metadata,
-        )
-    })
+    decode_with(bytes, Digest::TrustRecorded, static_bytes)
 }
 
 /// Reads a record back into a set: contents are copied, and every offset,
 /// every SHA-256 and the ABI handshake are checked.
 pub fn decode(bytes: &[u8]) -> Result<ArtifactSet> {
-    decode_with(bytes, |names, slice, metadata| {
-        Artifact::new(
-            &names[0],
-            &names[1],
-            &names[2],
-            make_text(slice, TextKind::Bytes),
-            metadata,
-        )
-    })
+    decode_with(bytes, Digest::Verify, |slice| make_text(slice, TextKind::Bytes))
 }
 
-/// The reader behind both: `make` builds each artifact from its names,
-/// its content slice and its metadata.
 /// One artifact of a record: its names, where its content lies, its
 /// metadata.
 struct Entry {
@@ -243,14 +225,24 @@ pub(crate) fn content_ranges(bytes: &[u8]) -> Result<Vec<([String; 3], core::ops
         .collect())
 }
 
+/// The reader behind both: each artifact made from its names, its content
+/// (`content` of its slice) and its metadata, its digest as `digest` says.
 fn decode_with<'a>(
     bytes: &'a [u8],
-    make: impl Fn(&[String; 3], &'a [u8], Option<&ObjectRef>) -> Result<Artifact>,
+    digest: Digest,
+    content: impl Fn(&'a [u8]) -> Any,
 ) -> Result<ArtifactSet> {
     let (metadata, entries) = layout(bytes)?;
     let artifacts = entries
         .into_iter()
-        .map(|e| make(&e.names, &bytes[e.range], e.metadata.as_ref()))
+        .map(|e| {
+            make_artifact(
+                e.names.each_ref().map(|n| n.as_bytes()),
+                content(&bytes[e.range]),
+                e.metadata.as_ref(),
+                digest,
+            )
+        })
         .collect::<Result<Vec<_>>>()?;
     let set = ArtifactSet::new(artifacts, metadata.as_ref())?;
     set.check_abi()?;
@@ -260,6 +252,7 @@ fn decode_with<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::module::artifact::set::Artifact;
 
     fn record_with(file_name: &str) -> Vec<u8> {
         let a = Artifact::builder("c", "native", "lib0.c")

@@ -79,6 +79,12 @@ pub(crate) fn unknown_slot_name(index: usize) -> String {
     })
 }
 
+/// The names of the slots this runtime fills (where an image's data objects
+/// cannot be listed, the slots are looked up by these).
+pub(crate) fn known_names() -> impl Iterator<Item = &'static str> {
+    FILLERS.known.iter().map(|&(name, _)| name)
+}
+
 /// A context slot of a loaded library.
 pub(crate) struct Slot {
     name: String,

@@ -124,10 +124,7 @@ const ERROR_NOT_SUPPORTED: CuResult = 801;
 pub const ERROR_DEINITIALIZED: CuResult = 4;
 
 /// The library names tried, in order.
-#[cfg(windows)]
-const DRIVER_NAMES: &[&str] = &["nvcuda.dll"];
-#[cfg(not(windows))]
-const DRIVER_NAMES: &[&str] = &["libcuda.so.1", "libcuda.so"];
+const DRIVER_NAMES: &[&str] = crate::platform::os::CUDA_DRIVER_NAMES;
 
 /// The driver entry points this library calls.
 pub struct Driver {

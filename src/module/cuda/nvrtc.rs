@@ -21,19 +21,7 @@ use std::sync::OnceLock;
 
 type Program = *mut c_void;
 
-#[cfg(windows)]
-const NVRTC_NAMES: &[&str] = &[
-    "nvrtc64_130_0.dll",
-    "nvrtc64_120_0.dll",
-    "nvrtc64_112_0.dll",
-];
-#[cfg(not(windows))]
-const NVRTC_NAMES: &[&str] = &[
-    "libnvrtc.so.13",
-    "libnvrtc.so.12",
-    "libnvrtc.so.11.2",
-    "libnvrtc.so",
-];
+use crate::platform::os::NVRTC_NAMES;
 
 /// What to install when NVRTC is missing.
 const INSTALL_HINT: &str = "install the CUDA toolkit or `pip install nvidia-cuda-nvrtc \

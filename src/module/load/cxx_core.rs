@@ -217,18 +217,6 @@ extern "C" fn install_core() {
     unsafe { tvm_ffi_rs_install_core(&CORE_OPS) }
 }
 
-/// Hands the core table to the C++ layer when the library is loaded (an
-/// ELF initialiser; on macOS a Mach-O one; on Windows one the C runtime's
-/// `.CRT$XCU` table runs as the DLL attaches), before anything can call a
-/// C++ entry point.
-#[used]
-#[cfg_attr(
-    not(any(target_vendor = "apple", windows)),
-    unsafe(link_section = ".init_array")
-)]
-#[cfg_attr(windows, unsafe(link_section = ".CRT$XCU"))]
-#[cfg_attr(
-    target_vendor = "apple",
-    unsafe(link_section = "__DATA,__mod_init_func")
-)]
-static INSTALL_CORE: extern "C" fn() = install_core;
+// Hands the core table to the C++ layer when the library is loaded, before
+// anything can call a C++ entry point.
+crate::platform::at_load::at_load!(INSTALL_CORE = install_core);

@@ -2,7 +2,8 @@
 //! ..., `ffi.SystemLib`), with the reference's names and conventions.
 
 use super::emit;
-use super::library::{load_dso, release, system_lib};
+use super::library::{load_dso, release};
+use super::system_lib::system_lib;
 use crate::abi::*;
 use crate::module::format::library_bin::{self, LibraryBin, ModuleEntry};
 use crate::module::format::symbols::LOAD_FROM_FILE_PREFIX;

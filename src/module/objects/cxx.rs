@@ -440,38 +440,3 @@ static KIND_OPS: KindOps = KindOps {
     inspect_source: kind_inspect_source,
     drop: kind_drop,
 };
-
-// What the C++ layer, built in MSVC's ABI on Windows, imports, as the
-// official DLL does: MSVC's exception runtime and UCRT's heap (which
-// MSVC-compiled code allocates from and frees into). Declared for the
-// linker's import entries only; no Rust code calls them. The table below
-// names them, so every link of this crate (the DLL, its programs, a
-// dependent's) carries the import entries, not only this crate's own.
-#[cfg(windows)]
-#[link(name = "vcruntime140", kind = "raw-dylib")]
-unsafe extern "C" {
-    fn __CxxFrameHandler3();
-    fn _CxxThrowException();
-    fn __std_exception_copy();
-    fn __std_exception_destroy();
-    fn __std_terminate();
-    fn _purecall();
-}
-#[cfg(windows)]
-#[link(name = "api-ms-win-crt-heap-l1-1-0", kind = "raw-dylib")]
-unsafe extern "C" {
-    fn _malloc_base();
-    fn _free_base();
-}
-#[cfg(windows)]
-#[used]
-static MSVC_RUNTIME_IMPORTS: [unsafe extern "C" fn(); 8] = [
-    __CxxFrameHandler3,
-    _CxxThrowException,
-    __std_exception_copy,
-    __std_exception_destroy,
-    __std_terminate,
-    _purecall,
-    _malloc_base,
-    _free_base,
-];

@@ -14,6 +14,11 @@
 //!   quarter of a second). `TVM_FFI_ERROR_BACKTRACE=0` turns it off.
 
 mod symbolize;
+// Per system: `unwind.rs`, the remembering frame walk of x86-64 Linux;
+// `elsewhere.rs`, none (the walk is `_Unwind_Backtrace`'s).
+#[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
+#[path = "elsewhere.rs"]
+mod unwind;
 #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
 mod unwind;
 
@@ -154,7 +159,6 @@ fn forget_if_remapped() {
     drop(seen);
     NAMED.lock().unwrap_or_else(|e| e.into_inner()).clear();
     RESOLVED.lock().unwrap_or_else(|e| e.into_inner()).clear();
-    #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
     unwind::forget_rules();
     // Debug information already read stays valid until an object is
     // unloaded (one may then be mapped where it was).
@@ -223,7 +227,6 @@ type ShownAs = HashMap<Box<[u8]>, Box<str>>;
 static SHOWN_AS: LazyLock<Mutex<ShownAs>> = LazyLock::new(Default::default);
 
 /// Shows frames of the object loaded as `loaded` as from `file`.
-#[cfg(unix)]
 pub fn show_file_as(loaded: &[u8], file: &[u8]) {
     SHOWN_AS
         .lock()
@@ -269,7 +272,6 @@ fn name_frame(ip: usize) -> Frame {
 /// answers how many. The remembering walk where it applies (`unwind`),
 /// else `_Unwind_Backtrace`.
 fn walk(ips: &mut [usize]) -> usize {
-    #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
     if let Some(n) = unwind::return_addresses(ips) {
         return n;
     }

@@ -8,7 +8,7 @@
 //! `shared.rs` (the messages both give).
 // Layers, lowest first: shared memfd, soname, elsewhere linux, unix windows.
 
-#[cfg(all(unix, not(target_os = "linux")))]
+#[cfg(not(any(target_os = "linux", windows)))]
 mod elsewhere;
 #[cfg(target_os = "linux")]
 mod linux;

@@ -23,6 +23,35 @@ use std::borrow::Cow;
 use std::fs::File;
 use std::path::Path;
 
+/// The largest alignment [`aligned_alloc`] serves.
+pub const MAX_C_ALIGNMENT: usize = system::MAX_C_ALIGNMENT;
+
+/// `size` bytes from the C runtime aligned to `alignment` (a power of two
+/// up to [`MAX_C_ALIGNMENT`]), NULL when none are left; freed by [`free`].
+///
+/// # Safety
+/// As C's `aligned_alloc`: `size` is a multiple of `alignment`.
+pub unsafe fn aligned_alloc(alignment: usize, size: usize) -> *mut core::ffi::c_void {
+    debug_assert!(alignment.is_power_of_two() && alignment <= MAX_C_ALIGNMENT);
+    // SAFETY: by the caller's contract.
+    unsafe { system::aligned_alloc(alignment, size) }
+}
+
+/// Frees a block of [`aligned_alloc`].
+///
+/// # Safety
+/// `ptr` came from [`aligned_alloc`] and is freed once.
+pub unsafe fn free(ptr: *mut core::ffi::c_void) {
+    // SAFETY: by the caller's contract.
+    unsafe { system::free(ptr) }
+}
+
+/// The CUDA driver's library names, tried in order.
+pub const CUDA_DRIVER_NAMES: &[&str] = system::CUDA_DRIVER_NAMES;
+
+/// NVRTC's library names, newest release first.
+pub const NVRTC_NAMES: &[&str] = system::NVRTC_NAMES;
+
 /// The path a C string names (see the module doc for Windows).
 pub fn path_from_bytes(bytes: &[u8]) -> Cow<'_, Path> {
     system::path_from_bytes(bytes)

@@ -1,6 +1,25 @@
 //! Unix: paths are bytes, files and directories carry mode bits, thread
 //! exit work is a `pthread_key` destructor.
 
+unsafe extern "C" {
+    /// C11's, in every Unix C library.
+    pub fn aligned_alloc(alignment: usize, size: usize) -> *mut core::ffi::c_void;
+    pub fn free(ptr: *mut core::ffi::c_void);
+}
+
+/// The alignment the runtime asks of `aligned_alloc` at most (C11 allows
+/// more; 16 is what the object allocator needs).
+pub const MAX_C_ALIGNMENT: usize = 16;
+
+pub const CUDA_DRIVER_NAMES: &[&str] = &["libcuda.so.1", "libcuda.so"];
+
+pub const NVRTC_NAMES: &[&str] = &[
+    "libnvrtc.so.13",
+    "libnvrtc.so.12",
+    "libnvrtc.so.11.2",
+    "libnvrtc.so",
+];
+
 use std::borrow::Cow;
 use std::ffi::OsStr;
 use std::fs::{DirBuilder, File, FileType, OpenOptions};

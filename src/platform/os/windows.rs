@@ -1,6 +1,34 @@
 //! Windows: paths are UTF-8 in the C ABI, files are held against change by
 //! their share mode, thread exit work is a thread-local destructor.
 
+unsafe extern "C" {
+    fn malloc(size: usize) -> *mut core::ffi::c_void;
+    pub fn free(ptr: *mut core::ffi::c_void);
+}
+
+/// What `malloc` aligns to on 64-bit Windows.
+pub const MAX_C_ALIGNMENT: usize = 16;
+
+/// The C runtime of Windows has no `aligned_alloc` (its aligned blocks need
+/// `_aligned_free`); its `malloc` returns 16-byte aligned blocks on 64-bit
+/// Windows, which is all `MAX_C_ALIGNMENT` allows.
+///
+/// # Safety
+/// As `aligned_alloc`.
+pub unsafe fn aligned_alloc(_alignment: usize, size: usize) -> *mut core::ffi::c_void {
+    const { assert!(cfg!(target_pointer_width = "64")) };
+    // SAFETY: any size may be asked of malloc.
+    unsafe { malloc(size) }
+}
+
+pub const CUDA_DRIVER_NAMES: &[&str] = &["nvcuda.dll"];
+
+pub const NVRTC_NAMES: &[&str] = &[
+    "nvrtc64_130_0.dll",
+    "nvrtc64_120_0.dll",
+    "nvrtc64_112_0.dll",
+];
+
 use std::borrow::Cow;
 use std::fs::{DirBuilder, File, FileType, OpenOptions};
 use std::path::Path;
@@ -87,3 +115,35 @@ impl ExitKey {
         });
     }
 }
+
+// What the C++ layer, built in MSVC's ABI on Windows, imports, as the
+// official DLL does: MSVC's exception runtime and UCRT's heap (which
+// MSVC-compiled code allocates from and frees into). Declared for the
+// linker's import entries only; no Rust code calls them. The table below
+// names them, so every link of this crate (the DLL, its programs, a
+// dependent's) carries the import entries, not only this crate's own.
+#[link(name = "vcruntime140", kind = "raw-dylib")]
+unsafe extern "C" {
+    fn __CxxFrameHandler3();
+    fn _CxxThrowException();
+    fn __std_exception_copy();
+    fn __std_exception_destroy();
+    fn __std_terminate();
+    fn _purecall();
+}
+#[link(name = "api-ms-win-crt-heap-l1-1-0", kind = "raw-dylib")]
+unsafe extern "C" {
+    fn _malloc_base();
+    fn _free_base();
+}
+#[used]
+static MSVC_RUNTIME_IMPORTS: [unsafe extern "C" fn(); 8] = [
+    __CxxFrameHandler3,
+    _CxxThrowException,
+    __std_exception_copy,
+    __std_exception_destroy,
+    __std_terminate,
+    _purecall,
+    _malloc_base,
+    _free_base,
+];

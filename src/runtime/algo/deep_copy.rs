@@ -20,7 +20,7 @@ use crate::runtime::{value::map, value::seq};
 use std::collections::{HashMap, HashSet};
 
 /// The deepest object nesting copied (the reference's bound).
-use crate::runtime::model::stack::MAX_DEPTH;
+use crate::runtime::model::depth::MAX_DEPTH;
 
 /// What a frame copies.
 enum Kind {

@@ -2,8 +2,8 @@
 //! `recursive_hash`, `repr`): the reference's semantics of the walks over
 //! containers and reflected objects, the elements, fields and hooks they
 //! read. Each algorithm recurses one level at a time through
-//! [`crate::runtime::model::stack::deep`] (so no thread's stack overflows);
-//! nesting deeper than [`MAX_DEPTH`](crate::runtime::model::stack::MAX_DEPTH),
+//! [`crate::runtime::model::depth::deep`] (so no thread's stack overflows);
+//! nesting deeper than [`MAX_DEPTH`](crate::runtime::model::depth::MAX_DEPTH),
 //! the reference's bound, is refused with a `ValueError`.
 
 use crate::abi::*;

@@ -55,7 +55,7 @@ fn has_creator(facts: &Facts) -> bool {
 }
 
 /// The deepest object nesting (de)serialized.
-use crate::runtime::model::stack::MAX_DEPTH;
+use crate::runtime::model::depth::MAX_DEPTH;
 
 /// Whether values of `type_index` have a node form in a JSON graph.
 fn has_json_form(type_index: i32) -> bool {
@@ -113,7 +113,7 @@ impl Serializer {
             return Err(too_deep());
         }
         self.depth += 1;
-        let result = crate::runtime::model::stack::deep(|| self.node_inner(value));
+        let result = crate::runtime::model::depth::deep(|| self.node_inner(value));
         self.depth -= 1;
         result
     }

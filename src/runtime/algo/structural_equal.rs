@@ -106,7 +106,7 @@ fn equal(s: &Shared, l: AnyView<'_>, r: AnyView<'_>) -> Result<bool> {
     };
     let pair = (a.as_ptr() as usize, b.as_ptr() as usize);
     let tracked = lock(s).on_path.enter(pair, "StructuralEqual")?;
-    let out = crate::runtime::model::stack::deep(|| equal_level(s, l, r));
+    let out = crate::runtime::model::depth::deep(|| equal_level(s, l, r));
     lock(s).on_path.leave(pair, tracked);
     out
 }

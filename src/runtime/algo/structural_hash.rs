@@ -103,7 +103,7 @@ fn hash(s: &Shared, v: AnyView<'_>) -> Result<u64> {
         return hash_level(s, v);
     };
     let tracked = lock(s).on_path.enter(at, "StructuralHash")?;
-    let out = crate::runtime::model::stack::deep(|| hash_level(s, v));
+    let out = crate::runtime::model::depth::deep(|| hash_level(s, v));
     lock(s).on_path.leave(at, tracked);
     out
 }

@@ -26,10 +26,10 @@ use crate::runtime::call::signature::{
 };
 use crate::runtime::model::any::{Any, AnyView, is_object_index};
 use crate::runtime::model::boundary::catch_to_expected;
+use crate::runtime::model::depth::{MAX_DEPTH, too_deep};
 use crate::runtime::model::error::{Error, Result};
 use crate::runtime::model::lineage::is_instance;
 use crate::runtime::model::object::{Cell, ObjectRef, new_object};
-use crate::runtime::model::stack::{MAX_DEPTH, too_deep};
 use crate::runtime::model::type_table::{self, Facts, Hook, Table, type_key_of};
 use crate::runtime::reflect::field::get_field;
 use crate::runtime::reflect::reflected::{VisitInterruptT, kStructuralVisitor};
@@ -366,7 +366,7 @@ pub(crate) fn level<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
     }
     DEPTH.with(|d| d.set(depth + 1));
     let _restore = Restore(depth);
-    crate::runtime::model::stack::deep(f)
+    crate::runtime::model::depth::deep(f)
 }
 
 /// One `(type_index, callback[, flag])` entry of a callback table.

@@ -6,8 +6,8 @@
 
 use crate::abi::*;
 use crate::platform::address_map::AddrSet;
+use crate::runtime::model::depth::{MAX_DEPTH, thread_mark, too_deep};
 use crate::runtime::model::error::{Error, Result};
-use crate::runtime::model::stack::{MAX_DEPTH, thread_mark, too_deep};
 use crate::runtime::model::type_table::type_key_of;
 use core::cell::{RefCell, RefMut};
 use core::hash::Hash;

@@ -10,9 +10,9 @@ use crate::runtime::call::signature::typed_fn;
 use crate::runtime::call::signature::{ArrayRet, Obj, ObjType, ObjectT, Owned, Schema, obj_type};
 use crate::runtime::model::any::{Any, AnyView, is_object_index};
 use crate::runtime::model::bytes::byte_slice;
+use crate::runtime::model::depth::MAX_DEPTH;
 use crate::runtime::model::error::{Error, ErrorRepr, Result};
 use crate::runtime::model::object::{ObjectRef, new_object};
-use crate::runtime::model::stack::MAX_DEPTH;
 use crate::runtime::model::string::{TextKind, make_text};
 use crate::runtime::model::type_table::facts;
 use crate::runtime::reflect::field::get_field;
@@ -160,7 +160,7 @@ impl Finder {
         if self.on_path.len() >= MAX_DEPTH || !self.on_path.insert(obj.as_ptr() as usize) {
             return Ok(());
         }
-        let out = crate::runtime::model::stack::deep(|| match obj.type_index() {
+        let out = crate::runtime::model::depth::deep(|| match obj.type_index() {
             t @ (kTVMFFIArray | kTVMFFIList) => {
                 let items: Vec<Any> = seq::views(&obj, t)?
                     .map(|v| v.to_owned_any())

@@ -10,7 +10,7 @@ use crate::runtime::model::error::{Error, Result};
 use crate::runtime::model::object::{ObjBox, ObjectRef, new_object};
 use core::ffi::{c_int, c_void};
 use core::sync::atomic::AtomicUsize;
-#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+#[cfg(tvm_ffi_fast_call)]
 use core::sync::atomic::Ordering;
 
 /// A strong reference to a Function object (ours or foreign).
@@ -74,12 +74,12 @@ struct ExternC {
     /// then owner, and never changed: a reader that sees its own thread
     /// pointer sees its floor.
     #[cfg_attr(
-        not(all(target_arch = "x86_64", target_os = "linux")),
+        not(tvm_ffi_fast_call),
         allow(dead_code, reason = "the portable trampoline keeps no floor")
     )]
     owner: AtomicUsize,
     #[cfg_attr(
-        not(all(target_arch = "x86_64", target_os = "linux")),
+        not(tvm_ffi_fast_call),
         allow(dead_code, reason = "the portable trampoline keeps no floor")
     )]
     floor: AtomicUsize,
@@ -101,19 +101,19 @@ impl Drop for ExternC {
 }
 
 /// The callback floor (see
-/// [`stack::thread_floor`](crate::runtime::model::stack::thread_floor)) of
+/// [`stack::thread_floor`](crate::runtime::model::depth::thread_floor)) of
 /// the thread on the process's initial stack, set the first time it calls
 /// an [`ExternC`] function; `usize::MAX` before. No other thread's stack
 /// lies above it: the initial stack is the highest mapping of the process
 /// (the kernel places every other mapping, thread stacks and signal stacks
 /// included, below the gap it leaves under it), so a stack pointer at or
 /// above this floor is that thread's, with room to call.
-#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+#[cfg(tvm_ffi_fast_call)]
 static MAIN_FLOOR: AtomicUsize = AtomicUsize::new(usize::MAX);
 
 /// The offset of an [`ExternC`] field from the function object's handle,
 /// for the naked trampolines' operands.
-#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+#[cfg(tvm_ffi_fast_call)]
 macro_rules! extern_c_at {
     ($field:ident) => {
         ObjBox::<ExternC>::PAYLOAD_OFFSET + core::mem::offset_of!(ExternC, $field)
@@ -128,7 +128,7 @@ macro_rules! extern_c_at {
 /// failure and raised none. Seven instructions on success, where a tail
 /// call takes three: the callee's code has to come back through here to be
 /// seen at all. CFI keeps the frame walkable for unwinders and backtraces.
-#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+#[cfg(tvm_ffi_fast_call)]
 macro_rules! call_extern_c_checked {
     () => {
         concat!(
@@ -150,7 +150,7 @@ macro_rules! call_extern_c_checked {
 
 /// The `safe_call` of [`ExternC`] functions: calls the C callee with its
 /// `this`, unless the thread's stack is nearly used up (then a
-/// RecursionError; see [`stack::callback_may_run`](crate::runtime::model::stack::callback_may_run)),
+/// RecursionError; see [`stack::callback_may_run`](crate::runtime::model::depth::callback_may_run)),
 /// and sees its code (see [`failed_call`]). On x86-64 Linux the stack
 /// check costs two instructions on the main thread (a compare with
 /// [`MAIN_FLOOR`]); other threads go on to [`extern_c_owner`].
@@ -158,7 +158,7 @@ macro_rules! call_extern_c_checked {
 /// # Safety
 /// `handle` is a live `ExternC` function object; the arguments are the
 /// caller's, forwarded unchanged.
-#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+#[cfg(tvm_ffi_fast_call)]
 #[unsafe(naked)]
 unsafe extern "C" fn extern_c_trampoline(
     handle: *mut c_void,
@@ -192,7 +192,7 @@ unsafe extern "C" fn extern_c_trampoline(
 ///
 /// # Safety
 /// As for [`extern_c_trampoline`].
-#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+#[cfg(tvm_ffi_fast_call)]
 #[unsafe(naked)]
 unsafe extern "C" fn extern_c_owner(
     handle: *mut c_void,
@@ -228,7 +228,7 @@ unsafe extern "C" fn extern_c_owner(
 ///
 /// # Safety
 /// As for [`extern_c_trampoline`].
-#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+#[cfg(tvm_ffi_fast_call)]
 #[cold]
 #[inline(never)]
 unsafe extern "C" fn extern_c_slow(
@@ -242,8 +242,8 @@ unsafe extern "C" fn extern_c_slow(
     unsafe {
         core::arch::asm!("mov {}, qword ptr fs:[0]", out(reg) tp, options(nostack, readonly, preserves_flags));
     }
-    let sp = crate::runtime::model::stack::stack_pointer();
-    let floor = crate::runtime::model::stack::thread_floor();
+    let sp = crate::runtime::model::depth::stack_pointer();
+    let floor = crate::runtime::model::depth::thread_floor();
     // SAFETY: the caller holds a live `ExternC` function object.
     let f = unsafe { (*handle.cast::<ObjBox<ExternC>>()).payload() };
     if f.owner
@@ -259,7 +259,7 @@ unsafe extern "C" fn extern_c_slow(
     {
         MAIN_FLOOR.store(floor, Ordering::Relaxed);
     }
-    if !crate::runtime::model::stack::callback_may_run(sp) {
+    if !crate::runtime::model::depth::callback_may_run(sp) {
         return recursion_too_deep();
     }
     // SAFETY: per the contract.
@@ -267,14 +267,14 @@ unsafe extern "C" fn extern_c_slow(
 }
 
 /// The portable [`extern_c_trampoline`] (same contract).
-#[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
+#[cfg(not(tvm_ffi_fast_call))]
 unsafe extern "C" fn extern_c_trampoline(
     handle: *mut c_void,
     args: *const TVMFFIAny,
     num_args: i32,
     result: *mut TVMFFIAny,
 ) -> c_int {
-    if !crate::runtime::model::stack::callback_may_run(crate::runtime::model::stack::stack_pointer())
+    if !crate::runtime::model::depth::callback_may_run(crate::runtime::model::depth::stack_pointer())
     {
         return recursion_too_deep();
     }

@@ -11,27 +11,9 @@ use core::sync::atomic::{AtomicPtr, Ordering};
 /// alignment it serves).
 const BODY_OFFSET: usize = 16;
 
-unsafe extern "C" {
-    #[cfg(not(windows))]
-    fn aligned_alloc(alignment: usize, size: usize) -> *mut c_void;
-    #[cfg(windows)]
-    fn malloc(size: usize) -> *mut c_void;
-    fn free(ptr: *mut c_void);
-}
+use crate::platform::os::{aligned_alloc, free};
 
-/// The C runtime of Windows has no `aligned_alloc` (its aligned blocks need
-/// `_aligned_free`); its `malloc` returns 16-byte aligned blocks on 64-bit
-/// Windows, which is all `BODY_OFFSET` asks.
-///
-/// # Safety
-/// As `aligned_alloc`.
-#[cfg(windows)]
-unsafe fn aligned_alloc(alignment: usize, size: usize) -> *mut c_void {
-    const { assert!(BODY_OFFSET <= 16 && cfg!(target_pointer_width = "64")) };
-    debug_assert!(alignment <= 16);
-    // SAFETY: any size may be asked of malloc.
-    unsafe { malloc(size) }
-}
+const _: () = assert!(BODY_OFFSET <= crate::platform::os::MAX_C_ALIGNMENT);
 
 unsafe extern "C" fn builtin_delete_space(ptr: *mut c_void) {
     // SAFETY: `ptr` is a body returned by `builtin_allocate`.

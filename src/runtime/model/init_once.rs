@@ -8,8 +8,8 @@
 //! only to find or drop an entry, never while `init_func` runs.
 #![forbid(unsafe_code)]
 
+use crate::runtime::model::depth::thread_mark;
 use crate::runtime::model::error::{Error, Result};
-use crate::runtime::model::stack::thread_mark;
 use core::ffi::{c_int, c_void};
 use core::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 use std::collections::HashMap;

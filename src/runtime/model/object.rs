@@ -401,7 +401,7 @@ pub struct ObjBox<T> {
 impl<T> ObjBox<T> {
     /// Where the payload starts, in bytes from the header (for the x86-64
     /// Linux call path of extern-C functions, written in assembly).
-    #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+    #[cfg(tvm_ffi_fast_call)]
     pub const PAYLOAD_OFFSET: usize = core::mem::offset_of!(ObjBox<T>, payload);
 
     /// The payload after the header.

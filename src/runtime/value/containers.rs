@@ -83,7 +83,7 @@ fn first_non_cpu(value: AnyView<'_>, seen: &mut HashSet<usize>) -> Result<Option
         _ => return Ok(None),
     };
     for child in &children {
-        if let Some(d) = crate::runtime::model::stack::deep(|| first_non_cpu(child.view(), seen))? {
+        if let Some(d) = crate::runtime::model::depth::deep(|| first_non_cpu(child.view(), seen))? {
             return Ok(Some(d));
         }
     }

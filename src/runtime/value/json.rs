@@ -3,7 +3,7 @@
 //! integers that fit in int64 and floats otherwise; `NaN`, `Infinity` and
 //! `-Infinity` are accepted and written, as the reference does. Error
 //! messages follow the reference's (`Expecting value: line 1 column 5 (char
-//! 4)`). Each nesting level runs through [`crate::runtime::model::stack::deep`] and nesting
+//! 4)`). Each nesting level runs through [`crate::runtime::model::depth::deep`] and nesting
 //! is bounded, so hostile input cannot exhaust the stack.
 
 use crate::abi::*;
@@ -14,7 +14,7 @@ use crate::runtime::{value::map, value::seq};
 use std::collections::HashSet;
 
 /// The deepest nesting parsed or written.
-use crate::runtime::model::stack::MAX_DEPTH;
+use crate::runtime::model::depth::MAX_DEPTH;
 
 /// `ffi.json.Parse`.
 pub fn parse(text: &[u8]) -> Result<Any> {
@@ -107,7 +107,7 @@ impl Parser<'_> {
     }
 
     fn value(&mut self, depth: usize) -> Result<Any> {
-        crate::runtime::model::stack::deep(|| self.value_level(depth))
+        crate::runtime::model::depth::deep(|| self.value_level(depth))
     }
 
     fn value_level(&mut self, depth: usize) -> Result<Any> {
@@ -456,7 +456,7 @@ fn compact_size(
                 for (k, val) in map::items(&obj).unwrap_or_default() {
                     let m = compact_size(k.view(), sizes, depth + 1)
                         .saturating_add(1)
-                        .saturating_add(crate::runtime::model::stack::deep(|| {
+                        .saturating_add(crate::runtime::model::depth::deep(|| {
                             compact_size(val.view(), sizes, depth + 1)
                         }));
                     add(&mut n, m);
@@ -467,7 +467,7 @@ fn compact_size(
                     let e = unsafe { AnyView::from_raw(e) };
                     add(
                         &mut n,
-                        crate::runtime::model::stack::deep(|| compact_size(e, sizes, depth + 1)),
+                        crate::runtime::model::depth::deep(|| compact_size(e, sizes, depth + 1)),
                     );
                 }
             }
@@ -630,7 +630,7 @@ impl Writer {
     }
 
     fn value(&mut self, v: AnyView<'_>, depth: usize) -> Result<()> {
-        crate::runtime::model::stack::deep(|| self.value_level(v, depth))
+        crate::runtime::model::depth::deep(|| self.value_level(v, depth))
     }
 
     fn value_level(&mut self, v: AnyView<'_>, depth: usize) -> Result<()> {

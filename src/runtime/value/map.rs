@@ -219,7 +219,7 @@ impl Drop for MapPayload {
         // Releasing entries may release nested containers in turn: on a
         // fresh stack segment when needed, so deep nesting cannot overflow.
         let state = self.0.get_mut();
-        crate::runtime::model::stack::deep(|| state.reset());
+        crate::runtime::model::depth::deep(|| state.reset());
     }
 }
 

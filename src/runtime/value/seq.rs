@@ -37,7 +37,7 @@ unsafe extern "C" fn delete_seq(this: *mut c_void, flags: c_int) {
         crate::platform::panic::contain_panic(|| {
             // SAFETY: the first `size` elements are owned; the buffer goes
             // back through whichever deleter owns it (NULL: in place).
-            crate::runtime::model::stack::deep(|| unsafe {
+            crate::runtime::model::depth::deep(|| unsafe {
                 let cell = &mut (*obj).cell;
                 for i in 0..cell.size.max(0) as usize {
                     drop(Any::from_raw(*cell.data.cast::<TVMFFIAny>().add(i)));

@@ -73,7 +73,7 @@ fn bounds() -> (usize, usize) {
 /// callbacks on the C stack; the reference overflows it and the process
 /// dies. (Read by the x86-64 Linux call path of extern-C functions; the
 /// others go through [`callback_may_run`].)
-#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+#[cfg(tvm_ffi_fast_call)]
 pub fn thread_floor() -> usize {
     bounds().0
 }
