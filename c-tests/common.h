@@ -170,4 +170,19 @@ static inline TVMFFIAny module_function(TVMFFIAny mod, const char* name, int que
   return call_global("ffi.ModuleGetFunction", args, 3);
 }
 
+/* A Tensor value over `managed`, set up as a versioned DLPack float32 CPU
+ * tensor of `data` (cpu_f32_tensor) released by `deleter`. */
+static inline TVMFFIAny cpu_f32_tensor_value(DLManagedTensorVersioned* managed,
+                                             void (*deleter)(DLManagedTensorVersioned*), void* data,
+                                             int32_t ndim, int64_t* shape) {
+  memset(managed, 0, sizeof(*managed));
+  managed->version.major = 1;
+  managed->deleter = deleter;
+  managed->dl_tensor = cpu_f32_tensor(data, ndim, shape);
+  TVMFFIAny tensor = any_none();
+  tensor.type_index = kTVMFFITensor;
+  CHECK_OK(TVMFFITensorFromDLPackVersioned(managed, 0, 0, (TVMFFIObjectHandle*)&tensor.v_obj));
+  return tensor;
+}
+
 #endif  /* TVM_FFI_RS_C_TESTS_COMMON_H_ */

@@ -77,13 +77,7 @@ static void no_release(DLManagedTensorVersioned* m) { (void)m; }
 /* A constants artifact holding one tensor "w" (the weights above). */
 static TVMFFIAny constants(const char* codegen) {
   static DLManagedTensorVersioned managed;
-  memset(&managed, 0, sizeof(managed));
-  managed.version.major = 1;
-  managed.deleter = no_release;
-  managed.dl_tensor = cpu_f32_tensor(weights, 2, weight_shape);
-  TVMFFIAny tensor = any_none();
-  tensor.type_index = kTVMFFITensor;
-  CHECK_OK(TVMFFITensorFromDLPackVersioned(&managed, 0, 0, (TVMFFIObjectHandle*)&tensor.v_obj));
+  TVMFFIAny tensor = cpu_f32_tensor_value(&managed, no_release, weights, 2, weight_shape);
   TVMFFIAny margs[2] = {any_str("w"), tensor};
   TVMFFIAny map = call_global("ffi.Map", margs, 2);
   any_release(&margs[0]);

@@ -131,13 +131,7 @@ int main(void) {
 
   /* Constants: a DLPack tensor serialized into a params artifact. */
   DLManagedTensorVersioned managed;
-  memset(&managed, 0, sizeof(managed));
-  managed.version.major = 1;
-  managed.deleter = release_managed;
-  managed.dl_tensor = cpu_f32_tensor(weights, 2, weight_shape);
-  TVMFFIAny tensor = any_none();
-  tensor.type_index = kTVMFFITensor;
-  CHECK_OK(TVMFFITensorFromDLPackVersioned(&managed, 0, 0, (TVMFFIObjectHandle*)&tensor.v_obj));
+  TVMFFIAny tensor = cpu_f32_tensor_value(&managed, release_managed, weights, 2, weight_shape);
   TVMFFIAny constants = map_of("w", tensor);
   TVMFFIAny cargs[3] = {any_str("c"), any_str("consts"), constants};
   TVMFFIAny params = call_global("ffi.ArtifactFromConstants", cargs, 3);

@@ -10,7 +10,10 @@ use crate::platform::image::{self, DataObject};
 use crate::runtime::model::error::{Error, Result};
 use core::ffi::c_void;
 
-/// Fills the context slots of the library `symbols` names.
+/// Fills the context slots of the library `symbols` names. (Inlined into
+/// its one caller, the load, which it was part of: a call costs the warm
+/// load some 10 instructions.)
+#[inline(always)]
 pub(super) fn fill(symbols: &Symbols) -> Result<()> {
     for (name, ptr) in context::registered() {
         set_pointer_symbol(symbols, &name, ptr as *mut c_void)?;

@@ -14,6 +14,7 @@ use core::ffi::c_void;
 
 /// The root of the tree `symbols` embeds, its `_lib` entries made by
 /// `new_lib_module`; the library module itself when it embeds none.
+#[inline(always)] // Its one caller's, the load (see `context::fill`).
 pub(super) fn module_tree(
     symbols: &Symbols,
     new_lib_module: impl Fn() -> Result<Module>,
