@@ -226,7 +226,9 @@ static OWN_RANGE: LazyLock<(usize, usize)> = LazyLock::new(|| {
 type ShownAs = HashMap<Box<[u8]>, Box<str>>;
 static SHOWN_AS: LazyLock<Mutex<ShownAs>> = LazyLock::new(Default::default);
 
-/// Shows frames of the object loaded as `loaded` as from `file`.
+/// Shows frames of the object loaded as `loaded` as from `file` (the Unix
+/// loader's route through a descriptor or a private copy names the file).
+#[cfg(unix)]
 pub fn show_file_as(loaded: &[u8], file: &[u8]) {
     SHOWN_AS
         .lock()
