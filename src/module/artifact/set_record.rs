@@ -134,7 +134,9 @@ pub fn decode_in_image(bytes: &'static [u8]) -> Result<ArtifactSet> {
 /// Reads a record back into a set: contents are copied, and every offset,
 /// every SHA-256 and the ABI handshake are checked.
 pub fn decode(bytes: &[u8]) -> Result<ArtifactSet> {
-    decode_with(bytes, Digest::Verify, |slice| make_text(slice, TextKind::Bytes))
+    decode_with(bytes, Digest::Verify, |slice| {
+        make_text(slice, TextKind::Bytes)
+    })
 }
 
 /// One artifact of a record: its names, where its content lies, its
