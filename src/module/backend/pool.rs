@@ -161,11 +161,14 @@ fn start(pid: u32) -> &'static Pool {
         done: Condvar::new(),
     }));
     for id in 1..threads {
-        let spawned = std::thread::Builder::new()
-            .name(format!("tvm-ffi-pool-{id}"))
-            .stack_size(8 << 20)
-            .spawn(move || p.serve(id as i32));
-        if spawned.is_err() {
+        // Not `std::thread`: a child forked while another thread starts a
+        // std thread could never start one (`platform::os::spawn_detached`).
+        let spawned = crate::platform::os::spawn_detached(
+            &format!("tvm-ffi-pool-{id}"),
+            8 << 20,
+            Box::new(move || p.serve(id as i32)),
+        );
+        if !spawned {
             // Fewer threads than planned: launches use the ones there are.
             p.workers.store(id - 1, Ordering::Relaxed);
             break;

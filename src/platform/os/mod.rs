@@ -52,6 +52,17 @@ pub const CUDA_DRIVER_NAMES: &[&str] = system::CUDA_DRIVER_NAMES;
 /// NVRTC's library names, newest release first.
 pub const NVRTC_NAMES: &[&str] = system::NVRTC_NAMES;
 
+/// Starts a detached thread named `name` with a stack of `stack_size`
+/// bytes running `f` (a panic in it is contained); false when the system
+/// refuses. On Unix it is a bare `pthread_create`, not `std::thread`: the
+/// standard library's thread start takes a process-wide lock (its
+/// stack-overflow bookkeeping) that another thread may hold at a `fork`,
+/// and a child forked then could never start a thread. Pool workers, which
+/// a forked child starts anew, use this.
+pub fn spawn_detached(name: &str, stack_size: usize, f: Box<dyn FnOnce() + Send>) -> bool {
+    system::spawn_detached(name, stack_size, f)
+}
+
 /// The path a C string names (see the module doc for Windows).
 pub fn path_from_bytes(bytes: &[u8]) -> Cow<'_, Path> {
     system::path_from_bytes(bytes)

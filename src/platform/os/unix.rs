@@ -116,3 +116,49 @@ impl ExitKey {
         }
     }
 }
+
+/// A bare detached pthread (see `os::spawn_detached`).
+pub fn spawn_detached(name: &str, stack_size: usize, f: Box<dyn FnOnce() + Send>) -> bool {
+    extern "C" fn start(arg: *mut libc::c_void) -> *mut libc::c_void {
+        // SAFETY: `arg` is the box `spawn_detached` leaked for this thread,
+        // taken back once, here.
+        let f = unsafe { Box::from_raw(arg.cast::<Box<dyn FnOnce() + Send>>()) };
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+        core::ptr::null_mut()
+    }
+    let arg = Box::into_raw(Box::new(f));
+    // SAFETY: an attribute object initialised, set and destroyed here; the
+    // thread takes `arg` (or it is taken back when the thread is refused);
+    // a name of at most 15 bytes and its NUL.
+    unsafe {
+        let mut attr: libc::pthread_attr_t = core::mem::zeroed();
+        if libc::pthread_attr_init(&mut attr) != 0 {
+            drop(Box::from_raw(arg));
+            return false;
+        }
+        libc::pthread_attr_setdetachstate(&mut attr, libc::PTHREAD_CREATE_DETACHED);
+        libc::pthread_attr_setstacksize(&mut attr, stack_size.max(libc::PTHREAD_STACK_MIN));
+        let mut thread: libc::pthread_t = core::mem::zeroed();
+        let rc = libc::pthread_create(&mut thread, &attr, start, arg.cast());
+        libc::pthread_attr_destroy(&mut attr);
+        if rc != 0 {
+            drop(Box::from_raw(arg));
+            return false;
+        }
+        set_thread_name(thread, name);
+    }
+    true
+}
+
+/// Names a thread as the system shows it (at most 15 bytes on Linux).
+#[cfg(target_os = "linux")]
+fn set_thread_name(thread: libc::pthread_t, name: &str) {
+    let mut bytes: Vec<u8> = name.bytes().take(15).filter(|&b| b != 0).collect();
+    bytes.push(0);
+    // SAFETY: a live thread and a NUL-terminated name of at most 16 bytes.
+    unsafe { libc::pthread_setname_np(thread, bytes.as_ptr().cast()) };
+}
+
+/// Elsewhere a thread names only itself: left unnamed.
+#[cfg(not(target_os = "linux"))]
+fn set_thread_name(_thread: libc::pthread_t, _name: &str) {}

@@ -147,3 +147,15 @@ static MSVC_RUNTIME_IMPORTS: [unsafe extern "C" fn(); 8] = [
     _malloc_base,
     _free_base,
 ];
+
+/// A detached thread (see `os::spawn_detached`; Windows has no `fork`, so
+/// the standard library's threads serve).
+pub fn spawn_detached(name: &str, stack_size: usize, f: Box<dyn FnOnce() + Send>) -> bool {
+    std::thread::Builder::new()
+        .name(name.to_owned())
+        .stack_size(stack_size)
+        .spawn(move || {
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+        })
+        .is_ok()
+}
