@@ -226,7 +226,7 @@ def main():
         print("Triton's launcher, in full:\n" + "\n".join(theirs))
         print("ours, in full:\n" + "\n".join(ours))
     else:
-        print(f"the same {sum(l.startswith('cuLaunchKernelEx') for l in ours)} launches, "
+        print(f"the same {sum(l.startswith('cuLaunchKernel') for l in ours)} launches, "
               f"{sum(l.startswith('cuModuleLoadData') for l in ours)} images")
     if wrong:
         print(f"triton-launch-diff: {wrong} wrong (Triton {version})")

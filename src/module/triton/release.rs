@@ -91,7 +91,12 @@ impl Release {
 
     /// The scratch buffers the launcher allocates, in parameter order.
     pub fn scratches(self, meta: &Metadata) -> [Option<Scratch>; 2] {
-        [meta.global_scratch, meta.profile_scratch].map(|s| s.filter(|_| self.hidden() > 0))
+        // Only those the release appends: a profile scratch in a 3.3 or 3.4
+        // metadata is not read by its launcher.
+        [
+            meta.global_scratch.filter(|_| self.hidden() >= 1),
+            meta.profile_scratch.filter(|_| self.hidden() >= 2),
+        ]
     }
 
     /// Programs per grid cell a scratch buffer is sized for.
